@@ -1,0 +1,173 @@
+"""The dialect-independent half of the provider emulators.
+
+An emulator decodes a wire request with its codec, checks the provider's validation
+rules, asks a *brain* for a canonical response, lets the dialect attach its own opaque
+payloads (encrypted reasoning, thought signatures), and encodes the answer. The brain is
+either :class:`DefaultBrain` (deterministic: calls a tool when the user names one) or
+:class:`ScriptBrain` (replays a script file).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, cast
+
+from interlock.transcript import (
+    JsonObject,
+    JsonValue,
+    Message,
+    ReasoningPart,
+    Request,
+    Response,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+
+_EMULATOR_SECRET = b"interlock-emulator-v1"
+
+
+def mint_token(kind: str, content: str) -> str:
+    """A deterministic opaque token (stand-in for encrypted reasoning or a signature).
+
+    It is bound to ``kind`` and ``content`` so the emulator can tell a genuine replay
+    from a forged, truncated or foreign one (:func:`verify_token`).
+    """
+    digest = hmac.new(_EMULATOR_SECRET, f"{kind}\x00{content}".encode(), hashlib.sha256).digest()
+    body = base64.b64encode(f"{kind}:".encode() + digest[:24]).decode()
+    return body
+
+
+def verify_token(kind: str, token: str) -> bool:
+    """True when ``token`` was minted by :func:`mint_token` for ``kind`` (any content)."""
+    try:
+        raw = base64.b64decode(token, validate=True)
+    except (ValueError, TypeError):
+        return False
+    return raw.startswith(f"{kind}:".encode()) and len(raw) == len(kind) + 1 + 24
+
+
+class Brain(Protocol):
+    """Produces the canonical answer to a canonical request."""
+
+    def respond(self, request: Request) -> Response | JsonObject | list[JsonObject]:
+        """A canonical response, or (scripts) a raw wire response / list of stream events."""
+        ...
+
+
+_CALL_PATTERN = re.compile(r"\b(?:call|use|run)\s+([A-Za-z_][\w.-]*)(?:\s+with\s+(\{.*\}))?", re.S)
+
+
+@dataclass
+class DefaultBrain:
+    """Deterministic answers: names a tool → calls it; tool results → summarises them.
+
+    * The last message holds tool results: answer ``"Done: <name> returned <text>"``.
+    * The last user text says ``call NAME`` / ``use NAME`` (optionally ``with {json}``)
+      and NAME is a declared tool: call it (``parallel`` calls when several are named).
+    * Otherwise: echo ``"You said: <text>"``.
+
+    Every answer starts with a reasoning summary, so reasoning travels on every hop.
+    """
+
+    reasoning: bool = True
+    counter: int = 0
+
+    def respond(self, request: Request) -> Response:
+        self.counter += 1
+        last = request.messages[-1] if request.messages else Message(role="user", parts=())
+        results = [part for part in last.parts if isinstance(part, ToolResultPart)]
+        parts: list[ReasoningPart | TextPart | ToolCallPart] = []
+        if self.reasoning:
+            parts.append(
+                ReasoningPart(reasoning_kind="summary", text="Thinking about the request.")
+            )
+        if results:
+            text = "; ".join(f"{r.name or r.call_id} returned {r.text}" for r in results)
+            parts.append(TextPart(text=f"Done: {text}"))
+            return self._response(request, parts, "stop")
+        calls = self._calls(request, last)
+        if calls:
+            parts.extend(calls)
+            return self._response(request, parts, "tool_calls")
+        parts.append(TextPart(text=f"You said: {last.text}"))
+        return self._response(request, parts, "stop")
+
+    def _calls(self, request: Request, last: Message) -> list[ToolCallPart]:
+        if last.role != "user" or (request.tool_choice and request.tool_choice.mode == "none"):
+            return []
+        declared = {tool.name for tool in request.tools}
+        calls: list[ToolCallPart] = []
+        for match in _CALL_PATTERN.finditer(last.text):
+            name, arguments = match.group(1), match.group(2) or "{}"
+            if name in declared:
+                call_id = f"call_{self.counter}_{len(calls) + 1}"
+                calls.append(ToolCallPart(call_id=call_id, name=name, arguments=arguments))
+        return calls
+
+    def _response(
+        self,
+        request: Request,
+        parts: Sequence[ReasoningPart | TextPart | ToolCallPart],
+        finish: str,
+    ) -> Response:
+        words = sum(len(m.text.split()) for m in request.messages) + 1
+        out = sum(len(getattr(p, "text", "").split()) + 1 for p in parts)
+        return Response(
+            message=Message(role="assistant", parts=tuple(parts)),
+            id=f"emu_{self.counter}",
+            model=request.model,
+            created=1_700_000_000 + self.counter,
+            finish_reason="tool_calls" if finish == "tool_calls" else "stop",
+            usage=Usage(input_tokens=words, output_tokens=out + 4, reasoning_tokens=4),
+        )
+
+
+class ScriptError(ValueError):
+    """A script file is unreadable or malformed."""
+
+
+@dataclass
+class ScriptBrain:
+    """Replays a script: a JSON list whose entries are answered in order.
+
+    Each entry is ``{"response": <wire response>}`` (the dialect's non-streaming JSON),
+    ``{"stream": [<wire event>, ...]}`` (the dialect's stream events, verbatim), or
+    ``{"error": {"status": N, "body": <wire error>}}``. When the script runs out, the
+    emulator answers with the default brain.
+    """
+
+    entries: list[JsonObject]
+    fallback: DefaultBrain = field(default_factory=DefaultBrain)
+    position: int = 0
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptBrain:
+        """Load a script file, naming the file in any error."""
+        try:
+            document = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise ScriptError(f"{path}: {error}") from error
+        if not isinstance(document, list):
+            raise ScriptError(f"{path}: a script is a JSON list of entries")
+        entries = cast(list[JsonValue], document)
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not ({"response", "stream", "error"} & entry.keys()):
+                raise ScriptError(f"{path}: entry {index} needs 'response', 'stream' or 'error'")
+        return cls(entries=[cast(JsonObject, entry) for entry in entries])
+
+    def next_entry(self) -> JsonObject | None:
+        """The next scripted entry, or ``None`` when the script is exhausted."""
+        if self.position >= len(self.entries):
+            return None
+        entry = self.entries[self.position]
+        self.position += 1
+        return entry

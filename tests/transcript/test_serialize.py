@@ -1,0 +1,97 @@
+"""The versioned transcript serialization."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from interlock.transcript import (
+    ApprovalRequestPart,
+    JsonPart,
+    Message,
+    Opaque,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    TranscriptFormatError,
+    dump_transcript,
+    load_transcript,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+SIGNATURE = Opaque(provider="google", format="gemini.thought_signature", data="CiIB4/H/Xk==")
+
+
+def sample() -> tuple[Message, ...]:
+    call = ToolCallPart(
+        call_id="call_1",
+        occurrence_id="occ_1",
+        name="get_weather",
+        arguments='{"city": "Paris"}',
+        signature=SIGNATURE,
+    )
+    return (
+        Message(role="user", parts=(TextPart(text="Weather in Paris?"),)),
+        Message(
+            role="assistant",
+            parts=(
+                ReasoningPart(reasoning_kind="summary", text="Looking it up", item_id="rs_1"),
+                ReasoningPart(
+                    reasoning_kind="encrypted",
+                    item_id="rs_1",
+                    opaque=Opaque(
+                        provider="openai", format="openai.responses.encrypted_content", data="gAAA"
+                    ),
+                ),
+                call,
+                TextPart(text="", signature=SIGNATURE, extra={"gemini": {"x": 1}}),
+            ),
+        ),
+        Message(
+            role="tool",
+            parts=(
+                ToolResultPart(
+                    call_id="call_1",
+                    occurrence_id="occ_1",
+                    output=(JsonPart(value={"temp_c": 15}),),
+                ),
+            ),
+        ),
+        Message(role="assistant", parts=(ApprovalRequestPart(approval_id="ap_1", call=call),)),
+    )
+
+
+def test_round_trip_is_exact() -> None:
+    messages = sample()
+    document = json.loads(json.dumps(dump_transcript(messages)))
+    assert load_transcript(document) == messages
+
+
+def test_stored_v1_fixture_still_loads() -> None:
+    document = json.loads((FIXTURES / "transcript_v1.json").read_text())
+    assert load_transcript(document) == sample()
+
+
+def test_argument_text_is_kept_byte_for_byte() -> None:
+    loaded = load_transcript(dump_transcript(sample()))
+    call = loaded[1].tool_calls[0]
+    assert call.arguments == '{"city": "Paris"}'
+    assert call.parsed_arguments == {"city": "Paris"}
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        ({"version": 99, "messages": []}, "version"),
+        ({"version": 1, "messages": [{"role": "user", "parts": [{"kind": "nope"}]}]}, "kind"),
+        ({"version": 1, "messages": "x"}, "messages"),
+        ({"version": 1, "messages": [{"role": "user", "parts": [{"kind": "text"}]}]}, "parts[0]"),
+    ],
+)
+def test_malformed_documents_name_the_place(document: object, where: str) -> None:
+    with pytest.raises(TranscriptFormatError, match=where.replace("[", r"\[").replace("]", r"\]")):
+        load_transcript(document)

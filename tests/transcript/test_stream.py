@@ -1,0 +1,86 @@
+"""The one fold from stream updates to a complete response."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlock.transcript import (
+    Opaque,
+    PartDelta,
+    PartFinished,
+    PartStarted,
+    ReasoningPart,
+    ResponseFinished,
+    ResponseStarted,
+    StreamFoldError,
+    TextPart,
+    ToolCallPart,
+    Usage,
+    UsageUpdate,
+    fold_updates,
+    response_to_updates,
+)
+
+
+def test_parallel_call_deltas_merge_by_index_not_into_the_last_call() -> None:
+    updates = [
+        ResponseStarted(id="r1", model="m"),
+        PartStarted(index=0, part=ToolCallPart(call_id="call_A", name="weather")),
+        PartStarted(index=1, part=ToolCallPart(call_id="call_B", name="weather")),
+        PartDelta(index=0, delta='{"city":'),
+        PartDelta(index=1, delta='{"city":"Rome"}'),
+        PartDelta(index=0, delta='"Paris"}'),
+        UsageUpdate(usage=Usage(input_tokens=3, output_tokens=5)),
+        ResponseFinished(finish_reason="tool_calls"),
+    ]
+    response = fold_updates(updates)
+    calls = response.message.tool_calls
+    assert [c.call_id for c in calls] == ["call_A", "call_B"]
+    assert calls[0].arguments == '{"city":"Paris"}'
+    assert calls[1].arguments == '{"city":"Rome"}'
+    assert response.finish_reason == "tool_calls"
+    assert response.usage == Usage(input_tokens=3, output_tokens=5)
+
+
+def test_finished_part_is_authoritative() -> None:
+    opaque = Opaque(provider="openai", format="openai.responses.encrypted_content", data="full")
+    final = ReasoningPart(reasoning_kind="summary", text="abc", item_id="rs_1", opaque=opaque)
+    response = fold_updates(
+        [
+            PartStarted(index=0, part=ReasoningPart(reasoning_kind="summary", item_id="rs_1")),
+            PartDelta(index=0, delta="ab"),
+            PartFinished(index=0, part=final),
+        ]
+    )
+    assert response.message.parts == (final,)
+
+
+def test_signature_only_trailing_part_keeps_its_boundary() -> None:
+    signature = Opaque(provider="google", format="gemini.thought_signature", data="EjQK")
+    response = fold_updates(
+        [
+            PartStarted(index=0, part=TextPart(text="The answer")),
+            PartDelta(index=0, delta=" is 42."),
+            PartStarted(index=1, part=TextPart(text="", signature=signature)),
+        ]
+    )
+    assert response.message.parts == (
+        TextPart(text="The answer is 42."),
+        TextPart(text="", signature=signature),
+    )
+
+
+def test_delta_before_start_is_an_error() -> None:
+    with pytest.raises(StreamFoldError):
+        fold_updates([PartDelta(index=3, delta="x")])
+
+
+def test_updates_of_a_response_fold_back_to_it() -> None:
+    response = fold_updates(
+        [
+            ResponseStarted(id="r", model="m", created=1),
+            PartStarted(index=0, part=TextPart(text="hi")),
+            ResponseFinished(finish_reason="stop", native_finish_reason="STOP"),
+        ]
+    )
+    assert fold_updates(response_to_updates(response)) == response
