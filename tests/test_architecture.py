@@ -13,7 +13,7 @@ ALLOWED = {
     "transcript": {"transcript"},
     "codecs": {"transcript", "codecs"},
     "core_loop": {"transcript", "core_loop"},
-    "conformance": {"transcript", "codecs", "core_loop", "conformance", "gateway"},
+    "conformance": {"transcript", "codecs", "core_loop", "conformance"},
     "gateway": {"transcript", "codecs", "core_loop", "gateway"},
 }
 
