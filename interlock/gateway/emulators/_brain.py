@@ -55,6 +55,14 @@ def verify_token(kind: str, token: str) -> bool:
     return raw.startswith(f"{kind}:".encode()) and len(raw) == len(kind) + 1 + 24
 
 
+@dataclass(frozen=True)
+class Rejection:
+    """A request the emulated service refuses: HTTP status and the provider's error body."""
+
+    status: int
+    body: JsonObject
+
+
 class Brain(Protocol):
     """Produces the canonical answer to a canonical request."""
 

@@ -1,0 +1,1 @@
+"""Provider emulators built on the codecs; they enforce the services' validation rules."""
