@@ -1,1 +1,45 @@
-"""Interlock."""
+"""The server-side function-calling loop: tools, approvals, the run ledger, limits, history."""
+
+from interlock.core_loop._ledger import (
+    ApprovalDecision,
+    ApprovalRecord,
+    Budget,
+    Disposition,
+    HeldBatch,
+    InMemoryLedgerStore,
+    JournalEntry,
+    JournalState,
+    LedgerStore,
+    PlannedCall,
+    arguments_digest,
+    dump_approval,
+    dump_batch,
+    dump_budget,
+    dump_journal_entry,
+    load_approval,
+    load_batch,
+    load_budget,
+    load_journal_entry,
+)
+
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalRecord",
+    "Budget",
+    "Disposition",
+    "HeldBatch",
+    "InMemoryLedgerStore",
+    "JournalEntry",
+    "JournalState",
+    "LedgerStore",
+    "PlannedCall",
+    "arguments_digest",
+    "dump_approval",
+    "dump_batch",
+    "dump_budget",
+    "dump_journal_entry",
+    "load_approval",
+    "load_batch",
+    "load_budget",
+    "load_journal_entry",
+]
