@@ -1,0 +1,55 @@
+"""Client API keys → tenant.
+
+A key may come as ``Authorization: Bearer KEY`` (OpenAI SDKs), ``x-goog-api-key: KEY``
+(google-genai) or ``?key=KEY`` (Gemini REST). Keys are compared by SHA-256 digest, so a
+lookup's timing says nothing about how much of a guess was right.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+from interlock.gateway.config import ApiKey
+
+DEFAULT_TENANT = "default"
+
+
+class Unauthorized(Exception):
+    """The request carries no key, or an unknown one."""
+
+
+class KeyRing:
+    """Resolves a request's key to its tenant; without configured keys everyone is ``default``."""
+
+    def __init__(self, keys: Sequence[ApiKey]) -> None:
+        self._tenants = {_digest(key.key): key.tenant for key in keys}
+
+    @property
+    def required(self) -> bool:
+        """True when requests must carry a key."""
+        return bool(self._tenants)
+
+    def tenant(self, headers: Mapping[str, str], query: Mapping[str, str]) -> str:
+        """The caller's tenant; raises :class:`Unauthorized` when a key is required and bad."""
+        if not self._tenants:
+            return DEFAULT_TENANT
+        key = presented_key(headers, query)
+        if key is None:
+            raise Unauthorized("missing API key")
+        tenant = self._tenants.get(_digest(key))
+        if tenant is None:
+            raise Unauthorized("invalid API key")
+        return tenant
+
+
+def presented_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
+    """The key a client sent, from whichever carrier it used."""
+    authorization = headers.get("authorization")
+    if authorization and authorization[:7].lower() == "bearer ":
+        return authorization[7:].strip() or None
+    return headers.get("x-goog-api-key") or query.get("key") or None
+
+
+def _digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode()).digest()

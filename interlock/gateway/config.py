@@ -1,0 +1,443 @@
+"""The gateway's TOML configuration: typed, frozen, validated once at startup.
+
+:func:`load_config` turns a TOML document into a :class:`GatewayConfig` or raises one
+:class:`ConfigError` whose message names the offending key (``upstreams[1].protocol``).
+Unknown keys, duplicate names, routes to missing upstreams or models and unreadable key
+environment variables are all errors. Secrets read from the environment are kept out of
+``repr`` so a config can be printed or logged safely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeAlias, TypeVar, cast, get_args
+
+from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
+
+Protocol: TypeAlias = Literal["openai-responses", "openai-chat", "gemini"]
+ChatReasoningDialect: TypeAlias = Literal[
+    "none", "reasoning_content", "reasoning", "openrouter", "gemini-compat"
+]
+ApprovalStyle: TypeAlias = Literal["interrupt", "confirm_changes"]
+ReplayModeName: TypeAlias = Literal["strict", "degrade"]
+
+PROTOCOLS: tuple[Protocol, ...] = get_args(Protocol)
+EMULATOR_SCHEME = "emulator://"
+"""``base_url = "emulator://<protocol>"`` serves that upstream with an in-process emulator."""
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; ``key`` names the offending setting."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}" if key else message)
+        self.key = key
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiKey:
+    """A client key and the tenant it stands for. The key itself never appears in ``repr``."""
+
+    key: str = field(repr=False)
+    tenant: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerConfig:
+    """``[server]``: where to listen and who may call.
+
+    Without ``api_keys`` every caller is the ``default`` tenant, and the gateway refuses to
+    bind a non-loopback address unless ``allow_non_loopback`` is set.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8787
+    api_keys: tuple[ApiKey, ...] = ()
+    allow_non_loopback: bool = False
+    seal_key_env: str | None = None
+    seal_key: bytes | None = field(default=None, repr=False)
+    state_dir: str = ".interlock"
+    max_body_bytes: int = 16 * 1024 * 1024
+    access_log: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreConfig:
+    """``[store]``: ``memory://``, ``sqlite:///PATH`` or ``redis://HOST:PORT/DB``."""
+
+    url: str = "sqlite:///.interlock/interlock.db"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpstreamConfig:
+    """One ``[[upstreams]]`` entry. ``api_key`` is read from ``api_key_env`` at load time."""
+
+    name: str
+    protocol: Protocol
+    base_url: str
+    api_key_env: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    reasoning_dialect: ChatReasoningDialect | None = None
+    replay_mode: ReplayModeName = "strict"
+    connect_timeout: float = 5.0
+    read_timeout: float = 120.0
+    max_retries: int = 2
+    max_connections: int = 100
+
+    @property
+    def emulated(self) -> bool:
+        """True when an in-process emulator serves this upstream."""
+        return self.base_url.startswith(EMULATOR_SCHEME)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRoute:
+    """One ``[[models]]`` entry: a client-facing name routed to an upstream model id."""
+
+    name: str
+    upstream: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentConfig:
+    """One ``[[agents]]`` entry (served over AG-UI). ``tools`` are ``module:attribute`` paths."""
+
+    name: str
+    model: str
+    instructions: str = ""
+    tools: tuple[str, ...] = ()
+    approval_required: tuple[str, ...] = ()
+    approval_style: ApprovalStyle = "interrupt"
+    max_iterations: int = 10
+    max_function_calls: int = 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GatewayConfig:
+    """The whole configuration; names are unique and every reference resolves."""
+
+    server: ServerConfig = field(default_factory=ServerConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    upstreams: tuple[UpstreamConfig, ...] = ()
+    models: tuple[ModelRoute, ...] = ()
+    agents: tuple[AgentConfig, ...] = ()
+    source: str = "<embedded default>"
+
+    def upstream(self, name: str) -> UpstreamConfig:
+        """The upstream called ``name`` (validated to exist for every route)."""
+        return next(upstream for upstream in self.upstreams if upstream.name == name)
+
+    def with_overrides(self, *, host: str | None = None, port: int | None = None) -> GatewayConfig:
+        """A copy with the listen address replaced where given (CLI flags win over the file)."""
+        server = self.server
+        server_fields = {name: getattr(server, name) for name in server.__dataclass_fields__}
+        if host is not None:
+            server_fields["host"] = host
+        if port is not None:
+            server_fields["port"] = port
+        return GatewayConfig(
+            server=ServerConfig(**server_fields),
+            store=self.store,
+            upstreams=self.upstreams,
+            models=self.models,
+            agents=self.agents,
+            source=self.source,
+        )
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_config(
+    path: str | Path | None = None, environ: Mapping[str, str] | None = None
+) -> GatewayConfig:
+    """Read and validate a config file, or the embedded default when ``path`` is ``None``."""
+    environ = os.environ if environ is None else environ
+    if path is None:
+        return parse_config(DEFAULT_CONFIG_TOML, environ, source="<embedded default>")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError("", f"cannot read config file {path}: {error.strerror}") from error
+    return parse_config(text, environ, source=str(path))
+
+
+def parse_config(
+    text: str, environ: Mapping[str, str], *, source: str = "<string>"
+) -> GatewayConfig:
+    """Validate a TOML document; raise :class:`ConfigError` naming the first bad key."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError("", f"{source} is not valid TOML: {error}") from error
+    table = _Table(document, "")
+    server = _server(table.table("server"), environ)
+    store = StoreConfig(**table.table("store").take({"url": str}))
+    upstreams = tuple(_upstream(entry, environ) for entry in table.tables("upstreams"))
+    models = tuple(_model(entry) for entry in table.tables("models"))
+    agents = tuple(_agent(entry) for entry in table.tables("agents"))
+    table.finish()
+    _check_store_url(store.url)
+    config = GatewayConfig(
+        server=server,
+        store=store,
+        upstreams=upstreams,
+        models=models,
+        agents=agents,
+        source=source,
+    )
+    _check_references(config)
+    return config
+
+
+_T = TypeVar("_T")
+
+
+class _Table:
+    """A TOML table being consumed: every key must be taken, or it is unknown."""
+
+    def __init__(self, value: object, path: str) -> None:
+        if not isinstance(value, dict):
+            raise ConfigError(path, "expected a table")
+        self.values = cast(dict[str, Any], value)
+        self.path = path
+        self.seen: set[str] = set()
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def table(self, name: str) -> _Table:
+        self.seen.add(name)
+        return _Table(self.values.get(name, {}), self.key(name))
+
+    def tables(self, name: str) -> list[_Table]:
+        self.seen.add(name)
+        entries = self.values.get(name, [])
+        if not isinstance(entries, list):
+            raise ConfigError(self.key(name), f"expected an array of tables ([[{name}]])")
+        return [
+            _Table(entry, f"{self.key(name)}[{index}]")
+            for index, entry in enumerate(cast(list[object], entries))
+        ]
+
+    def take(self, spec: Mapping[str, Callable[[Any], Any] | type[Any]]) -> dict[str, Any]:
+        """The present keys of ``spec``, each checked; unknown keys raise on :meth:`finish`."""
+        out: dict[str, Any] = {}
+        for name, kind in spec.items():
+            if name not in self.values:
+                continue
+            self.seen.add(name)
+            out[name] = _check_type(self.values[name], kind, self.key(name))
+        self.finish()
+        return out
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.values) - self.seen)
+        if unknown:
+            raise ConfigError(self.key(unknown[0]), "unknown key")
+
+
+def _check_type(value: object, kind: Callable[[Any], Any] | type[Any], key: str) -> Any:
+    if isinstance(kind, type):
+        valid = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if not valid:
+            raise ConfigError(key, f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+    try:
+        return kind(value)
+    except ValueError as error:
+        raise ConfigError(key, str(error)) from error
+
+
+def _choice(options: Sequence[str]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(options)}; got {value!r}")
+        return cast(str, value)
+
+    return check
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    items = cast(list[object], value) if isinstance(value, list) else None
+    if items is None or not all(isinstance(item, str) for item in items):
+        raise ValueError("expected a list of strings")
+    return tuple(cast(list[str], items))
+
+
+def _positive(kind: type[_T]) -> Callable[[Any], _T]:
+    def check(value: Any) -> _T:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ValueError(f"expected a positive number, got {value!r}")
+        return kind(value)  # type: ignore[call-arg]  # int(...) / float(...) of a checked number
+
+    return check
+
+
+def _non_negative_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"expected a non-negative integer, got {value!r}")
+    return value
+
+
+def _tenant_for(key: str) -> str:
+    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def _api_keys(value: Any) -> tuple[ApiKey, ...]:
+    if not isinstance(value, list):
+        raise ValueError("expected a list of keys or {key, tenant} tables")
+    keys: list[ApiKey] = []
+    for index, entry in enumerate(cast(list[object], value)):
+        if isinstance(entry, str) and entry:
+            keys.append(ApiKey(key=entry, tenant=_tenant_for(entry)))
+            continue
+        table = _Table(entry, f"[{index}]")
+        fields = table.take({"key": str, "tenant": str})
+        if not fields.get("key") or not fields.get("tenant"):
+            raise ValueError(f"entry {index} needs a non-empty key and tenant")
+        keys.append(ApiKey(key=fields["key"], tenant=fields["tenant"]))
+    if len({key.key for key in keys}) != len(keys):
+        raise ValueError("duplicate key")
+    return tuple(keys)
+
+
+def _server(table: _Table, environ: Mapping[str, str]) -> ServerConfig:
+    fields = table.take(
+        {
+            "host": str,
+            "port": _port,
+            "api_keys": _api_keys,
+            "allow_non_loopback": bool,
+            "seal_key_env": str,
+            "state_dir": str,
+            "max_body_bytes": _positive(int),
+            "access_log": bool,
+        }
+    )
+    variable = fields.get("seal_key_env")
+    if variable is not None:
+        value = environ.get(variable)
+        if not value:
+            raise ConfigError(
+                "server.seal_key_env", f"environment variable {variable} is not set or empty"
+            )
+        fields["seal_key"] = value.encode()
+    return ServerConfig(**fields)
+
+
+def _port(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise ValueError(f"expected a port number 0-65535, got {value!r}")
+    return value
+
+
+def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
+    for required in ("name", "protocol", "base_url"):
+        if required not in table.values:
+            raise ConfigError(table.key(required), "required")
+    fields = table.take(
+        {
+            "name": str,
+            "protocol": _choice(PROTOCOLS),
+            "base_url": str,
+            "api_key_env": str,
+            "reasoning_dialect": _choice(get_args(ChatReasoningDialect)),
+            "replay_mode": _choice(get_args(ReplayModeName)),
+            "connect_timeout": _positive(float),
+            "read_timeout": _positive(float),
+            "max_retries": _non_negative_int,
+            "max_connections": _positive(int),
+        }
+    )
+    if fields.get("reasoning_dialect") and fields["protocol"] != "openai-chat":
+        raise ConfigError(table.key("reasoning_dialect"), "only for protocol openai-chat")
+    base_url = cast(str, fields["base_url"])
+    if base_url.startswith(EMULATOR_SCHEME):
+        if base_url.removeprefix(EMULATOR_SCHEME).strip("/") not in PROTOCOLS:
+            raise ConfigError(table.key("base_url"), f"emulator://<one of {', '.join(PROTOCOLS)}>")
+    elif not base_url.startswith(("http://", "https://")):
+        raise ConfigError(table.key("base_url"), "expected an http(s):// or emulator:// URL")
+    variable = fields.get("api_key_env")
+    if variable is not None:
+        value = environ.get(variable)
+        if not value:
+            raise ConfigError(
+                table.key("api_key_env"), f"environment variable {variable} is not set or empty"
+            )
+        fields["api_key"] = value
+    return UpstreamConfig(**fields)
+
+
+def _model(table: _Table) -> ModelRoute:
+    for required in ("name", "upstream", "model"):
+        if required not in table.values:
+            raise ConfigError(table.key(required), "required")
+    return ModelRoute(**table.take({"name": str, "upstream": str, "model": str}))
+
+
+def _agent(table: _Table) -> AgentConfig:
+    for required in ("name", "model"):
+        if required not in table.values:
+            raise ConfigError(table.key(required), "required")
+    fields = table.take(
+        {
+            "name": str,
+            "model": str,
+            "instructions": str,
+            "tools": _strings,
+            "approval_required": _strings,
+            "approval_style": _choice(get_args(ApprovalStyle)),
+            "max_iterations": _positive(int),
+            "max_function_calls": _non_negative_int,
+        }
+    )
+    for index, tool in enumerate(fields.get("tools", ())):
+        module, _, attribute = cast(str, tool).partition(":")
+        if not module or not attribute:
+            raise ConfigError(f"{table.key('tools')}[{index}]", "expected 'module:attribute'")
+    tool_names = {cast(str, tool).rpartition(":")[2] for tool in fields.get("tools", ())}
+    for index, name in enumerate(fields.get("approval_required", ())):
+        if name not in tool_names:
+            raise ConfigError(
+                f"{table.key('approval_required')}[{index}]", f"{name!r} is not one of the tools"
+            )
+    return AgentConfig(**fields)
+
+
+def _check_store_url(url: str) -> None:
+    if url == "memory://" or url.startswith(("sqlite:///", "redis://", "rediss://")):
+        return
+    raise ConfigError("store.url", "expected memory://, sqlite:///PATH or redis://HOST:PORT/DB")
+
+
+def _check_unique(names: Sequence[str], key: str) -> None:
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        if not name:
+            raise ConfigError(f"{key}[{index}].name", "must not be empty")
+        if name in seen:
+            raise ConfigError(f"{key}[{index}].name", f"duplicate name {name!r}")
+        seen.add(name)
+
+
+def _check_references(config: GatewayConfig) -> None:
+    _check_unique([upstream.name for upstream in config.upstreams], "upstreams")
+    _check_unique([model.name for model in config.models], "models")
+    _check_unique([agent.name for agent in config.agents], "agents")
+    upstreams = {upstream.name for upstream in config.upstreams}
+    for index, model in enumerate(config.models):
+        if model.upstream not in upstreams:
+            raise ConfigError(f"models[{index}].upstream", f"no upstream named {model.upstream!r}")
+    models = {model.name for model in config.models}
+    for index, agent in enumerate(config.agents):
+        if agent.model not in models:
+            raise ConfigError(f"agents[{index}].model", f"no model named {agent.model!r}")

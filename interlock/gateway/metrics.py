@@ -1,0 +1,123 @@
+"""Prometheus metrics, written in the text exposition format (version 0.0.4) by hand.
+
+The set is small and fixed, so a dependency would buy nothing; each update is a dict
+increment. Label values come from config names and fixed vocabularies, never from
+request content, so cardinality stays bounded.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Iterable
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Histogram:
+    """Cumulative-bucket histogram of seconds."""
+
+    __slots__ = ("count", "counts", "total")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
+        self.count = 0
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        self.count += 1
+        self.total += seconds
+
+
+def _labels(names: tuple[str, ...], values: tuple[str, ...]) -> str:
+    inner = ",".join(
+        f'{name}="{_escape(value)}"' for name, value in zip(names, values, strict=True)
+    )
+    return "{" + inner + "}"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class Metrics:
+    """Counters, histograms and gauges of one gateway process."""
+
+    def __init__(self) -> None:
+        self.requests: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        self.latency: defaultdict[tuple[str, str], Histogram] = defaultdict(Histogram)
+        self.upstream_errors: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.upstream_retries: defaultdict[str, int] = defaultdict(int)
+        self.lossy_refused: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.active_streams = 0
+
+    def request_done(self, endpoint: str, model: str, status: int, seconds: float) -> None:
+        """Count one finished request and observe its duration."""
+        self.requests[endpoint, model, str(status)] += 1
+        self.latency[endpoint, model].observe(seconds)
+
+    def render(self) -> str:
+        """The exposition text."""
+        lines: list[str] = []
+        _counter(
+            lines,
+            "interlock_requests_total",
+            "Proxy requests by endpoint, model and HTTP status.",
+            ("endpoint", "model", "status"),
+            self.requests.items(),
+        )
+        self._render_latency(lines)
+        _counter(
+            lines,
+            "interlock_upstream_errors_total",
+            "Upstream failures by upstream and kind (connect, timeout, status, stream).",
+            ("upstream", "kind"),
+            self.upstream_errors.items(),
+        )
+        _counter(
+            lines,
+            "interlock_upstream_retries_total",
+            "Upstream attempts retried before the first byte.",
+            ("upstream",),
+            [((key,), value) for key, value in self.upstream_retries.items()],
+        )
+        _counter(
+            lines,
+            "interlock_lossy_history_refused_total",
+            "Requests refused before sending because the target could not carry the history.",
+            ("upstream", "code"),
+            self.lossy_refused.items(),
+        )
+        lines.append("# HELP interlock_active_streams Streams currently open to clients.")
+        lines.append("# TYPE interlock_active_streams gauge")
+        lines.append(f"interlock_active_streams {self.active_streams}")
+        return "\n".join(lines) + "\n"
+
+    def _render_latency(self, lines: list[str]) -> None:
+        name = "interlock_request_duration_seconds"
+        lines.append(f"# HELP {name} Proxy request duration (to the last byte) in seconds.")
+        lines.append(f"# TYPE {name} histogram")
+        for (endpoint, model), histogram in sorted(self.latency.items()):
+            base = f'endpoint="{_escape(endpoint)}",model="{_escape(model)}"'
+            running = 0
+            for bound, count in zip(LATENCY_BUCKETS, histogram.counts, strict=False):
+                running += count
+                lines.append(f'{name}_bucket{{{base},le="{bound}"}} {running}')
+            lines.append(f'{name}_bucket{{{base},le="+Inf"}} {histogram.count}')
+            lines.append(f"{name}_sum{{{base}}} {histogram.total:.6f}")
+            lines.append(f"{name}_count{{{base}}} {histogram.count}")
+
+
+def _counter(
+    lines: list[str],
+    name: str,
+    help_text: str,
+    labels: tuple[str, ...],
+    samples: Iterable[tuple[tuple[str, ...], int]],
+) -> None:
+    lines.append(f"# HELP {name} {help_text}")
+    lines.append(f"# TYPE {name} counter")
+    for values, count in sorted(samples):
+        lines.append(f"{name}{_labels(labels, values)} {count}")

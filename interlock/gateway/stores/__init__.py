@@ -1,0 +1,40 @@
+"""Gateway state stores: one interface (:class:`Store`) over memory, SQLite or Redis."""
+
+from __future__ import annotations
+
+from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._ledger import KeyValueLedgerStore
+from interlock.gateway.stores._store import Store, ThreadRecord, store_key
+from interlock.gateway.stores.memory import MemoryBackend
+from interlock.gateway.stores.sqlite import SqliteBackend
+
+
+def open_backend(url: str) -> KeyValueBackend:
+    """The backend for a store URL: ``memory://``, ``sqlite:///PATH``, ``redis://…``."""
+    if url == "memory://":
+        return MemoryBackend()
+    if url.startswith("sqlite:///"):
+        return SqliteBackend(url.removeprefix("sqlite:///"))
+    if url.startswith(("redis://", "rediss://")):
+        from interlock.gateway.stores.redis import RedisBackend
+
+        return RedisBackend(url)
+    raise ValueError(f"unsupported store URL {url!r}")
+
+
+def open_store(url: str) -> Store:
+    """A :class:`Store` over the backend named by ``url``."""
+    return Store(open_backend(url))
+
+
+__all__ = [
+    "KeyValueBackend",
+    "KeyValueLedgerStore",
+    "MemoryBackend",
+    "SqliteBackend",
+    "Store",
+    "ThreadRecord",
+    "open_backend",
+    "open_store",
+    "store_key",
+]

@@ -1,0 +1,57 @@
+"""The key-value backend every store is built on, and its atomicity contract.
+
+Three implementations (memory, SQLite, Redis) provide these few primitives; everything
+else (vault, threads, approvals, journal) is written once on top of them in
+:mod:`interlock.gateway.stores._store`. Keys and values are strings (values are JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+
+class KeyValueBackend(Protocol):
+    """Durable string key-value storage shared by every gateway process using it.
+
+    Atomicity each method must give:
+
+    * :meth:`add` inserts only if the key is absent and says whether it did — exactly one
+      of several concurrent callers (in any process sharing the backend) gets ``True``.
+    * :meth:`replace_if` is a compare-and-set: the value changes only if it currently
+      equals ``expected``; exactly one of several concurrent callers wins.
+    * :meth:`set_many` writes all items or none.
+    * A completed write is visible to every later read, in any process.
+    """
+
+    async def get(self, key: str) -> str | None:
+        """The value at ``key`` or ``None``."""
+        ...
+
+    async def get_many(self, keys: Sequence[str]) -> list[str | None]:
+        """The values at ``keys``, in order (``None`` where absent)."""
+        ...
+
+    async def set_many(self, items: Mapping[str, str]) -> None:
+        """Write every item (atomically, all or nothing)."""
+        ...
+
+    async def add(self, key: str, value: str) -> bool:
+        """Insert ``key`` only if absent; ``True`` when this call inserted it."""
+        ...
+
+    async def replace_if(self, key: str, expected: str, value: str) -> bool:
+        """Set ``key`` to ``value`` only if it currently holds ``expected``."""
+        ...
+
+    async def delete(self, key: str) -> None:
+        """Remove ``key`` (no error if absent)."""
+        ...
+
+    async def scan(self, prefix: str) -> list[tuple[str, str]]:
+        """Every ``(key, value)`` whose key starts with ``prefix``, sorted by key."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections; the backend is unusable afterwards."""
+        ...

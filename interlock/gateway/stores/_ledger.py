@@ -1,0 +1,149 @@
+"""The core loop's ``LedgerStore`` over a key-value backend, scoped by tenant.
+
+Keys: ``ledger/<tenant>/<thread>/{batch/<seq>-<id> | approval/<id> | journal/<occ> | budget}``.
+Held batches carry a time-ordered sequence in their key, so a prefix scan lists them
+oldest first. Compare-and-set steps map onto the backend's atomic ``add`` and
+``replace_if``, which hold across processes for SQLite and Redis.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from urllib.parse import quote
+
+from interlock.core_loop import (
+    ApprovalDecision,
+    ApprovalRecord,
+    Budget,
+    HeldBatch,
+    JournalEntry,
+    dump_approval,
+    dump_batch,
+    dump_budget,
+    dump_journal_entry,
+    load_approval,
+    load_batch,
+    load_budget,
+    load_journal_entry,
+)
+from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.transcript import InputRequestPart, JsonValue, ToolResultPart
+
+
+def _dumps(value: JsonValue) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class KeyValueLedgerStore:
+    """A :class:`~interlock.core_loop.LedgerStore` for one tenant over a shared backend."""
+
+    def __init__(self, backend: KeyValueBackend, tenant: str) -> None:
+        self._backend = backend
+        self._tenant = quote(tenant, safe="")
+
+    def _key(self, thread_id: str, *parts: str) -> str:
+        encoded = (quote(part, safe="") for part in parts)
+        return "/".join(["ledger", self._tenant, quote(thread_id, safe=""), *encoded])
+
+    async def hold_batch(
+        self, thread_id: str, batch: HeldBatch, approvals: Sequence[ApprovalRecord]
+    ) -> None:
+        """Hold ``batch`` and its live approval records (one atomic write)."""
+        sequence = f"{time.time_ns():020d}-{batch.batch_id}"
+        items = {self._key(thread_id, "batch", sequence): _dumps(dump_batch(batch))}
+        for record in approvals:
+            items[self._key(thread_id, "approval", record.approval_id)] = _dumps(
+                dump_approval(record)
+            )
+        await self._backend.set_many(items)
+
+    async def held_batches(self, thread_id: str) -> tuple[HeldBatch, ...]:
+        """Every held batch of the thread, oldest first."""
+        rows = await self._backend.scan(self._key(thread_id, "batch") + "/")
+        return tuple(load_batch(json.loads(value)) for _, value in rows)
+
+    async def release_batch(self, thread_id: str, batch_id: str) -> None:
+        """Forget a resolved batch (its approval records stay, consumed)."""
+        prefix = self._key(thread_id, "batch") + "/"
+        suffix = "-" + quote(batch_id, safe="")
+        for key, _ in await self._backend.scan(prefix):
+            if key.endswith(suffix):
+                await self._backend.delete(key)
+
+    async def approval(self, thread_id: str, approval_id: str) -> ApprovalRecord | None:
+        """The record for ``approval_id``, live or consumed."""
+        raw = await self._backend.get(self._key(thread_id, "approval", approval_id))
+        return None if raw is None else load_approval(json.loads(raw))
+
+    async def claim_approval(
+        self, thread_id: str, approval_id: str, decision: ApprovalDecision
+    ) -> ApprovalRecord | None:
+        """Compare-and-set the decision on a live record; exactly one concurrent claim wins."""
+        key = self._key(thread_id, "approval", approval_id)
+        raw = await self._backend.get(key)
+        if raw is None:
+            return None
+        record = load_approval(json.loads(raw))
+        if not record.live:
+            return None
+        claimed = ApprovalRecord(
+            approval_id=record.approval_id,
+            batch_id=record.batch_id,
+            occurrence_id=record.occurrence_id,
+            tool_name=record.tool_name,
+            arguments_digest=record.arguments_digest,
+            owner=record.owner,
+            call=record.call,
+            decision=decision,
+        )
+        if not await self._backend.replace_if(key, raw, _dumps(dump_approval(claimed))):
+            return None
+        return claimed
+
+    async def begin_execution(self, thread_id: str, occurrence_id: str) -> bool:
+        """Move the occurrence from absent / awaiting_input to started (compare-and-set)."""
+        key = self._key(thread_id, "journal", occurrence_id)
+        started = _dumps(
+            dump_journal_entry(JournalEntry(occurrence_id=occurrence_id, state="started"))
+        )
+        if await self._backend.add(key, started):
+            return True
+        raw = await self._backend.get(key)
+        if raw is None or load_journal_entry(json.loads(raw)).state != "awaiting_input":
+            return False
+        return await self._backend.replace_if(key, raw, started)
+
+    async def pause_execution(
+        self, thread_id: str, occurrence_id: str, requests: Sequence[InputRequestPart]
+    ) -> None:
+        """Record that the occurrence awaits user input."""
+        entry = JournalEntry(
+            occurrence_id=occurrence_id, state="awaiting_input", requests=tuple(requests)
+        )
+        await self._put(self._key(thread_id, "journal", occurrence_id), dump_journal_entry(entry))
+
+    async def complete_execution(
+        self, thread_id: str, occurrence_id: str, result: ToolResultPart
+    ) -> None:
+        """Record the occurrence's terminal result (durable before this returns)."""
+        entry = JournalEntry(occurrence_id=occurrence_id, state="completed", result=result)
+        await self._put(self._key(thread_id, "journal", occurrence_id), dump_journal_entry(entry))
+
+    async def execution(self, thread_id: str, occurrence_id: str) -> JournalEntry | None:
+        """The occurrence's journal entry, if any."""
+        raw = await self._backend.get(self._key(thread_id, "journal", occurrence_id))
+        return None if raw is None else load_journal_entry(json.loads(raw))
+
+    async def budget(self, thread_id: str) -> Budget:
+        """The thread's budget counters (zero when none were saved)."""
+        raw = await self._backend.get(self._key(thread_id, "budget"))
+        return Budget() if raw is None else load_budget(json.loads(raw))
+
+    async def save_budget(self, thread_id: str, budget: Budget) -> None:
+        """Replace the thread's budget counters."""
+        await self._put(self._key(thread_id, "budget"), dump_budget(budget))
+
+    async def _put(self, key: str, value: JsonValue) -> None:
+        await self._backend.set_many({key: _dumps(value)})

@@ -1,0 +1,136 @@
+"""The one store interface: threads, the run ledger (approvals, journal), the vault.
+
+Written once over a :class:`KeyValueBackend`, so memory, SQLite and Redis behave alike.
+Everything is scoped by tenant. Values are JSON; messages use the transcript's versioned
+serialization, so stored threads survive upgrades.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, cast
+from urllib.parse import quote
+
+from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._ledger import KeyValueLedgerStore
+from interlock.transcript import (
+    JsonObject,
+    JsonValue,
+    Message,
+    dump_transcript,
+    load_transcript,
+)
+
+Namespace = Literal["vault", "thread", "approval", "journal", "ledger"]
+
+
+def _dumps(value: JsonValue) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def store_key(namespace: Namespace, tenant: str, *parts: str) -> str:
+    """``namespace/tenant/part/…`` with every component percent-encoded (no collisions)."""
+    return "/".join([namespace, quote(tenant, safe=""), *(quote(part, safe="") for part in parts)])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThreadRecord:
+    """A server-owned thread: history, state and interrupts awaiting an answer.
+
+    ``revision`` is the stored form this record was loaded from (empty for a new thread);
+    :meth:`Store.save_thread` succeeds only if the stored thread is still at that revision.
+    """
+
+    messages: tuple[Message, ...] = ()
+    state: JsonValue = None
+    pending_interrupts: tuple[JsonObject, ...] = ()
+    revision: str = field(default="", compare=False, repr=False)
+
+    def to_document(self) -> JsonObject:
+        """The JSON form stored in the backend."""
+        return {
+            "transcript": dump_transcript(self.messages),
+            "state": self.state,
+            "pending_interrupts": list(self.pending_interrupts),
+        }
+
+
+class Store:
+    """Tenant-scoped gateway state over one backend (see :class:`KeyValueBackend`)."""
+
+    def __init__(self, backend: KeyValueBackend) -> None:
+        self.backend = backend
+
+    async def close(self) -> None:
+        """Close the backend."""
+        await self.backend.close()
+
+    # ---------------------------------------------------------------- vault
+
+    async def vault_get(
+        self, tenant: str, upstream: str, ids: Sequence[str]
+    ) -> dict[str, JsonValue]:
+        """The stored entries among ``ids`` (absent ids are left out)."""
+        keys = [store_key("vault", tenant, upstream, item) for item in ids]
+        values = await self.backend.get_many(keys)
+        return {
+            item: json.loads(value)
+            for item, value in zip(ids, values, strict=True)
+            if value is not None
+        }
+
+    async def vault_put(self, tenant: str, upstream: str, entries: Mapping[str, JsonValue]) -> None:
+        """Store entries keyed by tenant + upstream + id (last write wins)."""
+        await self.backend.set_many(
+            {
+                store_key("vault", tenant, upstream, item): _dumps(value)
+                for item, value in entries.items()
+            }
+        )
+
+    # ---------------------------------------------------------------- threads
+
+    async def load_thread(self, tenant: str, thread_id: str) -> ThreadRecord | None:
+        """The thread, or ``None`` if it was never saved."""
+        raw = await self.backend.get(store_key("thread", tenant, thread_id))
+        if raw is None:
+            return None
+        document = cast(JsonObject, json.loads(raw))
+        interrupts = cast(list[JsonObject], document.get("pending_interrupts") or [])
+        return ThreadRecord(
+            messages=load_transcript(document["transcript"]),
+            state=document.get("state"),
+            pending_interrupts=tuple(interrupts),
+            revision=raw,
+        )
+
+    async def save_thread(
+        self, tenant: str, thread_id: str, record: ThreadRecord
+    ) -> ThreadRecord | None:
+        """Save ``record`` if the stored thread is still at ``record.revision``.
+
+        Returns the saved record (with its new revision), or ``None`` when another writer
+        saved first — the caller reloads and decides again; nothing is overwritten blindly.
+        """
+        key = store_key("thread", tenant, thread_id)
+        raw = _dumps(record.to_document())
+        if record.revision:
+            saved = await self.backend.replace_if(key, record.revision, raw)
+        else:
+            saved = await self.backend.add(key, raw)
+        if not saved:
+            return None
+        return ThreadRecord(
+            messages=record.messages,
+            state=record.state,
+            pending_interrupts=record.pending_interrupts,
+            revision=raw,
+        )
+
+    # ---------------------------------------------------------------- ledger
+
+    def ledger(self, tenant: str) -> KeyValueLedgerStore:
+        """The core loop's :class:`~interlock.core_loop.LedgerStore` for one tenant."""
+        return KeyValueLedgerStore(self.backend, tenant)
