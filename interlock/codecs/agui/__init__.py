@@ -1,1 +1,53 @@
-"""Interlock."""
+"""The AG-UI 1.0 codec: ``RunAgentInput`` in, AG-UI events out. Pure, no I/O.
+
+Inbound, :func:`decode_run_input` validates a ``RunAgentInput`` and maps it to transcript
+messages, client-owned tool specs and interrupt answers. Outbound, one
+:class:`AguiEventEncoder` per run turns transcript updates and run facts into AG-UI
+events (JSON-ready dicts). :func:`messages_to_agui` renders a thread for
+``MESSAGES_SNAPSHOT``. Opaque provider payloads cross the browser only sealed
+(:func:`seal` / :func:`unseal`). See ``docs/codecs/agui.md``.
+"""
+
+from interlock.codecs.agui._approvals import APPROVAL_RESPONSE_SCHEMA
+from interlock.codecs.agui._encoder import (
+    AguiEventEncoder,
+    ApprovalStyle,
+    EncoderStateError,
+    RunOutcome,
+)
+from interlock.codecs.agui._ids import (
+    CONFIRM_CHANGES_TOOL,
+    InterruptKind,
+    approval_interrupt_id,
+    confirm_changes_call_id,
+    input_interrupt_id,
+    parse_confirm_changes_call_id,
+    parse_interrupt_id,
+)
+from interlock.codecs.agui._input import ContextEntry, RunInput, decode_run_input
+from interlock.codecs.agui._seal import SealError, Unsealed, open_sealed, seal, unseal
+from interlock.codecs.agui._wire import DIALECT
+
+__all__ = [
+    "APPROVAL_RESPONSE_SCHEMA",
+    "CONFIRM_CHANGES_TOOL",
+    "DIALECT",
+    "AguiEventEncoder",
+    "ApprovalStyle",
+    "ContextEntry",
+    "EncoderStateError",
+    "InterruptKind",
+    "RunInput",
+    "RunOutcome",
+    "SealError",
+    "Unsealed",
+    "approval_interrupt_id",
+    "confirm_changes_call_id",
+    "decode_run_input",
+    "input_interrupt_id",
+    "open_sealed",
+    "parse_confirm_changes_call_id",
+    "parse_interrupt_id",
+    "seal",
+    "unseal",
+]

@@ -1,0 +1,538 @@
+"""The outbound half: transcript updates and run facts → AG-UI 1.0 events.
+
+:class:`AguiEventEncoder` is a sans-I/O state machine, one per run. Its guarantees,
+each checked against the official client's ``verifyEvents`` rules:
+
+- the first event is ``RUN_STARTED`` (``protocolVersion "1.0"``) or ``RUN_ERROR``, and
+  exactly one terminal event (``RUN_FINISHED`` or ``RUN_ERROR``) ends the run, carrying
+  the run's ids; nothing is accepted after it;
+- every text message, reasoning message, reasoning span and tool call it opened is closed
+  before ``RUN_FINISHED`` (the encoder closes leftovers itself);
+- content and argument deltas are never empty; optional fields are omitted, never null;
+  timestamps are integer milliseconds from the injected clock, or absent;
+- tool calls carry ``parentMessageId``: the assistant message of their model step;
+- opaque provider payloads leave only sealed, as ``REASONING_ENCRYPTED_VALUE``.
+
+Ids it mints are deterministic: ``{runId}:{a|r|s|t}{n}`` (assistant message, reasoning
+message, reasoning span, tool-result message). Tool calls keep the provider ``call_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, TypeVar, assert_never
+
+from interlock.codecs.agui import _events
+from interlock.codecs.agui._approvals import (
+    approval_interrupt,
+    confirm_changes_arguments,
+    input_interrupt,
+)
+from interlock.codecs.agui._ids import CONFIRM_CHANGES_TOOL, confirm_changes_call_id
+from interlock.codecs.agui._seal import SealError, seal
+from interlock.codecs.agui._wire import output_to_content
+from interlock.transcript import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    HostedToolPart,
+    InputRequestPart,
+    InputResponsePart,
+    JsonObject,
+    JsonPart,
+    JsonValue,
+    MediaPart,
+    Opaque,
+    Part,
+    PartDelta,
+    PartFinished,
+    PartStarted,
+    ReasoningPart,
+    RefusalPart,
+    ResponseFinished,
+    ResponseStarted,
+    StreamFailed,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Update,
+    Usage,
+    UsageUpdate,
+    to_json,
+)
+
+ApprovalStyle: TypeAlias = Literal["interrupt", "confirm_changes"]
+RunOutcome: TypeAlias = Literal["success", "cancelled"]
+_Phase: TypeAlias = Literal["new", "running", "ended"]
+_Stream: TypeAlias = Literal["text", "reasoning", "tool_call", "other"]
+_P = TypeVar("_P", bound=Part)
+
+
+class EncoderStateError(RuntimeError):
+    """An event was requested that the run's state forbids (e.g. anything after the end)."""
+
+
+@dataclass(slots=True)
+class _OpenPart:
+    """A part of the current model step whose wire stream is open."""
+
+    stream: _Stream
+    wire_id: str
+    part: Part
+    sent: str = ""
+
+
+class AguiEventEncoder:
+    """Encodes one AG-UI run. Call :meth:`start`, then the feed methods, then one end.
+
+    ``seal_key``/``tenant`` seal opaque payloads (required only if one appears).
+    ``approval_style`` picks how approval requests surface. ``client_tools`` names the
+    frontend tools: their calls left unanswered are the success outcome's
+    ``pendingToolCallIds``. ``clock`` returns integer epoch milliseconds.
+    """
+
+    def __init__(
+        self,
+        *,
+        thread_id: str,
+        run_id: str,
+        seal_key: bytes | None = None,
+        tenant: str = "",
+        approval_style: ApprovalStyle = "interrupt",
+        client_tools: Collection[str] = (),
+        clock: Callable[[], int] | None = None,
+        provider: str | None = None,
+        parent_run_id: str | None = None,
+    ) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self._seal_key = seal_key
+        self._tenant = tenant
+        self._approval_style: ApprovalStyle = approval_style
+        self._client_tools = frozenset(client_tools)
+        self._clock = clock
+        self._provider = provider
+        self._parent_run_id = parent_run_id
+        self._phase: _Phase = "new"
+        self._counter = 0
+        self._message_ids: list[str] = []
+        self._message_id: str | None = None
+        self._message_signed = False
+        self._span_id: str | None = None
+        self._open: dict[int, _OpenPart] = {}
+        self._done: set[int] = set()
+        self._model: str | None = None
+        self._step_usage: Usage | None = None
+        self._usage: dict[str | None, Usage] = {}
+        self._call_parents: dict[str, str] = {}
+        self._client_calls: list[str] = []
+        self._answered: set[str] = set()
+        self._interrupts: list[JsonObject] = []
+        self._confirm_calls: list[str] = []
+
+    # ----------------------------------------------------------------- state
+
+    @property
+    def ended(self) -> bool:
+        """True once the terminal event was produced."""
+        return self._phase == "ended"
+
+    @property
+    def message_ids(self) -> tuple[str, ...]:
+        """The assistant message ids minted this run, one per model step, in order.
+
+        A gateway that stores the step under the same ``Message.id`` keeps later
+        ``MESSAGES_SNAPSHOT`` events aligned with what the client already holds.
+        """
+        return tuple(self._message_ids)
+
+    def _mint(self, label: str) -> str:
+        self._counter += 1
+        return f"{self.run_id}:{label}{self._counter}"
+
+    def _emit(self, type_: str, fields: Mapping[str, JsonValue]) -> JsonObject:
+        built = _events.event(type_, fields)
+        if self._clock is not None:
+            built["timestamp"] = int(self._clock())
+        return built
+
+    def _stamp(self, built: JsonObject) -> JsonObject:
+        if self._clock is not None:
+            built["timestamp"] = int(self._clock())
+        return built
+
+    def _require_running(self) -> None:
+        if self._phase == "new":
+            raise EncoderStateError("the run has not started: call start() first")
+        if self._phase == "ended":
+            raise EncoderStateError("the run already ended with its terminal event")
+
+    def _seal(self, opaque: Opaque, attributes: Mapping[str, str] | None = None) -> str:
+        if self._seal_key is None:
+            raise SealError("bad_key", "an opaque payload needs a seal key to leave the gateway")
+        return seal(opaque, key=self._seal_key, tenant=self._tenant, attributes=attributes)
+
+    # ------------------------------------------------------------- lifecycle
+
+    def start(self) -> list[JsonObject]:
+        """``RUN_STARTED``; must come first (or :meth:`fail` instead)."""
+        if self._phase != "new":
+            raise EncoderStateError("the run already started")
+        self._phase = "running"
+        return [self._stamp(_events.run_started(self.thread_id, self.run_id, self._parent_run_id))]
+
+    def finish(
+        self,
+        *,
+        outcome: RunOutcome = "success",
+        pending_tool_call_ids: Sequence[str] | None = None,
+        result: JsonValue = None,
+    ) -> list[JsonObject]:
+        """Close whatever is open, then ``RUN_FINISHED``.
+
+        The outcome is ``cancelled`` when asked, else ``interrupt`` when approvals (style
+        ``interrupt``) or input requests are pending, else ``success`` with the pending
+        frontend and ``confirm_changes`` calls (``pending_tool_call_ids`` overrides them).
+        Emit ``STATE_SNAPSHOT``/``MESSAGES_SNAPSHOT`` *before* an interrupting finish.
+        """
+        self._require_running()
+        events = self._end_step()
+        wire_outcome: JsonObject
+        if outcome == "cancelled":
+            wire_outcome = {"type": "cancelled"}
+        elif self._interrupts:
+            wire_outcome = {"type": "interrupt", "interrupts": list(self._interrupts)}
+        else:
+            pending = list(pending_tool_call_ids or self._pending_calls())
+            wire_outcome = {"type": "success"}
+            if pending:
+                wire_outcome["pendingToolCallIds"] = list[JsonValue](pending)
+        self._phase = "ended"
+        fields: dict[str, JsonValue] = {
+            "threadId": self.thread_id,
+            "runId": self.run_id,
+            "result": result,
+            "outcome": wire_outcome,
+            "usage": self._usage_entries(),
+        }
+        events.append(self._emit("RUN_FINISHED", fields))
+        return events
+
+    def fail(self, message: str, *, code: str | None = None) -> list[JsonObject]:
+        """``RUN_ERROR``: the terminal event of a failed run (allowed before :meth:`start`)."""
+        if self._phase == "ended":
+            raise EncoderStateError("the run already ended with its terminal event")
+        self._commit_usage()
+        self._phase = "ended"
+        fields: dict[str, JsonValue] = {
+            "message": message,
+            "code": code,
+            "usage": self._usage_entries(),
+        }
+        return [self._emit("RUN_ERROR", fields)]
+
+    def _pending_calls(self) -> list[str]:
+        pending = [call for call in self._client_calls if call not in self._answered]
+        return pending + [call for call in self._confirm_calls if call not in self._answered]
+
+    def _usage_entries(self) -> JsonValue:
+        entries: list[JsonValue] = [
+            _events.token_usage(usage, model=model, provider=self._provider)
+            for model, usage in self._usage.items()
+        ]
+        return entries or None
+
+    # ------------------------------------------------------------ run facts
+
+    def tool_result(self, result: ToolResultPart) -> list[JsonObject]:
+        """``TOOL_CALL_RESULT`` for a finished call (closing the call first if still open)."""
+        self._require_running()
+        events = self._close_call(result.call_id)
+        self._answered.add(result.call_id)
+        fields: dict[str, JsonValue] = {
+            "messageId": self._mint("t"),
+            "toolCallId": result.call_id,
+            "content": output_to_content(result.output),
+            "role": "tool",
+        }
+        events.append(self._emit("TOOL_CALL_RESULT", fields))
+        return events
+
+    def approval_request(self, request: ApprovalRequestPart) -> list[JsonObject]:
+        """Surface an approval: an interrupt at finish, or a ``confirm_changes`` call now."""
+        self._require_running()
+        events = self._close_call(request.call.call_id)
+        if self._approval_style == "interrupt":
+            self._interrupts.append(approval_interrupt(request))
+            return events
+        call_id = confirm_changes_call_id(request.approval_id)
+        parent = self._call_parents.get(request.call.call_id) or self._message_id
+        parent = parent or self._mint("a")
+        self._confirm_calls.append(call_id)
+        start: dict[str, JsonValue] = {
+            "toolCallId": call_id,
+            "toolCallName": CONFIRM_CHANGES_TOOL,
+            "parentMessageId": parent,
+        }
+        args: dict[str, JsonValue] = {
+            "toolCallId": call_id,
+            "delta": confirm_changes_arguments(request.call),
+        }
+        events.append(self._emit("TOOL_CALL_START", start))
+        events.append(self._emit("TOOL_CALL_ARGS", args))
+        events.append(self._emit("TOOL_CALL_END", {"toolCallId": call_id}))
+        return events
+
+    def input_request(self, request: InputRequestPart) -> list[JsonObject]:
+        """Surface a tool's request for input: an ``input_required`` interrupt at finish."""
+        self._require_running()
+        self._interrupts.append(input_interrupt(request))
+        return []
+
+    def state_snapshot(self, snapshot: JsonValue) -> list[JsonObject]:
+        """``STATE_SNAPSHOT``: the agent state, wholesale."""
+        self._require_running()
+        return [self._emit("STATE_SNAPSHOT", {"snapshot": snapshot})]
+
+    def state_delta(self, operations: Sequence[JsonObject]) -> list[JsonObject]:
+        """``STATE_DELTA`` (RFC 6902); nothing for an empty patch; ``ValueError`` if malformed."""
+        self._require_running()
+        _events.check_patch(operations)
+        if not operations:
+            return []
+        return [self._emit("STATE_DELTA", {"delta": list[JsonValue](operations)})]
+
+    def messages_snapshot(self, messages: Sequence[JsonObject]) -> list[JsonObject]:
+        """``MESSAGES_SNAPSHOT`` (build ``messages`` with ``messages_to_agui``)."""
+        self._require_running()
+        return [self._emit("MESSAGES_SNAPSHOT", {"messages": list[JsonValue](messages)})]
+
+    def custom(self, name: str, value: JsonValue) -> list[JsonObject]:
+        """``CUSTOM`` (``value`` may be ``null``: it is required, so it is always written)."""
+        self._require_running()
+        built = self._emit("CUSTOM", {"name": name})
+        built["value"] = value
+        return [built]
+
+    # ---------------------------------------------------------- model steps
+
+    def encode(self, update: Update) -> list[JsonObject]:
+        """Events for one stream update of the current model step."""
+        self._require_running()
+        match update:
+            case ResponseStarted():
+                events = self._end_step()
+                self._begin_step(update.model)
+                return events
+            case PartStarted(index=index, part=part):
+                return self._part_started(index, part)
+            case PartDelta(index=index, delta=delta):
+                return self._part_delta(index, delta)
+            case PartFinished(index=index, part=part):
+                return self._part_finished(index, part)
+            case UsageUpdate(usage=usage):
+                self._step_usage = usage
+                return []
+            case ResponseFinished():
+                return self._end_step()
+            case StreamFailed(code=code, message=message):
+                return self.fail(message, code=code)
+            case _:
+                assert_never(update)
+
+    def _begin_step(self, model: str | None) -> None:
+        self._message_id = self._mint("a")
+        self._message_ids.append(self._message_id)
+        self._message_signed = False
+        self._model = model
+        self._open.clear()
+        self._done.clear()
+
+    def _end_step(self) -> list[JsonObject]:
+        events: list[JsonObject] = []
+        for index in sorted(self._open):
+            events += self._close(index, self._open[index].part)
+        events += self._close_span()
+        self._commit_usage()
+        self._message_id = None
+        return events
+
+    def _commit_usage(self) -> None:
+        if self._step_usage is not None:
+            self._usage[self._model] = _events.add_usage(
+                self._usage.get(self._model), self._step_usage
+            )
+            self._step_usage = None
+
+    def _ensure_step(self) -> str:
+        if self._message_id is None:
+            self._begin_step(None)
+        assert self._message_id is not None
+        return self._message_id
+
+    def _close_span(self) -> list[JsonObject]:
+        if self._span_id is None:
+            return []
+        span, self._span_id = self._span_id, None
+        return [self._emit("REASONING_END", {"messageId": span})]
+
+    def _close_call(self, call_id: str) -> list[JsonObject]:
+        for index, open_part in self._open.items():
+            if open_part.stream == "tool_call" and open_part.wire_id == call_id:
+                return self._close(index, open_part.part)
+        return []
+
+    def _part_started(self, index: int, part: Part) -> list[JsonObject]:
+        message_id = self._ensure_step()
+        events = self._close(index, self._open[index].part) if index in self._open else []
+        self._done.discard(index)
+        if not isinstance(part, ReasoningPart):
+            events += self._close_span()
+        match part:
+            case TextPart() | RefusalPart():
+                events += self._start_text(index, part)
+            case ReasoningPart():
+                events += self._start_reasoning(index, part)
+            case ToolCallPart():
+                events += self._start_call(index, part, message_id)
+            case ApprovalRequestPart():
+                events += self._once(index, part, self.approval_request)
+            case InputRequestPart():
+                events += self._once(index, part, self.input_request)
+            case ToolResultPart():
+                events += self._once(index, part, self.tool_result)
+            case (
+                JsonPart()
+                | MediaPart()
+                | HostedToolPart()
+                | ApprovalResponsePart()
+                | InputResponsePart()
+            ):
+                events += self._once(index, part, self._other_part)
+            case _:
+                assert_never(part)
+        return events
+
+    def _once(
+        self, index: int, part: _P, emit: Callable[[_P], list[JsonObject]]
+    ) -> list[JsonObject]:
+        self._open[index] = _OpenPart(stream="other", wire_id="", part=part)
+        return emit(part)
+
+    def _other_part(self, part: Part) -> list[JsonObject]:
+        """Parts AG-UI has no event for travel as ``CUSTOM "interlock.part"`` (never dropped)."""
+        return self.custom("interlock.part", to_json(part))
+
+    def _start_text(self, index: int, part: TextPart | RefusalPart) -> list[JsonObject]:
+        if self._message_signed:
+            self._message_id = self._mint("a")
+            self._message_ids.append(self._message_id)
+            self._message_signed = False
+        message_id = self._ensure_step()
+        self._open[index] = _OpenPart(stream="text", wire_id=message_id, part=part)
+        events = [self._emit("TEXT_MESSAGE_START", {"messageId": message_id, "role": "assistant"})]
+        return events + self._part_delta(index, part.text)
+
+    def _start_reasoning(self, index: int, part: ReasoningPart) -> list[JsonObject]:
+        events: list[JsonObject] = []
+        if self._span_id is None:
+            self._span_id = self._mint("s")
+            events.append(self._emit("REASONING_START", {"messageId": self._span_id}))
+        message_id = self._mint("r")
+        self._open[index] = _OpenPart(stream="reasoning", wire_id=message_id, part=part)
+        start: dict[str, JsonValue] = {"messageId": message_id, "role": "reasoning"}
+        events.append(self._emit("REASONING_MESSAGE_START", start))
+        return events + self._part_delta(index, part.text)
+
+    def _start_call(self, index: int, part: ToolCallPart, message_id: str) -> list[JsonObject]:
+        self._open[index] = _OpenPart(stream="tool_call", wire_id=part.call_id, part=part)
+        self._call_parents[part.call_id] = message_id
+        if part.owner == "client" or part.name in self._client_tools:
+            self._client_calls.append(part.call_id)
+        start: dict[str, JsonValue] = {
+            "toolCallId": part.call_id,
+            "toolCallName": part.name,
+            "parentMessageId": message_id,
+        }
+        return [self._emit("TOOL_CALL_START", start), *self._part_delta(index, part.arguments)]
+
+    def _part_delta(self, index: int, delta: str) -> list[JsonObject]:
+        open_part = self._open.get(index)
+        if open_part is None:
+            raise EncoderStateError(f"a delta for part {index}, which is not open")
+        if not delta:
+            return []
+        open_part.sent += delta
+        match open_part.stream:
+            case "text":
+                fields = {"messageId": open_part.wire_id, "delta": delta}
+                return [self._emit("TEXT_MESSAGE_CONTENT", fields)]
+            case "reasoning":
+                fields = {"messageId": open_part.wire_id, "delta": delta}
+                return [self._emit("REASONING_MESSAGE_CONTENT", fields)]
+            case "tool_call":
+                fields = {"toolCallId": open_part.wire_id, "delta": delta}
+                return [self._emit("TOOL_CALL_ARGS", fields)]
+            case "other":
+                raise EncoderStateError(f"part {index} ({open_part.part.kind}) takes no deltas")
+            case _:
+                assert_never(open_part.stream)
+
+    def _part_finished(self, index: int, part: Part) -> list[JsonObject]:
+        if index in self._done and index not in self._open:
+            return []
+        events = self._part_started(index, part) if index not in self._open else []
+        open_part = self._open[index]
+        final = _streamed_text(part)
+        if final is not None and final.startswith(open_part.sent):
+            events += self._part_delta(index, final[len(open_part.sent) :])
+        return events + self._close(index, part)
+
+    def _close(self, index: int, part: Part) -> list[JsonObject]:
+        """End the wire stream of part ``index``; ``part`` is authoritative for payloads."""
+        open_part = self._open.pop(index)
+        self._done.add(index)
+        wire_id = open_part.wire_id
+        match open_part.stream:
+            case "text":
+                events = [self._emit("TEXT_MESSAGE_END", {"messageId": wire_id})]
+                if isinstance(part, TextPart) and part.signature is not None:
+                    self._message_signed = True
+                    events.append(self._encrypted("message", wire_id, part.signature))
+                return events
+            case "reasoning":
+                events = [self._emit("REASONING_MESSAGE_END", {"messageId": wire_id})]
+                if isinstance(part, ReasoningPart) and part.opaque is not None:
+                    attributes = {"kind": part.reasoning_kind}
+                    if part.item_id is not None:
+                        attributes["itemId"] = part.item_id
+                    events.append(self._encrypted("message", wire_id, part.opaque, attributes))
+                return events
+            case "tool_call":
+                events = [self._emit("TOOL_CALL_END", {"toolCallId": wire_id})]
+                if isinstance(part, ToolCallPart) and part.signature is not None:
+                    events.append(self._encrypted("tool-call", wire_id, part.signature))
+                return events
+            case "other":
+                return []
+            case _:
+                assert_never(open_part.stream)
+
+    def _encrypted(
+        self,
+        subtype: _events.EncryptedSubtype,
+        entity_id: str,
+        opaque: Opaque,
+        attributes: Mapping[str, str] | None = None,
+    ) -> JsonObject:
+        return self._stamp(
+            _events.encrypted_value(subtype, entity_id, self._seal(opaque, attributes))
+        )
+
+
+def _streamed_text(part: Part) -> str | None:
+    if isinstance(part, TextPart | RefusalPart | ReasoningPart):
+        return part.text
+    if isinstance(part, ToolCallPart):
+        return part.arguments
+    return None
