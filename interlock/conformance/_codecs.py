@@ -1,0 +1,216 @@
+"""The codec registry the runner checks: each dialect's functions behind one small record.
+
+The runner never imports a codec itself; it receives a :data:`Registry` (dialect name → codec
+record), so a test can substitute a double (a codec that drops a signature must be caught).
+:func:`default_registry` builds the real one from ``interlock.codecs``; a dialect whose package
+does not export the codec contract yet is reported as unavailable, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Protocol, TypeAlias
+
+from interlock.codecs._sse import SseEvent
+from interlock.transcript import (
+    Encoded,
+    JsonObject,
+    Message,
+    Opaque,
+    ReplayPolicy,
+    Request,
+    Response,
+    Update,
+)
+
+OPENAI_ENCRYPTED = "openai.responses.encrypted_content"
+GEMINI_SIGNATURE = "gemini.thought_signature"
+OPENROUTER_DETAIL = "openrouter.reasoning_detail"
+
+
+class StreamDecoderLike(Protocol):
+    """The stream decoder half of the codec contract."""
+
+    def feed(self, event: SseEvent) -> list[Update]:
+        """Updates for one wire event."""
+        ...
+
+    def finish(self) -> list[Update]:
+        """Updates still held when the stream ends."""
+        ...
+
+
+class StreamEncoderLike(Protocol):
+    """The stream encoder half of the codec contract."""
+
+    def encode(self, update: Update) -> list[SseEvent]:
+        """Wire events for one update."""
+        ...
+
+    def finish(self) -> list[SseEvent]:
+        """Wire events still held when the updates end."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """One way of encoding into a dialect, e.g. Chat with the OpenRouter reasoning dialect.
+
+    ``carries`` lists the opaque formats this target replays to their issuer; every other
+    opaque payload must be dropped with a warning or refused. ``vendor_keys`` are wire keys
+    the official SDK types do not declare but this target deliberately sends (removed
+    before the SDK validation, and only those).
+    """
+
+    name: str
+    dialect: str
+    options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    carries: frozenset[str] = frozenset()
+    vendor_keys: frozenset[str] = frozenset()
+
+    def carries_opaque(self, opaque: Opaque) -> bool:
+        """True when this target is the issuer (or issuer's carrier) of ``opaque``."""
+        return opaque.format in self.carries
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderCodec:
+    """A provider dialect's codec functions (the contract of ``interlock.codecs.<dialect>``)."""
+
+    name: str
+    dialect: str
+    decode_request: Callable[[JsonObject], Request]
+    encode_request: Callable[..., Encoded]
+    decode_response: Callable[[JsonObject], Response]
+    encode_response: Callable[..., JsonObject]
+    stream_decoder: Callable[[], StreamDecoderLike]
+    stream_encoder: Callable[..., StreamEncoderLike]
+    targets: tuple[Target, ...]
+    sdk_checks: bool = True
+    """Validate encoded payloads against the official SDK types (off only for test doubles)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AguiCodec:
+    """The AG-UI codec as the runner uses it.
+
+    ``decode_run_input`` turns a ``RunAgentInput`` body into transcript messages;
+    ``encode_messages`` turns transcript messages into AG-UI messages (the
+    ``MESSAGES_SNAPSHOT`` / ``RunAgentInput.messages`` shape, opaque values sealed);
+    ``encode_events`` turns one response into the events of one run (``run`` holds
+    ``threadId`` / ``runId`` and any run-level facts).
+    """
+
+    name: str
+    decode_run_input: Callable[[JsonObject], tuple[Message, ...]]
+    encode_messages: Callable[[Sequence[Message]], list[JsonObject]]
+    encode_events: Callable[[Response, JsonObject], list[JsonObject]]
+    target: Target
+
+
+Codec: TypeAlias = ProviderCodec | AguiCodec
+Registry: TypeAlias = Mapping[str, Codec]
+"""Vector dialect name (``openai_responses``, ``openai_chat``, ``gemini``, ``agui``) → codec."""
+
+_CHAT_REASONING_KEYS = frozenset({"reasoning_content", "reasoning", "reasoning_details"})
+
+PROVIDER_TARGETS: dict[str, tuple[Target, ...]] = {
+    "openai_responses": (
+        Target(
+            name="openai_responses",
+            dialect="openai_responses",
+            carries=frozenset({OPENAI_ENCRYPTED}),
+        ),
+    ),
+    "openai_chat": (
+        Target(name="openai_chat", dialect="openai_chat", options={"reasoning_dialect": "none"}),
+        Target(
+            name="openai_chat[reasoning_content]",
+            dialect="openai_chat",
+            options={"reasoning_dialect": "reasoning_content"},
+            vendor_keys=frozenset({"reasoning_content"}),
+        ),
+        Target(
+            name="openai_chat[openrouter]",
+            dialect="openai_chat",
+            options={"reasoning_dialect": "openrouter"},
+            carries=frozenset({OPENROUTER_DETAIL}),
+            vendor_keys=_CHAT_REASONING_KEYS,
+        ),
+        Target(
+            name="openai_chat[gemini-compat]",
+            dialect="openai_chat",
+            options={"reasoning_dialect": "gemini-compat"},
+            carries=frozenset({GEMINI_SIGNATURE}),
+            vendor_keys=frozenset({"extra_content"}),
+        ),
+    ),
+    "gemini": (Target(name="gemini", dialect="gemini", carries=frozenset({GEMINI_SIGNATURE})),),
+}
+"""The targets each provider dialect is translated into, with what each one carries."""
+
+AGUI_TARGET = Target(
+    name="agui",
+    dialect="agui",
+    carries=frozenset({OPENAI_ENCRYPTED, GEMINI_SIGNATURE, OPENROUTER_DETAIL}),
+)
+"""AG-UI carries every opaque payload to the browser sealed, and back unchanged."""
+
+_CONTRACT = (
+    "DIALECT",
+    "decode_request",
+    "encode_request",
+    "decode_response",
+    "encode_response",
+    "StreamDecoder",
+    "StreamEncoder",
+)
+
+
+class CodecUnavailable(LookupError):
+    """A dialect's package does not (yet) export the codec contract."""
+
+
+def provider_codec(name: str, module: ModuleType) -> ProviderCodec:
+    """The codec record of a provider dialect package; raises :class:`CodecUnavailable`."""
+    missing = [attribute for attribute in _CONTRACT if not hasattr(module, attribute)]
+    if missing:
+        raise CodecUnavailable(f"{module.__name__} does not export {', '.join(missing)}")
+    return ProviderCodec(
+        name=name,
+        dialect=module.DIALECT,
+        decode_request=module.decode_request,
+        encode_request=module.encode_request,
+        decode_response=module.decode_response,
+        encode_response=module.encode_response,
+        stream_decoder=module.StreamDecoder,
+        stream_encoder=module.StreamEncoder,
+        targets=PROVIDER_TARGETS[name],
+    )
+
+
+def default_registry() -> tuple[dict[str, Codec], dict[str, str]]:
+    """The real codecs, and for each dialect that is not available, why."""
+    codecs: dict[str, Codec] = {}
+    unavailable: dict[str, str] = {}
+    for name in PROVIDER_TARGETS:
+        try:
+            module = importlib.import_module(f"interlock.codecs.{name}")
+            codecs[name] = provider_codec(name, module)
+        except (ImportError, CodecUnavailable) as error:
+            unavailable[name] = str(error)
+    try:
+        from interlock.conformance._agui import agui_codec
+
+        codecs["agui"] = agui_codec()
+    except (ImportError, CodecUnavailable) as error:
+        unavailable["agui"] = str(error)
+    return codecs, unavailable
+
+
+def replay(policy_mode: str) -> ReplayPolicy:
+    """The replay policy of a run mode (``strict`` or ``degrade``)."""
+    return ReplayPolicy(mode="degrade") if policy_mode == "degrade" else ReplayPolicy()

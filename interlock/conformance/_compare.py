@@ -1,0 +1,116 @@
+"""Classifying what a translation did to each item: kept, degraded, refused, or lost.
+
+The rule the suite enforces: an item of the source is either found again after the round
+trip through the target (``translated``), or missing with a warning whose location covers it
+(``degraded``), or the encoder refused the history (``refused``). Anything else is a failure:
+``lost`` (missing without a warning), ``leaked`` (an opaque payload sent to a provider that
+did not issue it) or ``fabricated`` (an opaque payload the source never had, without a warning).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from interlock.conformance._codecs import Target
+from interlock.conformance._features import Item
+from interlock.transcript import TranslationWarning
+
+Outcome: TypeAlias = Literal["exact", "translated", "degraded", "refused"]
+Failure: TypeAlias = Literal["lost", "leaked", "fabricated"]
+
+OUTCOME_ORDER: tuple[Outcome, ...] = ("exact", "translated", "degraded", "refused")
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    """What happened to one item; ``failure`` is set when the suite must fail."""
+
+    item: Item
+    outcome: Outcome | None
+    failure: Failure | None = None
+    detail: str = ""
+
+
+def covers(warning_location: str, location: str) -> bool:
+    """True when a warning at ``warning_location`` names ``location`` or an enclosing path."""
+    if not warning_location:
+        return False
+    return location == warning_location or location.startswith(
+        (f"{warning_location}.", f"{warning_location}[")
+    )
+
+
+def _warning_for(
+    location: str, warnings: Sequence[TranslationWarning]
+) -> TranslationWarning | None:
+    return next((warning for warning in warnings if covers(warning.location, location)), None)
+
+
+def compare_items(
+    source: Sequence[Item],
+    translated: Sequence[Item],
+    warnings: Sequence[TranslationWarning],
+    target: Target,
+) -> list[ItemResult]:
+    """Classify every source item against the items found after the round trip."""
+    available = Counter(item.key for item in translated)
+    results: list[ItemResult] = []
+    for item in source:
+        if available[item.key] > 0:
+            available[item.key] -= 1
+            results.append(_found(item, target))
+            continue
+        warning = _warning_for(item.location, warnings)
+        if warning is not None:
+            results.append(
+                ItemResult(item, "degraded", detail=f"{warning.code}: {warning.message}")
+            )
+        else:
+            results.append(
+                ItemResult(item, None, "lost", "missing after the round trip, no warning")
+            )
+    results.extend(_fabricated(translated, available, warnings))
+    return results
+
+
+def _found(item: Item, target: Target) -> ItemResult:
+    if item.opaque is not None and not target.carries_opaque(item.opaque):
+        detail = f"{item.opaque.provider} {item.opaque.format} sent to {target.name}"
+        return ItemResult(item, None, "leaked", detail)
+    return ItemResult(item, "translated")
+
+
+def _fabricated(
+    translated: Iterable[Item],
+    left: Counter[tuple[str, ...]],
+    warnings: Sequence[TranslationWarning],
+) -> Iterator[ItemResult]:
+    """Opaque payloads the source did not have (a degrade-mode dummy signature).
+
+    Their locations are in the *translated* history, whose indexes may differ from the
+    source's, so any warning of the translation accounts for them; none at all is a failure.
+    """
+    for item in translated:
+        if item.opaque is None or left[item.key] <= 0:
+            continue
+        left[item.key] -= 1
+        if not warnings:
+            yield ItemResult(item, None, "fabricated", "an opaque payload the source did not have")
+
+
+def refused_items(source: Sequence[Item], location: str, reason: str) -> list[ItemResult]:
+    """Items at (or under) a refusal's location; the refusal is their outcome."""
+    return [
+        ItemResult(item, "refused", detail=f"{location}: {reason}")
+        for item in source
+        if covers(location, item.location) or item.location == location
+    ]
+
+
+def worst(outcomes: Iterable[Outcome]) -> Outcome | None:
+    """The least faithful outcome of several (``refused`` > ``degraded`` > … > ``exact``)."""
+    ranked = [OUTCOME_ORDER.index(outcome) for outcome in outcomes]
+    return OUTCOME_ORDER[max(ranked)] if ranked else None
