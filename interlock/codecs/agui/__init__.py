@@ -26,28 +26,39 @@ from interlock.codecs.agui._ids import (
 )
 from interlock.codecs.agui._input import ContextEntry, RunInput, decode_run_input
 from interlock.codecs.agui._seal import SealError, Unsealed, open_sealed, seal, unseal
+from interlock.codecs.agui._snapshot import (
+    DECLINED_TEXT,
+    clean_confirm_changes,
+    messages_to_agui,
+)
+from interlock.codecs.agui._verify import EventSequenceError, verify_events
 from interlock.codecs.agui._wire import DIALECT
 
 __all__ = [
     "APPROVAL_RESPONSE_SCHEMA",
     "CONFIRM_CHANGES_TOOL",
+    "DECLINED_TEXT",
     "DIALECT",
     "AguiEventEncoder",
     "ApprovalStyle",
     "ContextEntry",
     "EncoderStateError",
+    "EventSequenceError",
     "InterruptKind",
     "RunInput",
     "RunOutcome",
     "SealError",
     "Unsealed",
     "approval_interrupt_id",
+    "clean_confirm_changes",
     "confirm_changes_call_id",
     "decode_run_input",
     "input_interrupt_id",
+    "messages_to_agui",
     "open_sealed",
     "parse_confirm_changes_call_id",
     "parse_interrupt_id",
     "seal",
     "unseal",
+    "verify_events",
 ]

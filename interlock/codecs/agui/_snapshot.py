@@ -1,0 +1,353 @@
+"""``MESSAGES_SNAPSHOT``: a thread rendered as AG-UI messages, and confirmation cleanup.
+
+:func:`messages_to_agui` is the display projection of a canonical thread, with the
+same conventions the encoder streams (reasoning messages before their assistant message,
+opaque payloads sealed, approvals as ``confirm_changes`` calls in that style). Parts
+AG-UI messages cannot hold (hosted tool items, JSON/media in assistant turns, input
+requests) are left out of this *view*; the server-owned thread keeps them.
+
+:func:`clean_confirm_changes` makes sure a stale ``{"accepted": true}`` answer can never
+be replayed as a fresh approval (agent-framework issues #6828/#6851):
+
+- an accepted confirmation is replaced by the real tool result under the original call
+  id, and the synthetic call is dropped, but only once that result exists;
+- a rejection is rewritten explicitly to ``"Changes declined."``;
+- an accepted confirmation whose result does not exist yet stays as it is (inert);
+- malformed metadata (``toolCalls`` not a list, arguments that are not a JSON object,
+  no ``function_call_id``) is left alone: no target is ever guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from interlock.codecs.agui._approvals import confirm_changes_arguments
+from interlock.codecs.agui._encoder import ApprovalStyle
+from interlock.codecs.agui._ids import (
+    CONFIRM_CHANGES_TOOL,
+    confirm_changes_call_id,
+    parse_confirm_changes_call_id,
+)
+from interlock.codecs.agui._seal import SealError, seal
+from interlock.codecs.agui._wire import (
+    agui_extra,
+    compact_json,
+    media_to_content_part,
+    output_to_content,
+    without_none,
+)
+from interlock.transcript import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    JsonObject,
+    JsonValue,
+    MediaPart,
+    Message,
+    Opaque,
+    ReasoningPart,
+    RefusalPart,
+    TextPart,
+    ToolCallPart,
+)
+
+DECLINED_TEXT = "Changes declined."
+
+
+class _Renderer:
+    """Renders canonical messages; holds the seal context and approval style."""
+
+    def __init__(self, seal_key: bytes | None, tenant: str, style: ApprovalStyle) -> None:
+        self.seal_key = seal_key
+        self.tenant = tenant
+        self.style: ApprovalStyle = style
+
+    def seal(self, opaque: Opaque, attributes: Mapping[str, str] | None = None) -> str:
+        if self.seal_key is None:
+            raise SealError("bad_key", "an opaque payload needs a seal key to leave the gateway")
+        return seal(opaque, key=self.seal_key, tenant=self.tenant, attributes=attributes)
+
+    def message(self, message: Message, message_id: str) -> list[JsonObject]:
+        out = self._tool_messages(message, message_id)
+        match message.role:
+            case "assistant":
+                out = self._assistant(message, message_id) + out
+            case "user":
+                out = self._user(message, message_id) + out
+            case "system" | "developer":
+                text = message.text
+                if text or not out:
+                    head = {"id": message_id, "role": message.role, "content": text}
+                    out = [without_none({**head, "name": message.name}), *out]
+            case "tool":
+                pass
+        return out
+
+    def _user(self, message: Message, message_id: str) -> list[JsonObject]:
+        content: list[JsonValue] = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                content.append({"type": "text", "text": part.text})
+            elif isinstance(part, MediaPart):
+                content.append(media_to_content_part(part))
+        out: list[JsonObject] = []
+        if content:
+            has_media = any(isinstance(part, MediaPart) for part in message.parts)
+            value: JsonValue = content if has_media else message.text
+            head: JsonObject = {"id": message_id, "role": "user", "content": value}
+            out.append(without_none({**head, "name": message.name}))
+        if self.style == "confirm_changes":
+            for part in message.parts:
+                if isinstance(part, ApprovalResponsePart):
+                    out.append(_confirm_answer(part))
+        return out
+
+    def _assistant(self, message: Message, message_id: str) -> list[JsonObject]:
+        out: list[JsonObject] = []
+        texts: list[str] = []
+        signature: Opaque | None = None
+        calls: list[JsonValue] = []
+        for index, part in enumerate(message.parts):
+            match part:
+                case ReasoningPart():
+                    out.append(self._reasoning(part, f"{message_id}:r{index}"))
+                case TextPart() | RefusalPart():
+                    texts.append(part.text)
+                    if isinstance(part, TextPart) and part.signature is not None:
+                        signature = part.signature
+                case ToolCallPart():
+                    calls.append(self._call(part))
+                case ApprovalRequestPart() if self.style == "confirm_changes":
+                    calls.append(_confirm_call(part))
+                case _:
+                    pass
+        if texts or calls or signature is not None:
+            body: JsonObject = {"id": message_id, "role": "assistant"}
+            if texts or signature is not None:
+                body["content"] = "".join(texts)
+            if calls:
+                body["toolCalls"] = calls
+            if message.name is not None:
+                body["name"] = message.name
+            if signature is not None:
+                body["encryptedValue"] = self.seal(signature)
+            out.append(body)
+        return out
+
+    def _reasoning(self, part: ReasoningPart, fallback_id: str) -> JsonObject:
+        own_id = agui_extra(part.extra).get("messageId")
+        body: JsonObject = {
+            "id": own_id if isinstance(own_id, str) else fallback_id,
+            "role": "reasoning",
+            "content": part.text,
+        }
+        if part.opaque is not None:
+            attributes = {"kind": part.reasoning_kind}
+            if part.item_id is not None:
+                attributes["itemId"] = part.item_id
+            body["encryptedValue"] = self.seal(part.opaque, attributes)
+        return body
+
+    def _call(self, part: ToolCallPart) -> JsonObject:
+        body: JsonObject = {
+            "id": part.call_id,
+            "type": "function",
+            "function": {"name": part.name, "arguments": part.arguments},
+        }
+        if part.signature is not None:
+            body["encryptedValue"] = self.seal(part.signature)
+        return body
+
+    def _tool_messages(self, message: Message, message_id: str) -> list[JsonObject]:
+        results = message.tool_results
+        out: list[JsonObject] = []
+        for index, result in enumerate(results):
+            own = agui_extra(result.extra)
+            own_id = own.get("messageId")
+            result_id = own_id if isinstance(own_id, str) else message_id
+            if len(results) > 1 and not isinstance(own_id, str):
+                result_id = f"{message_id}:{index}"
+            body: JsonObject = {
+                "id": result_id,
+                "role": "tool",
+                "toolCallId": result.call_id,
+                "content": output_to_content(result.output),
+            }
+            if result.is_error:
+                error = own.get("error")
+                body["error"] = error if isinstance(error, str) else (result.text or result.outcome)
+            out.append(body)
+        return out
+
+
+def _confirm_call(part: ApprovalRequestPart) -> JsonObject:
+    return {
+        "id": confirm_changes_call_id(part.approval_id),
+        "type": "function",
+        "function": {
+            "name": CONFIRM_CHANGES_TOOL,
+            "arguments": confirm_changes_arguments(part.call),
+        },
+    }
+
+
+def _confirm_answer(part: ApprovalResponsePart) -> JsonObject:
+    own = agui_extra(part.extra)
+    own_id = own.get("messageId")
+    call_id = confirm_changes_call_id(part.approval_id)
+    return {
+        "id": own_id if isinstance(own_id, str) else f"{call_id}:answer",
+        "role": "tool",
+        "toolCallId": call_id,
+        "content": compact_json({"accepted": part.approved}),
+    }
+
+
+def messages_to_agui(
+    messages: Sequence[Message],
+    *,
+    seal_key: bytes | None = None,
+    tenant: str = "",
+    approval_style: ApprovalStyle = "interrupt",
+) -> list[JsonObject]:
+    """A canonical thread as AG-UI messages for ``MESSAGES_SNAPSHOT`` (cleaned).
+
+    A message without an id gets ``msg-{position}``. Raises ``SealError`` if an opaque
+    payload must be sealed and no key is given.
+    """
+    renderer = _Renderer(seal_key, tenant, approval_style)
+    out: list[JsonObject] = []
+    for position, message in enumerate(messages):
+        out += renderer.message(message, message.id or f"msg-{position}")
+    return clean_confirm_changes(out)
+
+
+def clean_confirm_changes(
+    snapshot: Sequence[JsonObject], results: Mapping[str, JsonValue] | None = None
+) -> list[JsonObject]:
+    """``snapshot`` with every resolved ``confirm_changes`` answer cleaned (module docstring).
+
+    ``results`` maps an original call id to its tool-message content; by default it is
+    read from the snapshot's own tool messages. The input is not modified.
+    """
+    confirm_calls = _confirm_calls(snapshot)
+    answered = {
+        call_id
+        for message in snapshot
+        if message.get("role") == "tool" and isinstance(call_id := message.get("toolCallId"), str)
+    }
+    known = dict(results) if results is not None else _results(snapshot, confirm_calls)
+    out: list[JsonObject] = []
+    resolved: set[str] = set()
+    for message in snapshot:
+        call_id = message.get("toolCallId")
+        is_answer = isinstance(call_id, str) and (
+            call_id in confirm_calls or parse_confirm_changes_call_id(call_id) is not None
+        )
+        if message.get("role") != "tool" or not isinstance(call_id, str) or not is_answer:
+            out.append(message)
+            continue
+        cleaned = _clean_answer(message, confirm_calls.get(call_id), known, answered)
+        if cleaned is None:
+            out.append(message)
+        elif cleaned.get("toolCallId") == call_id:
+            out.append(cleaned)
+        else:
+            resolved.add(call_id)
+            if cleaned.get("toolCallId") not in answered:
+                out.append(cleaned)
+    return [_without_calls(message, resolved) for message in out]
+
+
+def _confirm_calls(snapshot: Sequence[JsonObject]) -> dict[str, JsonValue]:
+    """``confirm_changes`` call id → its raw arguments, from well-formed assistant messages."""
+    calls: dict[str, JsonValue] = {}
+    for message in snapshot:
+        tool_calls = message.get("toolCalls")
+        if message.get("role") != "assistant" or not isinstance(tool_calls, list):
+            continue
+        for call in tool_calls:
+            if not isinstance(call, dict):
+                continue
+            function = call.get("function")
+            call_id = call.get("id")
+            if (
+                isinstance(function, dict)
+                and function.get("name") == CONFIRM_CHANGES_TOOL
+                and isinstance(call_id, str)
+            ):
+                calls[call_id] = function.get("arguments")
+    return calls
+
+
+def _results(
+    snapshot: Sequence[JsonObject], confirm_calls: Mapping[str, JsonValue]
+) -> dict[str, JsonValue]:
+    results: dict[str, JsonValue] = {}
+    for message in snapshot:
+        call_id = message.get("toolCallId")
+        if (
+            message.get("role") == "tool"
+            and isinstance(call_id, str)
+            and call_id not in confirm_calls
+            and parse_confirm_changes_call_id(call_id) is None
+        ):
+            results[call_id] = message.get("content")
+    return results
+
+
+def _json_object(value: JsonValue) -> JsonObject | None:
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    return cast(JsonObject, parsed) if isinstance(parsed, dict) else None
+
+
+def _clean_answer(
+    message: JsonObject,
+    confirm_arguments: JsonValue,
+    results: Mapping[str, JsonValue],
+    answered: set[str],
+) -> JsonObject | None:
+    """The cleaned answer (``None``: leave the message as it is).
+
+    A result under another ``toolCallId`` means "replace the synthetic pair by the real
+    one"; the caller drops the answer instead when the real result is already present.
+    """
+    payload = _json_object(message.get("content"))
+    accepted = payload.get("accepted") if payload is not None else None
+    if payload is None or not isinstance(accepted, bool):
+        return None
+    if not accepted:
+        return {**message, "content": DECLINED_TEXT}
+    target = payload.get("function_call_id")
+    if not isinstance(target, str):
+        arguments = _json_object(confirm_arguments) if confirm_arguments is not None else None
+        target = arguments.get("function_call_id") if arguments is not None else None
+    if not isinstance(target, str) or (target not in results and target not in answered):
+        return None
+    content = results.get(target, "")
+    return {"id": message.get("id"), "role": "tool", "toolCallId": target, "content": content}
+
+
+def _without_calls(message: JsonObject, call_ids: set[str]) -> JsonObject:
+    tool_calls = message.get("toolCalls")
+    if not call_ids or message.get("role") != "assistant" or not isinstance(tool_calls, list):
+        return message
+    kept: list[JsonValue] = [
+        call for call in tool_calls if not (isinstance(call, dict) and call.get("id") in call_ids)
+    ]
+    if len(kept) == len(tool_calls):
+        return message
+    cleaned = {key: value for key, value in message.items() if key != "toolCalls"}
+    if kept:
+        cleaned["toolCalls"] = kept
+    elif "content" not in cleaned:
+        cleaned["content"] = ""
+    return cleaned
