@@ -1,0 +1,279 @@
+"""History → ``input`` items, under the replay rules of provider-wire §1.5–§1.6.
+
+Three regimes, chosen from the request's :class:`Continuation`:
+
+* **continuation** (``previous_response_id`` or ``conversation``): the service holds
+  everything up to the last model output, so only the messages after it are sent; stored
+  server-issued items (``mcp_approval_request``, ``rs_``/``fc_`` items) are never re-sent,
+  a new ``mcp_approval_response`` is sent exactly once.
+* **stateless** (``store: false``): nothing is stored, so reasoning travels as
+  ``encrypted_content``. Per model step (one assistant message) either every reasoning
+  item carries OpenAI-issued encrypted content and the step keeps its ids, or the step is
+  sent without ids and without reasoning. When the step's reasoning is bound to a call,
+  that is a loss: ``strict`` raises :class:`LossyHistoryError`, ``degrade`` drops with a
+  warning. ``item_reference`` cannot be resolved and always raises.
+* **stored** (default): ids reference stored items; reasoning without id and without
+  encrypted content cannot be referenced and is dropped with a warning (with the step's
+  ids, so the service never sees an item without its reasoning).
+
+Opaque payloads issued by another provider are never sent (dropped with a warning, or
+refused per policy). Local approval and input control parts are never sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from interlock.codecs.openai_responses._render import (
+    ItemGroup,
+    group_parts,
+    render_group,
+    render_input_message,
+)
+from interlock.codecs.openai_responses._wire import DIALECT, PROVIDER, is_own_opaque
+from interlock.transcript import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    HostedToolPart,
+    InputRequestPart,
+    InputResponsePart,
+    JsonObject,
+    JsonPart,
+    LossyHistoryError,
+    MediaPart,
+    Message,
+    Opaque,
+    OutputPart,
+    Part,
+    ReasoningPart,
+    ReplayPolicy,
+    TextPart,
+    ToolCallPart,
+    TranslationWarning,
+)
+
+Regime = Literal["continuation", "stateless", "stored"]
+_CALL_TYPES = (ToolCallPart, ApprovalRequestPart, HostedToolPart)
+
+
+@dataclass(slots=True)
+class ReplayContext:
+    """What the encoder knows about the whole history while it walks the messages."""
+
+    policy: ReplayPolicy
+    regime: Regime
+    hosted_approvals: set[str]
+    sent_approvals: set[str] = field(default_factory=set[str])
+    warnings: list[TranslationWarning] = field(default_factory=list[TranslationWarning])
+
+    def warn(self, code: str, location: str, message: str) -> None:
+        """Record a deliberate degradation."""
+        self.warnings.append(TranslationWarning(code=code, location=location, message=message))
+
+    def lossy(self, location: str, reason: str, code: str) -> None:
+        """A loss the target requires to avoid: raise in strict mode, warn in degrade mode."""
+        if self.policy.mode == "strict":
+            raise LossyHistoryError(location, reason, code=code)
+        self.warn(code, location, reason)
+
+    def foreign(self, opaque: Opaque, location: str) -> None:
+        """An opaque payload issued by someone else: never sent."""
+        reason = f"{opaque.provider} {opaque.format} payload cannot be replayed to OpenAI"
+        if self.policy.foreign_opaque == "refuse":
+            raise LossyHistoryError(location, reason, code="foreign_opaque")
+        self.warn("opaque_dropped", location, reason)
+
+
+def hosted_approval_ids(messages: Sequence[Message]) -> set[str]:
+    """Approval ids that belong to the service (hosted MCP), not to the local loop."""
+    ids: set[str] = set()
+    for message in messages:
+        for part in message.parts:
+            if (isinstance(part, ApprovalRequestPart) and part.call.owner == "hosted") or (
+                isinstance(part, ApprovalResponsePart) and DIALECT in part.extra
+            ):
+                ids.add(part.approval_id)
+    return ids
+
+
+def continuation_start(messages: Sequence[Message]) -> int:
+    """Index of the first message after the last stored model output (0 if none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "assistant" and any(_server_issued(part) for part in message.parts):
+            return index + 1
+    return 0
+
+
+def _server_issued(part: Part) -> bool:
+    if isinstance(part, ApprovalRequestPart):
+        return part.call.owner == "hosted"
+    return getattr(part, "item_id", None) is not None
+
+
+def encode_message(message: Message, index: int, context: ReplayContext) -> list[JsonObject]:
+    """One canonical message as input items (possibly none)."""
+    if message.role == "assistant":
+        return _encode_step(message, index, context)
+    items: list[JsonObject] = []
+    content: list[OutputPart] = []
+    content_at: int | None = None
+    for position, part in enumerate(message.parts):
+        location = f"messages[{index}].parts[{position}]"
+        if message.role != "tool" and isinstance(part, TextPart | MediaPart | JsonPart):
+            _check_signature(part, location, context)
+            content.append(part)
+            if content_at is None:
+                content_at = len(items)
+                items.append({})
+            continue
+        items.extend(_encode_other(part, location, context))
+    if content_at is not None:
+        items[content_at] = render_input_message(message, content)
+    elif not message.parts and message.role != "tool":
+        items.append(render_input_message(message, ()))
+    return items
+
+
+def _check_signature(part: Part, location: str, context: ReplayContext) -> None:
+    signature = getattr(part, "signature", None)
+    if isinstance(signature, Opaque):
+        context.foreign(signature, location)
+
+
+def _encode_other(part: Part, location: str, context: ReplayContext) -> list[JsonObject]:
+    """A non-content part of a user, system, developer or tool message."""
+    match part:
+        case ApprovalResponsePart():
+            return _approval_response(part, context)
+        case InputRequestPart() | InputResponsePart() | ApprovalRequestPart():
+            return []
+        case ReasoningPart() | TextPart() | MediaPart() | JsonPart():
+            context.lossy(location, f"a {part.kind} part cannot be sent here", "part_not_carried")
+            return []
+        case _:
+            group = ItemGroup(kind="single", start=0, parts=[part])
+            return _render_single(group, location, context, strip_id=False)
+
+
+def _approval_response(part: ApprovalResponsePart, context: ReplayContext) -> list[JsonObject]:
+    """Hosted decisions go out once; local ones are the loop's business."""
+    if part.approval_id not in context.hosted_approvals:
+        return []
+    if part.approval_id in context.sent_approvals:
+        return []
+    context.sent_approvals.add(part.approval_id)
+    group = ItemGroup(kind="single", start=0, parts=[part])
+    rendered = render_group(group)
+    return [rendered] if rendered is not None else []
+
+
+def _render_single(
+    group: ItemGroup, location: str, context: ReplayContext, *, strip_id: bool
+) -> list[JsonObject]:
+    part = group.parts[0]
+    if isinstance(part, HostedToolPart):
+        if part.provider != PROVIDER:
+            reason = f"{part.provider} {part.item_type} item has no OpenAI Responses form"
+            context.lossy(location, reason, "hosted_item_not_carried")
+            return []
+        if part.item_type == "item_reference" and context.regime == "stateless":
+            reason = "item_reference needs the stored item, but store is false"
+            raise LossyHistoryError(location, reason, code="item_reference_unresolvable")
+    if isinstance(part, ApprovalResponsePart):
+        return _approval_response(part, context)
+    if isinstance(part, ToolCallPart):
+        _check_signature(part, location, context)
+    rendered = render_group(group, strip_id=strip_id)
+    return [rendered] if rendered is not None else []
+
+
+@dataclass(slots=True)
+class _StepPlan:
+    """The decision for one model step: which reasoning groups go, whether ids go."""
+
+    dropped: set[int] = field(default_factory=set[int])
+    strip_ids: bool = False
+
+
+def _encode_step(message: Message, index: int, context: ReplayContext) -> list[JsonObject]:
+    groups = group_parts(message.parts)
+    plan = _plan_step(groups, index, context)
+    items: list[JsonObject] = []
+    for number, group in enumerate(groups):
+        location = f"messages[{index}].parts[{group.start}]"
+        if number in plan.dropped:
+            continue
+        if group.kind == "single":
+            items.extend(_render_single(group, location, context, strip_id=plan.strip_ids))
+            continue
+        if group.kind == "message":
+            for offset, part in enumerate(group.parts):
+                _check_signature(part, f"messages[{index}].parts[{group.start + offset}]", context)
+        rendered = render_group(group, strip_id=plan.strip_ids)
+        if rendered is not None:
+            items.append(rendered)
+    return items
+
+
+def _plan_step(groups: list[ItemGroup], index: int, context: ReplayContext) -> _StepPlan:
+    plan = _StepPlan()
+    unreplayable: list[int] = []
+    reasoning = [number for number, group in enumerate(groups) if group.kind == "reasoning"]
+    for number in reasoning:
+        group = groups[number]
+        has_blob = _scan_opaque(group, index, context)
+        usable = (
+            has_blob if context.regime == "stateless" else has_blob or group.item_id is not None
+        )
+        if not usable:
+            unreplayable.append(number)
+    bound = any(isinstance(group.parts[0], _CALL_TYPES) for group in groups)
+    has_ids = any(group.item_id is not None for group in groups)
+    if unreplayable:
+        _drop_reasoning(groups, unreplayable, reasoning, index, bound, context, plan)
+    elif context.regime == "stateless" and not reasoning and has_ids:
+        plan.strip_ids = True
+        location = f"messages[{index}]"
+        context.warn("item_ids_stripped", location, "store is false: item ids cannot be looked up")
+    return plan
+
+
+def _drop_reasoning(
+    groups: list[ItemGroup],
+    unreplayable: list[int],
+    reasoning: list[int],
+    index: int,
+    bound: bool,
+    context: ReplayContext,
+    plan: _StepPlan,
+) -> None:
+    first = groups[unreplayable[0]]
+    location = f"messages[{index}].parts[{first.start}]"
+    why = (
+        "reasoning has no OpenAI encrypted_content and store is false"
+        if context.regime == "stateless"
+        else "reasoning has neither an item id nor OpenAI encrypted_content"
+    )
+    if bound and context.regime == "stateless":
+        context.lossy(location, f"{why}; the step's tool call needs it", "reasoning_not_replayable")
+    else:
+        context.warn("reasoning_dropped", location, why)
+    plan.dropped.update(reasoning)
+    plan.strip_ids = any(groups[number].item_id is not None for number in range(len(groups)))
+
+
+def _scan_opaque(group: ItemGroup, index: int, context: ReplayContext) -> bool:
+    """True when the reasoning group carries OpenAI encrypted content; foreign ones warn."""
+    found = False
+    for offset, part in enumerate(group.parts):
+        opaque = part.opaque if isinstance(part, ReasoningPart) else None
+        if opaque is None:
+            continue
+        if is_own_opaque(opaque):
+            found = True
+        else:
+            context.foreign(opaque, f"messages[{index}].parts[{group.start + offset}]")
+    return found

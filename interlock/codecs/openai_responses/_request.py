@@ -1,0 +1,164 @@
+"""``POST /v1/responses`` body → canonical :class:`Request`.
+
+``instructions`` becomes a leading system message marked ``~instructions`` (so it
+re-encodes as ``instructions``); ``store`` / ``previous_response_id`` / ``conversation``
+become the :class:`Continuation`; top-level fields the canonical model does not name are
+kept verbatim in ``Request.extra[DIALECT]``.
+"""
+
+from __future__ import annotations
+
+from interlock.codecs.openai_responses._items import decode_items
+from interlock.codecs.openai_responses._tools import (
+    decode_tool_choice,
+    decode_tools,
+    encode_tool_choice,
+)
+from interlock.codecs.openai_responses._wire import (
+    ENCRYPTED_INCLUDE,
+    as_list,
+    as_object,
+    optional_bool,
+    optional_int,
+    optional_number,
+    optional_str,
+    split_fields,
+    string,
+    wrap,
+)
+from interlock.transcript import (
+    Continuation,
+    DecodeError,
+    GenerationOptions,
+    HostedToolSpec,
+    JsonObject,
+    Message,
+    Request,
+    TextPart,
+    ToolChoice,
+    ToolSpec,
+)
+
+KNOWN_FIELDS = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "stream",
+        "store",
+        "previous_response_id",
+        "conversation",
+        "reasoning",
+        "temperature",
+        "top_p",
+        "max_output_tokens",
+    }
+)
+
+
+def decode_request(payload: JsonObject) -> Request:
+    """Decode a Responses request body; raises :class:`DecodeError` naming the bad path."""
+    body = as_object(payload, "")
+    hints = split_fields(body, KNOWN_FIELDS)
+    hints |= {key: None for key in KNOWN_FIELDS if key in body and body[key] is None}
+    messages = _instructions(body, hints) + _input(body, hints)
+    tools, hosted, tool_choice = _tools(body, hints)
+    model = body.get("model")
+    if model is None:
+        hints["~no_model"] = True
+    stream = optional_bool(body, "stream", "stream")
+    if stream is False:
+        hints["~stream_false"] = True
+    return Request(
+        model="" if model is None else string(model, "model"),
+        messages=messages,
+        tools=tuple(tools),
+        hosted_tools=tuple(hosted),
+        tool_choice=tool_choice,
+        parallel_tool_calls=optional_bool(body, "parallel_tool_calls", "parallel_tool_calls"),
+        stream=bool(stream),
+        options=_options(body, hints),
+        continuation=_continuation(body, hints),
+        extra=wrap(hints),
+    )
+
+
+def _instructions(body: JsonObject, hints: JsonObject) -> tuple[Message, ...]:
+    value = body.get("instructions")
+    if value is None:
+        return ()
+    if not isinstance(value, str):
+        hints["instructions"] = value
+        return ()
+    marker: JsonObject = {"~instructions": True}
+    return (Message(role="system", parts=(TextPart(text=value),), extra=wrap(marker)),)
+
+
+def _input(body: JsonObject, hints: JsonObject) -> tuple[Message, ...]:
+    value = body.get("input")
+    if value is None:
+        if "input" in body:
+            raise DecodeError("input", "expected a string or an array, got null")
+        hints["~no_input"] = True
+        return ()
+    if isinstance(value, str):
+        hints["~input"] = "string"
+        return (Message(role="user", parts=(TextPart(text=value),)),)
+    return decode_items(as_list(value, "input"), "input")
+
+
+def _tools(
+    body: JsonObject, hints: JsonObject
+) -> tuple[list[ToolSpec], list[HostedToolSpec], ToolChoice | None]:
+    tools: list[ToolSpec] = []
+    hosted: list[HostedToolSpec] = []
+    if "tools" in body:
+        tools, hosted, order = decode_tools(body["tools"], "tools")
+        if order != "f" * len(tools) + "h" * len(hosted):
+            hints["~tool_order"] = order
+    choice_value = body.get("tool_choice")
+    if choice_value is None:
+        return tools, hosted, None
+    choice = decode_tool_choice(choice_value, "tool_choice")
+    if encode_tool_choice(choice) != choice_value:
+        hints["~tool_choice"] = choice_value
+    return tools, hosted, choice
+
+
+def _options(body: JsonObject, hints: JsonObject) -> GenerationOptions:
+    effort = summary = None
+    if "reasoning" in body and body["reasoning"] is not None:
+        reasoning = as_object(body["reasoning"], "reasoning")
+        effort = optional_str(reasoning, "effort", "reasoning")
+        summary = optional_str(reasoning, "summary", "reasoning")
+        hints["~reasoning"] = split_fields(
+            reasoning, {key for key in ("effort", "summary") if reasoning.get(key) is not None}
+        )
+    include = body.get("include")
+    included = isinstance(include, list) and ENCRYPTED_INCLUDE in include
+    return GenerationOptions(
+        temperature=optional_number(body, "temperature", "temperature"),
+        top_p=optional_number(body, "top_p", "top_p"),
+        max_output_tokens=optional_int(body, "max_output_tokens", "max_output_tokens"),
+        reasoning_effort=effort,
+        reasoning_summary=summary,
+        include_reasoning=True if included else None,
+    )
+
+
+def _continuation(body: JsonObject, hints: JsonObject) -> Continuation:
+    conversation = body.get("conversation")
+    conversation_id: str | None = None
+    if isinstance(conversation, dict):
+        conversation_id = string(conversation.get("id"), "conversation.id")
+        hints["~conversation"] = split_fields(conversation, {"id"})
+    elif conversation is not None:
+        conversation_id = string(conversation, "conversation")
+    return Continuation(
+        store=optional_bool(body, "store", "store"),
+        previous_response_id=optional_str(body, "previous_response_id", "previous_response_id"),
+        conversation_id=conversation_id,
+    )

@@ -1,0 +1,144 @@
+"""Canonical :class:`Request` → ``POST /v1/responses`` body.
+
+The inverse of ``_request``: decode → encode gives back the same JSON. Replay rules for
+the history live in ``_replay``; this module assembles the top-level fields.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from interlock.codecs.openai_responses._replay import (
+    ReplayContext,
+    continuation_start,
+    encode_message,
+    hosted_approval_ids,
+)
+from interlock.codecs.openai_responses._tools import encode_tool_choice, encode_tools
+from interlock.codecs.openai_responses._wire import (
+    ENCRYPTED_INCLUDE,
+    merge_fields,
+    own,
+)
+from interlock.transcript import (
+    Encoded,
+    JsonObject,
+    JsonValue,
+    Message,
+    ReplayPolicy,
+    Request,
+    TextPart,
+)
+
+
+def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> Encoded:
+    """Encode a request; raises :class:`LossyHistoryError` before anything could be sent."""
+    policy = policy or ReplayPolicy()
+    hints = own(request.extra)
+    messages = request.messages
+    instructions, offset = _instructions(messages)
+    continuation = request.continuation
+    continued = continuation.previous_response_id is not None or (
+        continuation.conversation_id is not None
+    )
+    regime = (
+        "continuation" if continued else "stateless" if continuation.store is False else "stored"
+    )
+    context = ReplayContext(
+        policy=policy, regime=regime, hosted_approvals=hosted_approval_ids(messages)
+    )
+    start = offset + (continuation_start(messages[offset:]) if continued else 0)
+    items: list[JsonValue] = []
+    for index in range(start, len(messages)):
+        items.extend(encode_message(messages[index], index, context))
+    body: JsonObject = {}
+    if hints.get("~no_model") is not True:
+        body["model"] = request.model
+    if instructions is not None:
+        body["instructions"] = instructions
+    _put_input(body, items, hints)
+    _put_tools(body, request, hints)
+    _put_options(body, request, hints, needs_include=regime == "stateless")
+    _put_continuation(body, request, hints)
+    if request.stream or hints.get("~stream_false") is True:
+        body["stream"] = request.stream
+    return Encoded(payload=merge_fields(body, hints), warnings=tuple(context.warnings))
+
+
+def _instructions(messages: tuple[Message, ...]) -> tuple[str | None, int]:
+    if messages and own(messages[0].extra).get("~instructions") is True:
+        first = messages[0]
+        return "".join(p.text for p in first.parts if isinstance(p, TextPart)), 1
+    return None, 0
+
+
+def _put_input(body: JsonObject, items: list[JsonValue], hints: JsonObject) -> None:
+    if hints.get("~no_input") is True and not items:
+        return
+    if hints.get("~input") == "string" and len(items) == 1:
+        item = cast(JsonObject, items[0])
+        if item.get("role") == "user" and isinstance(item.get("content"), list):
+            content = cast(list[JsonObject], item["content"])
+            if len(content) == 1 and set(content[0]) == {"type", "text"}:
+                body["input"] = content[0]["text"]
+                return
+    body["input"] = items
+
+
+def _put_tools(body: JsonObject, request: Request, hints: JsonObject) -> None:
+    if request.tools or request.hosted_tools or "tools" in hints:
+        body["tools"] = encode_tools(request.tools, request.hosted_tools, hints.get("~tool_order"))
+    if request.tool_choice is not None:
+        raw = hints.get("~tool_choice")
+        default = encode_tool_choice(request.tool_choice)
+        if raw is not None:
+            from interlock.codecs.openai_responses._tools import decode_tool_choice
+
+            if decode_tool_choice(raw, "tool_choice") == request.tool_choice:
+                default = raw
+        body["tool_choice"] = default
+    if request.parallel_tool_calls is not None:
+        body["parallel_tool_calls"] = request.parallel_tool_calls
+
+
+def _put_options(
+    body: JsonObject, request: Request, hints: JsonObject, *, needs_include: bool
+) -> None:
+    options = request.options
+    reasoning_rest = hints.get("~reasoning")
+    if options.reasoning_effort or options.reasoning_summary or isinstance(reasoning_rest, dict):
+        reasoning: JsonObject = {}
+        if options.reasoning_effort is not None:
+            reasoning["effort"] = options.reasoning_effort
+        if options.reasoning_summary is not None:
+            reasoning["summary"] = options.reasoning_summary
+        if isinstance(reasoning_rest, dict):
+            reasoning = merge_fields(reasoning, reasoning_rest)
+        body["reasoning"] = reasoning
+    include = hints.get("include")
+    wanted = needs_include or options.include_reasoning is True
+    if wanted and not (isinstance(include, list) and ENCRYPTED_INCLUDE in include):
+        current = list(include) if isinstance(include, list) else []
+        hints_include: list[JsonValue] = [*current, ENCRYPTED_INCLUDE]
+        body["include"] = hints_include
+    for key, value in (
+        ("temperature", options.temperature),
+        ("top_p", options.top_p),
+        ("max_output_tokens", options.max_output_tokens),
+    ):
+        if value is not None:
+            body[key] = value
+
+
+def _put_continuation(body: JsonObject, request: Request, hints: JsonObject) -> None:
+    continuation = request.continuation
+    if continuation.store is not None:
+        body["store"] = continuation.store
+    if continuation.previous_response_id is not None:
+        body["previous_response_id"] = continuation.previous_response_id
+    if continuation.conversation_id is not None:
+        shape = hints.get("~conversation")
+        if isinstance(shape, dict):
+            body["conversation"] = merge_fields({"id": continuation.conversation_id}, shape)
+        else:
+            body["conversation"] = continuation.conversation_id

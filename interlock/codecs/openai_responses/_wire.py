@@ -1,0 +1,188 @@
+"""Wire constants, typed accessors for untrusted JSON, and the extra/hint convention.
+
+Every wire field the canonical model does not name is kept verbatim in
+``extra[DIALECT]`` of the part, message or request it came with. Besides those, the
+codec records a few *shape hints* there, under keys starting with ``~`` (no OpenAI field
+starts with ``~``):
+
+* ``~absent``: fields the encoder adds by default but that were absent on the wire;
+* ``~content`` / ``~output``: ``"string"`` or ``"list"`` when the wire used the other
+  form than the encoder's default;
+* ``~item``: on the first part of a multi-part item (message, reasoning), the item's own
+  leftover fields; its presence also marks an item boundary;
+* ``~instructions``: on the leading system message that came from ``instructions``;
+* ``~raw``: a content part the canonical model cannot name, carried verbatim.
+
+A hint is recorded only when the wire differs from what the encoder would produce by
+default, so canonical values without hints encode to the default shapes and decode back
+unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import cast
+
+from interlock.transcript import DecodeError, Extra, JsonObject, JsonValue, Opaque
+
+DIALECT = "openai-responses"
+PROVIDER = "openai"
+ENCRYPTED_FORMAT = "openai.responses.encrypted_content"
+ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
+
+ABSENT = "~absent"
+ITEM = "~item"
+
+
+def encrypted(data: str) -> Opaque:
+    """The envelope for an OpenAI Responses ``encrypted_content`` blob."""
+    return Opaque(provider=PROVIDER, format=ENCRYPTED_FORMAT, data=data)
+
+
+def is_own_opaque(opaque: Opaque) -> bool:
+    """True for payloads this codec may replay (OpenAI-issued encrypted reasoning)."""
+    return opaque.is_from(PROVIDER, ENCRYPTED_FORMAT) and isinstance(opaque.data, str)
+
+
+# ---------------------------------------------------------------- reading untrusted JSON
+
+
+def as_object(value: object, path: str) -> JsonObject:
+    """``value`` as a JSON object, or a :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, dict):
+        raise DecodeError(path, f"expected an object, got {type_name(value)}")
+    return cast(JsonObject, value)
+
+
+def as_list(value: object, path: str) -> list[JsonValue]:
+    """``value`` as a JSON array, or a :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, list):
+        raise DecodeError(path, f"expected an array, got {type_name(value)}")
+    return cast(list[JsonValue], value)
+
+
+def required_str(data: JsonObject, key: str, path: str) -> str:
+    """A required string field."""
+    if key not in data:
+        raise DecodeError(f"{path}.{key}", "required field is missing")
+    return string(data[key], f"{path}.{key}")
+
+
+def string(value: object, path: str) -> str:
+    """``value`` as a string."""
+    if not isinstance(value, str):
+        raise DecodeError(path, f"expected a string, got {type_name(value)}")
+    return value
+
+
+def optional_str(data: JsonObject, key: str, path: str) -> str | None:
+    """An optional, nullable string field."""
+    value = data.get(key)
+    return None if value is None else string(value, f"{path}.{key}")
+
+
+def optional_bool(data: JsonObject, key: str, path: str) -> bool | None:
+    """An optional, nullable boolean field."""
+    value = data.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise DecodeError(f"{path}.{key}", f"expected a boolean, got {type_name(value)}")
+
+
+def optional_number(data: JsonObject, key: str, path: str) -> float | None:
+    """An optional, nullable number field (booleans are not numbers)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DecodeError(f"{path}.{key}", f"expected a number, got {type_name(value)}")
+    return value
+
+
+def optional_int(data: JsonObject, key: str, path: str) -> int | None:
+    """An optional, nullable integer field."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DecodeError(f"{path}.{key}", f"expected an integer, got {type_name(value)}")
+    return value
+
+
+def type_name(value: object) -> str:
+    """The JSON name of ``value``'s type, for error messages."""
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "boolean"
+        case int() | float():
+            return "number"
+        case str():
+            return "string"
+        case list():
+            return "array"
+        case dict():
+            return "object"
+        case _:
+            return type(value).__name__
+
+
+# ---------------------------------------------------------------- extras and hints
+
+
+def split_fields(
+    data: Mapping[str, JsonValue],
+    known: Iterable[str],
+    defaults: Mapping[str, JsonValue] | None = None,
+) -> JsonObject:
+    """The fields of ``data`` the codec does not map, plus ``~absent`` for missing defaults.
+
+    A field equal to its default is not kept (the encoder re-adds it); a default field
+    that is absent is listed under ``~absent`` (the encoder leaves it out).
+    """
+    skip = set(known)
+    defaults = defaults or {}
+    out: JsonObject = {}
+    for key, value in data.items():
+        if key in skip or (key in defaults and value == defaults[key]):
+            continue
+        out[key] = value
+    absent: list[JsonValue] = [key for key in defaults if key not in data]
+    if absent:
+        out[ABSENT] = absent
+    return out
+
+
+def merge_fields(
+    core: JsonObject, kept: Mapping[str, JsonValue], defaults: Mapping[str, JsonValue] | None = None
+) -> JsonObject:
+    """Inverse of :func:`split_fields`: ``core`` plus defaults not marked absent plus kept fields.
+
+    ``core`` wins over a kept field of the same name (the canonical value is current).
+    """
+    absent = kept.get(ABSENT)
+    absent_keys = set(cast(list[str], absent)) if isinstance(absent, list) else set[str]()
+    out = dict(core)
+    for key, value in kept.items():
+        if not key.startswith("~") and key not in out:
+            out[key] = value
+    for key, value in (defaults or {}).items():
+        if key not in absent_keys and key not in out:
+            out[key] = value
+    return out
+
+
+def own(extra: Extra) -> JsonObject:
+    """This dialect's slot of ``extra`` (empty when absent)."""
+    return extra.get(DIALECT) or {}
+
+
+def wrap(fields: JsonObject) -> Extra:
+    """``fields`` as an ``extra`` mapping (empty when there is nothing to keep)."""
+    return {DIALECT: fields} if fields else {}
+
+
+def hint(extra: Extra, key: str) -> JsonValue:
+    """One shape hint (or ``None``)."""
+    return own(extra).get(key)
