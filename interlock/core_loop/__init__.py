@@ -1,5 +1,42 @@
-"""The server-side function-calling loop: tools, approvals, the run ledger, limits, history."""
+"""The server-side function-calling loop: tools, approvals, the run ledger, limits, history.
 
+One loop (:func:`run_loop`, an async generator of loop events); the non-streaming API
+(:func:`run_agent`) is the fold of the same events. Imports only :mod:`interlock.transcript`.
+"""
+
+from interlock.core_loop._agent import (
+    FALLBACK_TEXT,
+    Agent,
+    DecisionRefusedError,
+    IdSource,
+    Limits,
+    ModelStreamError,
+    random_ids,
+    sequential_ids,
+)
+from interlock.core_loop._events import (
+    ApprovalRequested,
+    ClientCallsPending,
+    EventFolder,
+    InputRequested,
+    LoopEvent,
+    LoopResult,
+    ModelUpdate,
+    Outcome,
+    RunFinished,
+    ToolFinished,
+    ToolStarted,
+    fold_event_stream,
+    fold_events,
+)
+from interlock.core_loop._execute import FunctionMiddleware, Next, TerminateLoop, ToolInvocation
+from interlock.core_loop._history import (
+    GroupKind,
+    MessageGroup,
+    group_messages,
+    keep_last_groups,
+    project_history,
+)
 from interlock.core_loop._ledger import (
     ApprovalDecision,
     ApprovalRecord,
@@ -21,25 +58,81 @@ from interlock.core_loop._ledger import (
     load_budget,
     load_journal_entry,
 )
+from interlock.core_loop._model import ChatModel, ScriptedModel, ScriptEntry, ScriptExhaustedError
+from interlock.core_loop._run import run_agent, run_loop
+from interlock.core_loop._tools import (
+    ApprovalMode,
+    InputQuestion,
+    NeedsInput,
+    Tool,
+    ToolArgumentsError,
+    ToolContext,
+    output_parts,
+    tool,
+)
 
 __all__ = [
+    "FALLBACK_TEXT",
+    "Agent",
     "ApprovalDecision",
+    "ApprovalMode",
     "ApprovalRecord",
+    "ApprovalRequested",
     "Budget",
+    "ChatModel",
+    "ClientCallsPending",
+    "DecisionRefusedError",
     "Disposition",
+    "EventFolder",
+    "FunctionMiddleware",
+    "GroupKind",
     "HeldBatch",
+    "IdSource",
     "InMemoryLedgerStore",
+    "InputQuestion",
+    "InputRequested",
     "JournalEntry",
     "JournalState",
     "LedgerStore",
+    "Limits",
+    "LoopEvent",
+    "LoopResult",
+    "MessageGroup",
+    "ModelStreamError",
+    "ModelUpdate",
+    "NeedsInput",
+    "Next",
+    "Outcome",
     "PlannedCall",
+    "RunFinished",
+    "ScriptEntry",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "TerminateLoop",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolContext",
+    "ToolFinished",
+    "ToolInvocation",
+    "ToolStarted",
     "arguments_digest",
     "dump_approval",
     "dump_batch",
     "dump_budget",
     "dump_journal_entry",
+    "fold_event_stream",
+    "fold_events",
+    "group_messages",
+    "keep_last_groups",
     "load_approval",
     "load_batch",
     "load_budget",
     "load_journal_entry",
+    "output_parts",
+    "project_history",
+    "random_ids",
+    "run_agent",
+    "run_loop",
+    "sequential_ids",
+    "tool",
 ]

@@ -1,0 +1,315 @@
+"""Batches: classify the whole batch, hold it for decisions, then settle it atomically.
+
+A batch is every local/client call of one model response. It is classified before
+anything runs (independent of order). If any call needs a human decision the batch is held
+and nothing in it runs until every decision is in. Settling runs each call at most once
+(journal compare-and-set), emits results in model order, and ends the run when a tool asks
+for input, middleware terminates, or client-owned calls remain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, replace
+
+from interlock.core_loop._agent import Agent, IdSource
+from interlock.core_loop._events import (
+    ApprovalRequested,
+    ClientCallsPending,
+    InputRequested,
+    LoopEvent,
+    Outcome,
+    ToolFinished,
+    ToolStarted,
+)
+from interlock.core_loop._execute import Execution, execute
+from interlock.core_loop._ledger import (
+    ApprovalRecord,
+    Budget,
+    Disposition,
+    HeldBatch,
+    LedgerStore,
+    PlannedCall,
+    arguments_digest,
+)
+from interlock.core_loop._tools import Tool, make_result
+from interlock.transcript import (
+    ApprovalRequestPart,
+    InputRequestPart,
+    JsonValue,
+    Message,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+UNKNOWN_TOOL = "Error: there is no tool named {name!r}."
+DENIED = "The user rejected this call; it was not executed."
+LIMIT_SKIPPED = "Not executed: the function-call limit ({limit}) was reached."
+UNKNOWN_TERMINATED = (
+    "Not executed: the run was terminated because the model called an unknown tool."
+)
+INDETERMINATE = "Not run again: an earlier execution started and never reported a result."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pause:
+    """Why the run must end now, and what it awaits."""
+
+    outcome: Outcome
+    reason: str | None = None
+    approvals: tuple[ApprovalRequestPart, ...] = ()
+    inputs: tuple[InputRequestPart, ...] = ()
+    calls: tuple[ToolCallPart, ...] = ()
+
+
+@dataclass(slots=True, kw_only=True)
+class _Slot:
+    """One call of a batch while settling."""
+
+    call: ToolCallPart
+    result: ToolResultPart | None = None
+    emit: bool = True
+    task: asyncio.Task[Execution] | None = None
+    waiting: tuple[InputRequestPart, ...] = ()
+    client: bool = False
+
+
+class BatchSettler:
+    """The batch half of a run. :class:`~interlock.core_loop._run.Run` supplies the state."""
+
+    agent: Agent
+    ledger: LedgerStore
+    thread_id: str
+    ids: IdSource
+    budget: Budget
+    tools: Mapping[str, Tool]
+    known_results: dict[str, ToolResultPart]
+    answers: dict[str, JsonValue]
+    pause: Pause | None
+    settled: list[Message]
+
+    def classify(self, call: ToolCallPart) -> Disposition:
+        """How one call is treated; depends only on the call, never on its position."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return "unknown"
+        if tool.client_owned:
+            return "client"
+        if tool.needs_approval(call):
+            auto = self.agent.auto_approve
+            return "execute" if auto is not None and auto(call) else "approval"
+        return "execute"
+
+    async def start_batch(self, calls: tuple[ToolCallPart, ...]) -> AsyncIterator[LoopEvent]:
+        """Classify a fresh batch from the model, then hold it or settle it."""
+        planned: list[PlannedCall] = []
+        for call in calls:
+            disposition = self.classify(call)
+            approval_id = self.ids("approval") if disposition == "approval" else None
+            planned.append(PlannedCall(call=call, disposition=disposition, approval_id=approval_id))
+        batch = HeldBatch(batch_id=self.ids("batch"), calls=tuple(planned))
+        if self.agent.limits.terminate_on_unknown_calls and any(
+            item.disposition == "unknown" for item in planned
+        ):
+            async for event in self._refuse_unknown(batch):
+                yield event
+            return
+        records = [self._record(batch.batch_id, item) for item in planned if item.approval_id]
+        if records:
+            await self.ledger.hold_batch(self.thread_id, batch, records)
+            for event in self._surface_approvals(records):
+                yield event
+            return
+        async for event in self.settle(batch, {}):
+            yield event
+
+    def _record(self, batch_id: str, item: PlannedCall) -> ApprovalRecord:
+        assert item.approval_id is not None
+        return ApprovalRecord(
+            approval_id=item.approval_id,
+            batch_id=batch_id,
+            occurrence_id=item.occurrence_id,
+            tool_name=item.call.name,
+            arguments_digest=arguments_digest(item.call.arguments),
+            owner=item.call.owner,
+            call=item.call,
+        )
+
+    def _surface_approvals(self, records: list[ApprovalRecord]) -> list[LoopEvent]:
+        message_id = self.ids("msg")
+        requests = tuple(
+            ApprovalRequestPart(approval_id=record.approval_id, call=record.call)
+            for record in records
+        )
+        self.pause = Pause(outcome="awaiting_approval", approvals=requests)
+        return [ApprovalRequested(message_id=message_id, request=request) for request in requests]
+
+    async def _refuse_unknown(self, batch: HeldBatch) -> AsyncIterator[LoopEvent]:
+        message_id = self.ids("msg")
+        for item in batch.calls:
+            if item.disposition == "unknown":
+                result = make_result(item.call, UNKNOWN_TOOL.format(name=item.call.name), "failed")
+            else:
+                result = make_result(item.call, UNKNOWN_TERMINATED, "interrupted")
+            await self.ledger.complete_execution(self.thread_id, item.occurrence_id, result)
+            yield ToolFinished(message_id=message_id, call=item.call, result=result)
+        self.pause = Pause(outcome="terminated", reason="unknown_tool")
+
+    async def settle(
+        self, batch: HeldBatch, records: Mapping[str, ApprovalRecord]
+    ) -> AsyncIterator[LoopEvent]:
+        """Run a batch whose decisions are all in (or re-surface what is still undecided)."""
+        undecided = [
+            records[item.approval_id]
+            for item in batch.calls
+            if item.approval_id is not None and records[item.approval_id].live
+        ]
+        if undecided:
+            for event in self._surface_approvals(undecided):
+                yield event
+            return
+        message_id = self.ids("msg")
+        slots: list[_Slot] = []
+        try:
+            for item in batch.calls:
+                slot = await self._open(item, records)
+                slots.append(slot)
+                if slot.task is not None:
+                    yield ToolStarted(message_id=message_id, call=slot.call)
+            terminate = False
+            for slot in slots:
+                terminate = await self._close(slot) or terminate
+                if slot.result is not None and slot.emit:
+                    yield ToolFinished(message_id=message_id, call=slot.call, result=slot.result)
+        finally:
+            for slot in slots:
+                if slot.task is not None and not slot.task.done():
+                    slot.task.cancel()
+        async for event in self._conclude(batch, slots, terminate, message_id):
+            yield event
+
+    async def _open(self, item: PlannedCall, records: Mapping[str, ApprovalRecord]) -> _Slot:
+        """Decide one call's fate and start its execution if it runs now."""
+        call, occurrence = item.call, item.occurrence_id
+        entry = await self.ledger.execution(self.thread_id, occurrence)
+        if entry is not None and entry.state == "completed":
+            assert entry.result is not None
+            return _Slot(call=call, result=entry.result, emit=occurrence not in self.known_results)
+        if item.disposition == "client":
+            known = self.known_results.get(occurrence)
+            return _Slot(call=call, result=known, emit=False, client=known is None)
+        if item.disposition == "unknown":
+            text = UNKNOWN_TOOL.format(name=call.name)
+            return await self._done(call, make_result(call, text, "failed"))
+        record = records.get(item.approval_id) if item.approval_id else None
+        if record is not None:
+            decision = record.decision
+            assert decision is not None
+            if not decision.approved:
+                text = DENIED if not decision.reason else f"{DENIED} Reason: {decision.reason}"
+                return await self._done(call, make_result(call, text, "denied"))
+            if decision.edited_arguments is not None:
+                call = replace(call, arguments=decision.edited_arguments)
+        answers: tuple[JsonValue, ...] = ()
+        if entry is not None and entry.state == "awaiting_input":
+            if any(request.request_id not in self.answers for request in entry.requests):
+                return _Slot(call=call, waiting=entry.requests, emit=False)
+            answers = tuple(self.answers[request.request_id] for request in entry.requests)
+        elif entry is not None:
+            return await self._done(call, make_result(call, INDETERMINATE, "interrupted"))
+        return await self._begin(call, record, answers, resumed=entry is not None)
+
+    async def _begin(
+        self,
+        call: ToolCallPart,
+        record: ApprovalRecord | None,
+        answers: tuple[JsonValue, ...],
+        *,
+        resumed: bool,
+    ) -> _Slot:
+        limit = self.agent.limits.max_function_calls
+        if not resumed and limit is not None and self.budget.function_calls >= limit:
+            return await self._done(
+                call, make_result(call, LIMIT_SKIPPED.format(limit=limit), "interrupted")
+            )
+        occurrence = call.occurrence_id or ""
+        if not await self.ledger.begin_execution(self.thread_id, occurrence):
+            entry = await self.ledger.execution(self.thread_id, occurrence)
+            if entry is not None and entry.result is not None:
+                return _Slot(
+                    call=call, result=entry.result, emit=occurrence not in self.known_results
+                )
+            return _Slot(call=call, result=make_result(call, INDETERMINATE, "interrupted"))
+        if not resumed:
+            self.budget = replace(self.budget, function_calls=self.budget.function_calls + 1)
+        tool = self.tools[call.name]
+        task = asyncio.create_task(
+            execute(
+                tool,
+                call,
+                thread_id=self.thread_id,
+                middleware=self.agent.middleware,
+                answers=answers,
+                approval=record,
+                detailed_errors=self.agent.detailed_errors,
+            )
+        )
+        return _Slot(call=call, task=task)
+
+    async def _done(self, call: ToolCallPart, result: ToolResultPart) -> _Slot:
+        await self.ledger.complete_execution(self.thread_id, call.occurrence_id or "", result)
+        return _Slot(call=call, result=result)
+
+    async def _close(self, slot: _Slot) -> bool:
+        """Wait for a running call and journal its outcome; True if it asks to terminate."""
+        if slot.task is None:
+            return False
+        execution = await slot.task
+        occurrence = slot.call.occurrence_id or ""
+        if execution.result is not None:
+            slot.result = execution.result
+            await self.ledger.complete_execution(self.thread_id, occurrence, execution.result)
+            return execution.terminate
+        slot.waiting = tuple(
+            InputRequestPart(
+                request_id=self.ids("input"),
+                occurrence_id=occurrence,
+                call_id=slot.call.call_id,
+                prompt=question.prompt,
+                response_schema=question.schema,
+            )
+            for question in execution.questions
+        )
+        await self.ledger.pause_execution(self.thread_id, occurrence, slot.waiting)
+        return False
+
+    async def _conclude(
+        self, batch: HeldBatch, slots: list[_Slot], terminate: bool, message_id: str
+    ) -> AsyncIterator[LoopEvent]:
+        produced = [slot.result for slot in slots if slot.result is not None and slot.emit]
+        if produced:
+            failed = any(result.outcome == "failed" for result in produced)
+            errors = self.budget.consecutive_errors + 1 if failed else 0
+            self.budget = replace(self.budget, consecutive_errors=errors)
+        waiting = tuple(request for slot in slots for request in slot.waiting)
+        clients = tuple(slot.call for slot in slots if slot.client)
+        if waiting and not terminate:
+            await self.ledger.hold_batch(self.thread_id, batch, ())
+            control_id = self.ids("msg")
+            for request in waiting:
+                yield InputRequested(message_id=control_id, request=request)
+            self.pause = Pause(outcome="awaiting_input", inputs=waiting)
+            return
+        if terminate:
+            await self.ledger.release_batch(self.thread_id, batch.batch_id)
+            self.pause = Pause(outcome="terminated", reason="middleware")
+            return
+        if clients:
+            await self.ledger.hold_batch(self.thread_id, batch, ())
+            yield ClientCallsPending(calls=clients)
+            self.pause = Pause(outcome="awaiting_client", calls=clients)
+            return
+        await self.ledger.release_batch(self.thread_id, batch.batch_id)
+        results = tuple(slot.result for slot in slots if slot.result is not None)
+        self.settled.append(Message(role="tool", parts=results, id=message_id))

@@ -1,0 +1,270 @@
+"""The caller's decisions, checked against the ledger before anything runs.
+
+Decisions are read from the current input: the messages after the last assistant
+message. Older history is never a source of authority (a resolved approval in it is
+inert). Every approval decision must match a live record (known, not yet decided, and the
+call the caller's transcript shows must be the recorded one); every input answer must
+answer a request that is still waiting. All checks pass before the first claim.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from interlock.core_loop._agent import DecisionRefusedError, IdSource
+from interlock.core_loop._ledger import (
+    ApprovalDecision,
+    ApprovalRecord,
+    HeldBatch,
+    LedgerStore,
+    arguments_digest,
+)
+from interlock.transcript import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    InputResponsePart,
+    JsonValue,
+    Message,
+    Part,
+    ToolCallPart,
+    ToolResultPart,
+    assign_occurrences,
+)
+
+
+class _RunState(Protocol):
+    ledger: LedgerStore
+    thread_id: str
+    ids: IdSource
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resumption:
+    """What a run starts from: the transcript with occurrence ids, and what it resumes."""
+
+    messages: tuple[Message, ...]
+    current_from: int
+    batches: tuple[HeldBatch, ...]
+    records: dict[str, ApprovalRecord]
+    known_results: dict[str, ToolResultPart]
+    answers: dict[str, JsonValue]
+
+
+def _adopt(messages: Sequence[Message], held: Sequence[HeldBatch]) -> list[Message]:
+    """Give wire-decoded calls (no occurrence id) of held batches their recorded ids.
+
+    The latest calls with a held call id take the latest recorded occurrences.
+    """
+    recorded: defaultdict[str, list[str]] = defaultdict(list)
+    for batch in held:
+        for item in batch.calls:
+            recorded[item.call.call_id].append(item.occurrence_id)
+    out = list(messages)
+    if not recorded:
+        return out
+    for index in range(len(out) - 1, -1, -1):
+        message = out[index]
+        parts: list[Part] = list(message.parts)
+        changed = False
+        for position in range(len(parts) - 1, -1, -1):
+            part = parts[position]
+            if (
+                isinstance(part, ToolCallPart)
+                and part.occurrence_id is None
+                and recorded.get(part.call_id)
+            ):
+                parts[position] = replace(part, occurrence_id=recorded[part.call_id].pop())
+                changed = True
+        if changed:
+            out[index] = replace(message, parts=tuple(parts))
+    return out
+
+
+def _current_from(messages: Sequence[Message]) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            return index + 1
+    return 0
+
+
+async def claim_decisions(
+    run: _RunState, messages: Sequence[Message], continuing: bool
+) -> Resumption:
+    """Check every decision in the current input, claim them, and find the batches to settle.
+
+    Raises :class:`DecisionRefusedError` (nothing claimed, nothing run) when a decision is
+    unknown, already consumed, tampered with, or answers no waiting request.
+    """
+    held = await run.ledger.held_batches(run.thread_id)
+    assigned = assign_occurrences(_adopt(messages, held), mint=lambda: run.ids("occ"))
+    current = _current_from(assigned)
+    calls, requests, known, answers = _scan(assigned)
+    trailing = [part for message in assigned[current:] for part in message.parts]
+    decisions = [
+        part
+        for part in trailing
+        if isinstance(part, ApprovalResponsePart)
+        and not (part.approval_id in requests and requests[part.approval_id].call.owner == "hosted")
+    ]
+    checked = [
+        await _check_approval(run, decision, calls, requests, continuing) for decision in decisions
+    ]
+    _no_duplicates(decisions)
+    waiting = await _waiting_requests(run, held)
+    for part in trailing:
+        if isinstance(part, InputResponsePart) and part.request_id not in waiting:
+            raise DecisionRefusedError(
+                "unknown_input_request",
+                part.request_id,
+                f"no tool is waiting for input request {part.request_id!r}",
+            )
+    touched: set[str] = set()
+    for record, decision in checked:
+        claimed = await run.ledger.claim_approval(run.thread_id, record.approval_id, decision)
+        if claimed is None:
+            raise _consumed(record.approval_id)
+        touched.add(claimed.batch_id)
+    touched.update(_answered_or_returned(trailing, held, waiting))
+    batches = tuple(batch for batch in held if batch.batch_id in touched)
+    records: dict[str, ApprovalRecord] = {}
+    for batch in batches:
+        for item in batch.calls:
+            if item.approval_id is not None:
+                record = await run.ledger.approval(run.thread_id, item.approval_id)
+                assert record is not None, "a held batch's approval records are never removed"
+                records[item.approval_id] = record
+    return Resumption(
+        messages=assigned,
+        current_from=current,
+        batches=batches,
+        records=records,
+        known_results=known,
+        answers=answers,
+    )
+
+
+def _scan(
+    messages: Sequence[Message],
+) -> tuple[
+    dict[str, ToolCallPart],
+    dict[str, ApprovalRequestPart],
+    dict[str, ToolResultPart],
+    dict[str, JsonValue],
+]:
+    """Calls and first results by occurrence, approval requests by id, answers by request."""
+    calls: dict[str, ToolCallPart] = {}
+    requests: dict[str, ApprovalRequestPart] = {}
+    known: dict[str, ToolResultPart] = {}
+    answers: dict[str, JsonValue] = {}
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolCallPart) and part.occurrence_id is not None:
+                calls[part.occurrence_id] = part
+            elif isinstance(part, ToolResultPart) and part.occurrence_id is not None:
+                known.setdefault(part.occurrence_id, part)
+            elif isinstance(part, ApprovalRequestPart):
+                requests[part.approval_id] = part
+            elif isinstance(part, InputResponsePart):
+                answers[part.request_id] = part.value
+    return calls, requests, known, answers
+
+
+def _answered_or_returned(
+    trailing: Sequence[Part], held: Sequence[HeldBatch], waiting: dict[str, str]
+) -> set[str]:
+    """Batches touched by an input answer or a client result in the current input."""
+    touched = {waiting[part.request_id] for part in trailing if isinstance(part, InputResponsePart)}
+    returned = {part.occurrence_id for part in trailing if isinstance(part, ToolResultPart)}
+    for batch in held:
+        if any(
+            item.disposition == "client" and item.occurrence_id in returned for item in batch.calls
+        ):
+            touched.add(batch.batch_id)
+    return touched
+
+
+def _consumed(approval_id: str) -> DecisionRefusedError:
+    return DecisionRefusedError(
+        "approval_consumed", approval_id, f"approval {approval_id!r} was already decided"
+    )
+
+
+def _no_duplicates(decisions: Sequence[ApprovalResponsePart]) -> None:
+    seen: set[str] = set()
+    for decision in decisions:
+        if decision.approval_id in seen:
+            raise DecisionRefusedError(
+                "duplicate_decision",
+                decision.approval_id,
+                f"approval {decision.approval_id!r} is decided twice in one input",
+            )
+        seen.add(decision.approval_id)
+
+
+async def _check_approval(
+    run: _RunState,
+    decision: ApprovalResponsePart,
+    calls: dict[str, ToolCallPart],
+    requests: dict[str, ApprovalRequestPart],
+    continuing: bool,
+) -> tuple[ApprovalRecord, ApprovalDecision]:
+    approval_id = decision.approval_id
+    record = await run.ledger.approval(run.thread_id, approval_id)
+    if record is None:
+        raise DecisionRefusedError(
+            "unknown_approval", approval_id, f"no approval {approval_id!r} was requested here"
+        )
+    if not record.live:
+        raise _consumed(approval_id)
+    shown = calls.get(record.occurrence_id)
+    if shown is None and not continuing:
+        raise DecisionRefusedError(
+            "approval_call_missing",
+            approval_id,
+            f"the call approval {approval_id!r} is about is not in the transcript",
+        )
+    echoed = requests.get(approval_id)
+    for call in (shown, echoed.call if echoed else None):
+        if call is not None and (
+            call.name != record.tool_name
+            or arguments_digest(call.arguments) != record.arguments_digest
+        ):
+            raise DecisionRefusedError(
+                "approval_tampered",
+                approval_id,
+                f"the call shown for approval {approval_id!r} differs from the one requested",
+            )
+    return record, _decision(decision)
+
+
+def _decision(decision: ApprovalResponsePart) -> ApprovalDecision:
+    edited = decision.edited_arguments
+    if edited is not None:
+        problem = None if decision.approved else "edits are only allowed with an approval"
+        if problem is None:
+            try:
+                if not isinstance(json.loads(edited), dict):
+                    problem = "edited arguments must be a JSON object"
+            except ValueError:
+                problem = "edited arguments are not valid JSON"
+        if problem is not None:
+            raise DecisionRefusedError("invalid_edit", decision.approval_id, problem)
+    return ApprovalDecision(
+        approved=decision.approved, reason=decision.reason, edited_arguments=edited
+    )
+
+
+async def _waiting_requests(run: _RunState, held: Sequence[HeldBatch]) -> dict[str, str]:
+    """Input request id → batch id, for every occurrence of a held batch awaiting input."""
+    waiting: dict[str, str] = {}
+    for batch in held:
+        for item in batch.calls:
+            entry = await run.ledger.execution(run.thread_id, item.occurrence_id)
+            if entry is not None and entry.state == "awaiting_input":
+                for request in entry.requests:
+                    waiting[request.request_id] = batch.batch_id
+    return waiting

@@ -1,0 +1,295 @@
+"""Tools from plain Python callables, client-owned declarations, and tool invocation.
+
+A local tool's JSON schema comes from its signature through pydantic; its arguments are
+validated against the same model before the function body runs. Bad arguments, exceptions
+and odd return values all become a :class:`~interlock.transcript.ToolResultPart` with
+outcome ``failed``; nothing a tool does can crash the loop. A tool asks the user for input
+by raising (or returning) :class:`NeedsInput`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, cast, get_type_hints, overload
+
+import pydantic
+
+from interlock.transcript import (
+    JsonObject,
+    JsonPart,
+    JsonValue,
+    MediaPart,
+    OutputPart,
+    TextPart,
+    ToolCallPart,
+    ToolOutcome,
+    ToolResultPart,
+    ToolSpec,
+)
+
+ApprovalMode: TypeAlias = "Literal['never', 'always'] | Callable[[JsonObject], bool]"
+"""``never``, ``always``, or a rule on the parsed arguments (``True`` = needs approval)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputQuestion:
+    """One question a tool puts to the user, with an optional JSON schema for the answer."""
+
+    prompt: str
+    schema: JsonObject | None = None
+
+
+class NeedsInput(Exception):
+    """Raised (or returned) by a tool that needs the user's input before it can finish.
+
+    The loop pauses without another model call and surfaces one input request per question,
+    in order. When every question is answered the tool runs again with the answers in
+    :attr:`ToolContext.answers` (same order); the execution counts once against the budget.
+    """
+
+    def __init__(
+        self,
+        prompt: str | None = None,
+        *,
+        schema: JsonObject | None = None,
+        questions: Sequence[InputQuestion] = (),
+    ) -> None:
+        asked = ([InputQuestion(prompt=prompt, schema=schema)] if prompt is not None else []) + [
+            *questions
+        ]
+        super().__init__(asked[0].prompt if asked else "input needed")
+        self.questions: tuple[InputQuestion, ...] = tuple(asked)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """Injected into a tool parameter annotated ``ToolContext`` (never part of the schema).
+
+    ``answers`` holds the user's answers to the questions of this occurrence's last
+    :class:`NeedsInput`, in order; it is empty on the first run.
+    """
+
+    thread_id: str
+    call: ToolCallPart
+    answers: tuple[JsonValue, ...] = ()
+
+    @property
+    def occurrence_id(self) -> str:
+        """The occurrence being executed."""
+        return self.call.occurrence_id or ""
+
+
+class ToolArgumentsError(ValueError):
+    """The call's arguments are not valid JSON or fail the tool's schema."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A tool the model may call.
+
+    ``function`` is ``None`` for a client-owned (declaration-only) tool: its calls end the
+    run with the calls pending for the client. ``approval`` decides which calls need a
+    human decision first. Build local tools with :meth:`from_function` or :func:`tool`.
+    """
+
+    name: str
+    description: str | None = None
+    parameters: JsonObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+    function: Callable[..., Any] | None = None
+    approval: ApprovalMode = "never"
+    arguments_model: type[pydantic.BaseModel] | None = None
+    context_parameter: str | None = None
+
+    @property
+    def client_owned(self) -> bool:
+        """True for a declaration-only tool the client executes."""
+        return self.function is None
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The declaration sent to the model."""
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            owner="client" if self.client_owned else "local",
+        )
+
+    def needs_approval(self, call: ToolCallPart) -> bool:
+        """Whether ``call`` needs a decision; a rule that cannot judge the call says yes."""
+        approval = self.approval
+        if approval == "never":
+            return False
+        if approval == "always":
+            return True
+        try:
+            arguments = call.parsed_arguments
+            return bool(
+                approval(cast(JsonObject, arguments) if isinstance(arguments, dict) else {})
+            )
+        except Exception:
+            return True
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        approval: ApprovalMode = "never",
+    ) -> Tool:
+        """A local tool from a sync or async callable; schema from its signature."""
+        model, context_parameter = _arguments_model(function)
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        return cls(
+            name=name or function.__name__,
+            description=description or _first_paragraph(inspect.getdoc(function)),
+            parameters=cast(JsonObject, schema),
+            function=function,
+            approval=approval,
+            arguments_model=model,
+            context_parameter=context_parameter,
+        )
+
+    @classmethod
+    def client(
+        cls, name: str, *, description: str | None = None, parameters: JsonObject | None = None
+    ) -> Tool:
+        """A client-owned, declaration-only tool."""
+        return cls(
+            name=name,
+            description=description,
+            parameters=parameters or {"type": "object", "properties": {}},
+        )
+
+    def validate(self, call: ToolCallPart) -> dict[str, Any]:
+        """The call's arguments as keyword arguments; raises :class:`ToolArgumentsError`."""
+        try:
+            arguments = call.parsed_arguments
+        except ValueError as error:
+            raise ToolArgumentsError(f"arguments are not valid JSON: {error}") from error
+        if not isinstance(arguments, dict):
+            raise ToolArgumentsError("arguments must be a JSON object")
+        if self.arguments_model is None:
+            return dict(arguments)
+        try:
+            validated = self.arguments_model.model_validate(arguments)
+        except pydantic.ValidationError as error:
+            raise ToolArgumentsError(_validation_message(error)) from error
+        return {name: getattr(validated, name) for name in type(validated).model_fields}
+
+    async def call(self, arguments: Mapping[str, Any], context: ToolContext) -> object:
+        """Run the function (sync functions in a worker thread) and return its value."""
+        function = self.function
+        if function is None:
+            raise RuntimeError(f"tool {self.name!r} is client-owned and cannot run here")
+        keywords = dict(arguments)
+        if self.context_parameter is not None:
+            keywords[self.context_parameter] = context
+        if inspect.iscoroutinefunction(function):
+            return await function(**keywords)
+        value = await asyncio.to_thread(function, **keywords)
+        if inspect.isawaitable(value):
+            return await cast(Awaitable[object], value)
+        return value
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, approval: ApprovalMode = "never"
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    approval: ApprovalMode = "never",
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Decorator: ``@tool`` or ``@tool(approval="always")`` turns a callable into a Tool."""
+
+    def wrap(inner: Callable[..., Any]) -> Tool:
+        return Tool.from_function(inner, name=name, description=description, approval=approval)
+
+    return wrap(function) if function is not None else wrap
+
+
+def _arguments_model(function: Callable[..., Any]) -> tuple[type[pydantic.BaseModel], str | None]:
+    signature = inspect.signature(function)
+    hints = get_type_hints(function, include_extras=True)
+    fields: dict[str, Any] = {}
+    context_parameter: str | None = None
+    for parameter in signature.parameters.values():
+        annotation = hints.get(parameter.name, Any)
+        if annotation is ToolContext:
+            context_parameter = parameter.name
+            continue
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        default = ... if parameter.default is parameter.empty else parameter.default
+        fields[parameter.name] = (annotation, default)
+    model = pydantic.create_model(  # pyright: ignore[reportCallIssue, reportUnknownVariableType] - dynamic fields
+        f"{function.__name__}_arguments",
+        __config__=pydantic.ConfigDict(extra="forbid"),
+        **fields,
+    )
+    return model, context_parameter
+
+
+def _first_paragraph(doc: str | None) -> str | None:
+    if not doc:
+        return None
+    return doc.strip().split("\n\n", 1)[0].replace("\n", " ")
+
+
+def _validation_message(error: pydantic.ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(item) for item in issue['loc']) or '(root)'}: {issue['msg']}"
+        for issue in error.errors()
+    ]
+    return "invalid arguments: " + "; ".join(problems)
+
+
+def output_parts(value: object) -> tuple[OutputPart, ...]:
+    """A tool's return value as result output parts.
+
+    ``None`` gives no output; a string is text; an output part (or a sequence of them) is
+    kept; a pydantic model or any JSON-compatible value becomes a JSON part; anything else
+    is its ``str``.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (TextPart(text=value),)
+    if isinstance(value, TextPart | JsonPart | MediaPart):
+        return (value,)
+    if isinstance(value, pydantic.BaseModel):
+        return (JsonPart(value=cast(JsonValue, value.model_dump(mode="json"))),)
+    if isinstance(value, list | tuple) and value:
+        items = cast(Sequence[object], value)
+        if all(isinstance(item, TextPart | JsonPart | MediaPart) for item in items):
+            return tuple(cast(Sequence[OutputPart], items))
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return (TextPart(text=str(cast(object, value))),)
+    return (JsonPart(value=cast(JsonValue, value)),)
+
+
+def make_result(call: ToolCallPart, text: str, outcome: ToolOutcome) -> ToolResultPart:
+    """A result for ``call`` carrying one text part."""
+    return ToolResultPart(
+        call_id=call.call_id,
+        occurrence_id=call.occurrence_id,
+        name=call.name,
+        output=(TextPart(text=text),),
+        outcome=outcome,
+    )
