@@ -1,10 +1,22 @@
-"""The ``interlock`` command line."""
+"""The ``interlock`` command line: ``serve``, ``emulate``, ``conformance``."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import ipaddress
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
+
+from interlock.gateway.config import PROTOCOLS, ConfigError, GatewayConfig, load_config
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+CONFIG_ENV = "INTERLOCK_CONFIG"
+"""Config path handed to worker processes (``--workers``); empty means the embedded default."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,10 +29,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", help="TOML config file (default: the embedded demo)")
     serve.add_argument("--host", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default 8787)")
-    emulate = commands.add_parser("emulate", help="run a provider emulator")
-    emulate.add_argument(
-        "--protocol", required=True, choices=["openai-responses", "openai-chat", "gemini"]
+    serve.add_argument(
+        "--allow-non-loopback",
+        action="store_true",
+        help="bind a non-loopback address even though no server.api_keys are configured",
     )
+    serve.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    emulate = commands.add_parser("emulate", help="run a provider emulator")
+    emulate.add_argument("--protocol", required=True, choices=list(PROTOCOLS))
+    emulate.add_argument("--host", default="127.0.0.1")
     emulate.add_argument("--port", type=int, default=8790)
     emulate.add_argument("--script", help="script file of responses / stream traces")
     conformance = commands.add_parser("conformance", help="run the codec conformance suite")
@@ -30,11 +47,140 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(config: GatewayConfig, allow_flag: bool) -> None:
+    """Refuse a non-loopback bind without client keys unless explicitly allowed."""
+    server = config.server
+    if is_loopback(server.host) or server.api_keys or server.allow_non_loopback or allow_flag:
+        return
+    raise ConfigError(
+        "server.host",
+        f"refusing to listen on {server.host} without server.api_keys; configure keys, or "
+        "pass --allow-non-loopback (server.allow_non_loopback = true) to expose it anyway",
+    )
+
+
+def describe(config: GatewayConfig) -> str:
+    """The startup banner: where the gateway listens and what it routes."""
+    server = config.server
+    base = f"http://{server.host}:{server.port}"
+    lines = [f"interlock gateway listening on {base}  (config: {config.source})"]
+    for model in config.models:
+        upstream = config.upstream(model.upstream)
+        lines.append(
+            f"  model {model.name:<20} -> {upstream.name} ({upstream.protocol}, {model.model})"
+        )
+    for agent in config.agents:
+        lines.append(f"  agent {agent.name:<20} -> model {agent.model}")
+    lines.append(f"  OpenAI SDK base_url: {base}/v1    google-genai base_url: {base}")
+    lines.append(f"  store: {config.store.url}    keys required: {bool(server.api_keys)}")
+    return "\n".join(lines)
+
+
+def _serve(arguments: argparse.Namespace) -> int:
+    import uvicorn
+
+    try:
+        config = load_config(arguments.config).with_overrides(
+            host=arguments.host, port=arguments.port
+        )
+        check_exposure(config, arguments.allow_non_loopback)
+    except ConfigError as error:
+        print(f"interlock: config error: {error}", file=sys.stderr)
+        return 2
+    print(describe(config), flush=True)
+    host, port = config.server.host, config.server.port
+    # uvicorn's own access log would print query strings (``?key=…``): ours is structured.
+    if arguments.workers > 1:
+        os.environ[CONFIG_ENV] = arguments.config or ""
+        uvicorn.run(
+            "interlock.gateway.cli:app_from_environment",
+            factory=True,
+            workers=arguments.workers,
+            host=host,
+            port=port,
+            access_log=False,
+            log_level="warning",
+        )
+        return 0
+    uvicorn.run(_app(config), host=host, port=port, access_log=False, log_level="warning")
+    return 0
+
+
+def _app(config: GatewayConfig) -> Starlette:
+    from interlock.gateway.app import build_gateway, create_app
+
+    return create_app(build_gateway(config))
+
+
+def app_from_environment() -> Starlette:
+    """App factory for worker processes (reads :data:`CONFIG_ENV`)."""
+    return _app(load_config(os.environ.get(CONFIG_ENV) or None))
+
+
+def _emulate(arguments: argparse.Namespace) -> int:
+    import uvicorn
+
+    from interlock.gateway.emulators import ScriptError, create_emulator, emulator_app
+
+    try:
+        emulator = create_emulator(arguments.protocol, script=arguments.script)
+    except ScriptError as error:
+        print(f"interlock: {error}", file=sys.stderr)
+        return 2
+    print(
+        f"interlock {arguments.protocol} emulator on http://{arguments.host}:{arguments.port}",
+        flush=True,
+    )
+    uvicorn.run(
+        emulator_app(emulator),
+        host=arguments.host,
+        port=arguments.port,
+        log_level="warning",
+        access_log=False,
+    )
+    return 0
+
+
+def _conformance(arguments: argparse.Namespace) -> int:
+    # Looked up at run time: the conformance runner is a separate tool that the CLI merely
+    # dispatches to; the gateway itself never depends on it.
+    try:
+        module = importlib.import_module("interlock.conformance")
+    except ImportError as error:
+        print(f"interlock: the conformance runner is unavailable: {error}", file=sys.stderr)
+        return 2
+    runner = getattr(module, "main", None)
+    if not callable(runner):
+        print("interlock: the conformance runner is not available yet", file=sys.stderr)
+        return 2
+    forwarded: list[str] = []
+    if arguments.format:
+        forwarded += ["--format", arguments.format]
+    if arguments.report:
+        forwarded += ["--report", arguments.report]
+    if arguments.json:
+        forwarded.append("--json")
+    return int(cast(Callable[[list[str]], int | None], runner)(forwarded) or 0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``interlock`` console script."""
     arguments = build_parser().parse_args(argv)
-    print(f"interlock {arguments.command}: not implemented yet", file=sys.stderr)
-    return 2
+    if arguments.command == "serve":
+        return _serve(arguments)
+    if arguments.command == "emulate":
+        return _emulate(arguments)
+    return _conformance(arguments)
 
 
 if __name__ == "__main__":

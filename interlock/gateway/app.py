@@ -1,0 +1,165 @@
+"""Assemble the gateway: config → upstream clients, store, proxy → a Starlette app.
+
+Routes come from *route modules*: functions ``(Gateway) -> list[BaseRoute]``. The proxy
+and operational endpoints are registered here; another binding (AG-UI, say) plugs in by
+passing its own module to :func:`create_app` (or appending to :data:`ROUTE_MODULES`),
+without touching the handlers of the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute
+
+from interlock.gateway import access_log, routes_ops, routes_proxy
+from interlock.gateway.auth import KeyRing
+from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol
+from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
+from interlock.gateway.metrics import Metrics
+from interlock.gateway.proxy import Proxy, Route
+from interlock.gateway.stores import Store, open_store
+from interlock.gateway.upstream import Upstream, http_client
+from interlock.gateway.vault import ReasoningVault
+
+
+@dataclass(slots=True, kw_only=True)
+class Gateway:
+    """Everything one gateway process holds; route modules read what they need from it."""
+
+    config: GatewayConfig
+    store: Store
+    metrics: Metrics
+    upstreams: dict[str, Upstream]
+    ingress: dict[Protocol, Dialect]
+    proxy: Proxy
+    emulators: dict[str, object] = field(default_factory=dict[str, object])
+    """In-process emulators serving ``emulator://`` upstreams, by upstream name."""
+    _seal_key: bytes | None = None
+
+    def seal_key(self) -> bytes:
+        """The key sealing reasoning handed to browsers (see :func:`seal_key`)."""
+        if self._seal_key is None:
+            self._seal_key = seal_key(self.config)
+        return self._seal_key
+
+    async def close(self) -> None:
+        """Close every upstream client and the store."""
+        for upstream in self.upstreams.values():
+            await upstream.client.aclose()
+        await self.store.close()
+
+
+RouteModule = Callable[[Gateway], Sequence[BaseRoute]]
+
+
+def proxy_routes(gateway: Gateway) -> Sequence[BaseRoute]:
+    """The OpenAI / Gemini proxy endpoints."""
+    return routes_proxy.routes(gateway.proxy, gateway.ingress)
+
+
+def ops_routes(gateway: Gateway) -> Sequence[BaseRoute]:
+    """Health, metrics and model listings."""
+    return routes_ops.routes(
+        gateway.proxy, gateway.ingress["openai-chat"], gateway.ingress["gemini"]
+    )
+
+
+ROUTE_MODULES: list[RouteModule] = [ops_routes, proxy_routes]
+"""Route modules every app gets, in order."""
+
+
+def _emulator_transport(protocol: str) -> tuple[object, httpx.AsyncBaseTransport]:
+    from interlock.gateway.emulators import create_emulator, emulator_app
+
+    emulator = create_emulator(protocol)
+    return emulator, httpx.ASGITransport(app=emulator_app(emulator))
+
+
+def build_gateway(
+    config: GatewayConfig,
+    *,
+    transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
+    store: Store | None = None,
+) -> Gateway:
+    """A gateway for ``config``. ``transports`` (by upstream name) replace the network,
+    e.g. an ``httpx.MockTransport`` in tests; ``emulator://`` upstreams get an in-process
+    emulator through ``httpx.ASGITransport``."""
+    metrics = Metrics()
+    emulators: dict[str, object] = {}
+    upstreams: dict[str, Upstream] = {}
+    for upstream_config in config.upstreams:
+        transport = (transports or {}).get(upstream_config.name)
+        if transport is None and upstream_config.base_url.startswith(EMULATOR_SCHEME):
+            emulator, transport = _emulator_transport(upstream_config.protocol)
+            emulators[upstream_config.name] = emulator
+        upstreams[upstream_config.name] = Upstream(
+            config=upstream_config,
+            dialect=dialect(upstream_config.protocol, upstream_config.reasoning_dialect),
+            client=http_client(upstream_config, transport),
+            metrics=metrics,
+        )
+    store = store or open_store(config.store.url)
+    routes = {
+        model.name: Route(model=model, upstream=upstreams[model.upstream])
+        for model in config.models
+    }
+    proxy = Proxy(
+        routes=routes,
+        keys=KeyRing(config.server.api_keys),
+        vault=ReasoningVault(store),
+        metrics=metrics,
+        max_body_bytes=config.server.max_body_bytes,
+    )
+    return Gateway(
+        config=config,
+        store=store,
+        metrics=metrics,
+        upstreams=upstreams,
+        ingress=ingress_dialects(),
+        proxy=proxy,
+        emulators=emulators,
+    )
+
+
+def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> Starlette:
+    """The ASGI app; the gateway is closed when the app shuts down."""
+    access_log.configure(gateway.config.server.access_log)
+    routes = [route for module in (*ROUTE_MODULES, *extra_routes) for route in module(gateway)]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            await gateway.close()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.gateway = gateway
+    return app
+
+
+def seal_key(config: GatewayConfig) -> bytes:
+    """The key that seals reasoning handed to browsers.
+
+    From ``server.seal_key_env`` when configured; otherwise generated once and kept in
+    ``<state_dir>/seal.key`` (mode 0600), so restarts can still open sealed values.
+    """
+    if config.server.seal_key is not None:
+        return config.server.seal_key
+    path = Path(config.server.state_dir) / "seal.key"
+    if path.exists():
+        return path.read_bytes().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(32).encode()
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(key)
+    return key

@@ -1,0 +1,363 @@
+"""The proxy pipeline: ingress decode → route → vault restore → egress encode → upstream → back.
+
+Same dialect in and out, the client's bytes are forwarded unchanged except for the model
+name (spliced in place, see :func:`rewrite_model`), after the request was still decoded
+and checked against the upstream's replay rules; the upstream's answer is forwarded as
+is. Across dialects every hop goes through the canonical transcript. Every failure is
+answered in the ingress dialect's own error shape (:class:`ProxyError`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, replace
+from typing import cast
+
+import httpx
+from starlette.requests import Request as HttpRequest
+from starlette.responses import Response as HttpResponse
+
+from interlock.gateway.access_log import AccessRecord
+from interlock.gateway.auth import KeyRing, Unauthorized
+from interlock.gateway.config import ModelRoute
+from interlock.gateway.dialects import Dialect
+from interlock.gateway.metrics import Metrics
+from interlock.gateway.upstream import Upstream, UpstreamUnavailable
+from interlock.gateway.vault import ReasoningVault, needs
+from interlock.transcript import (
+    Continuation,
+    DecodeError,
+    JsonObject,
+    LossyHistoryError,
+    ReplayPolicy,
+    Request,
+    TranslationWarning,
+)
+
+TRANSLATION_HEADER = "x-interlock-translation"
+
+
+class ProxyError(Exception):
+    """A failure answered in the ingress dialect's error shape with ``status``."""
+
+    def __init__(
+        self, status: int, message: str, *, code: str | None = None, param: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.param = param
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A client-facing model name and the upstream that serves it."""
+
+    model: ModelRoute
+    upstream: Upstream
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyCall:
+    """One proxied request, as far as it got."""
+
+    ingress: Dialect
+    route: Route
+    tenant: str
+    request: Request
+    body: bytes
+    payload: JsonObject
+    passthrough: bool
+    translation: str
+    record: AccessRecord
+    json_array: bool = False
+    """Gemini ``streamGenerateContent`` without ``?alt=sse``: answer a streamed JSON array."""
+
+    @property
+    def upstream(self) -> Upstream:
+        """The upstream serving this call."""
+        return self.route.upstream
+
+
+def translation_label(warnings: tuple[TranslationWarning, ...], restored: int) -> str:
+    """The ``x-interlock-translation`` value for a translated request."""
+    if warnings:
+        what = ", ".join(f"{warning.code} at {warning.location}" for warning in warnings)
+        return f"degraded; {what}"
+    return f"translated; restored {restored} from vault" if restored else "translated"
+
+
+_MODEL_FIELD = re.compile(rb'"model"\s*:\s*')
+
+
+def rewrite_model(body: bytes, old: str, new: str) -> bytes:
+    """``body`` with its top-level ``"model": old`` value replaced by ``new``.
+
+    Only that one JSON string is re-serialized and spliced in. If the field cannot be
+    located unambiguously (it appears more than once with that value), the whole body is
+    re-serialized instead: correctness first, the fast path when it is safe.
+    """
+    if old == new:
+        return body
+    encoded_old = json.dumps(old).encode()
+    hits = [
+        match.end()
+        for match in _MODEL_FIELD.finditer(body)
+        if body.startswith(encoded_old, match.end())
+    ]
+    if len(hits) == 1:
+        start = hits[0]
+        return body[:start] + json.dumps(new).encode() + body[start + len(encoded_old) :]
+    payload = cast(JsonObject, json.loads(body))
+    payload["model"] = new
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+async def read_body(http_request: HttpRequest, limit: int) -> bytes:
+    """The request body, refusing (413) past ``limit`` bytes without reading it all."""
+    declared = http_request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ProxyError(413, f"request body exceeds the limit of {limit} bytes", code="too_large")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in http_request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ProxyError(
+                413, f"request body exceeds the limit of {limit} bytes", code="too_large"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_payload(body: bytes) -> JsonObject:
+    """The JSON object in ``body`` or a 400."""
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ProxyError(
+            400, f"malformed JSON in request body: {error}", code="invalid_json"
+        ) from error
+    if not isinstance(payload, dict):
+        raise ProxyError(400, "request body must be a JSON object", code="invalid_json")
+    return cast(JsonObject, payload)
+
+
+class Proxy:
+    """Routes and translates provider requests; one per gateway process."""
+
+    def __init__(
+        self,
+        *,
+        routes: dict[str, Route],
+        keys: KeyRing,
+        vault: ReasoningVault,
+        metrics: Metrics,
+        max_body_bytes: int,
+    ) -> None:
+        self.routes = routes
+        self.keys = keys
+        self.vault = vault
+        self.metrics = metrics
+        self.max_body_bytes = max_body_bytes
+
+    def tenant(self, http_request: HttpRequest) -> str:
+        """The caller's tenant, or a 401."""
+        try:
+            return self.keys.tenant(http_request.headers, http_request.query_params)
+        except Unauthorized as error:
+            raise ProxyError(401, f"{error}", code="invalid_api_key") from error
+
+    def route(self, model: str, ingress: Dialect) -> Route:
+        """The route for a client model name, or a 404 in the dialect's words."""
+        route = self.routes.get(model.removeprefix("models/"))
+        if route is None:
+            if ingress.name == "gemini":
+                message = f"models/{model} is not found for API version v1beta, or is not supported for generateContent."
+            else:
+                message = f"The model `{model}` does not exist or you do not have access to it."
+            raise ProxyError(404, message, code="model_not_found", param="model")
+        return route
+
+    async def prepare(
+        self,
+        ingress: Dialect,
+        http_request: HttpRequest,
+        record: AccessRecord,
+        *,
+        path_model: str | None,
+        stream: bool | None,
+    ) -> ProxyCall:
+        """Everything up to the upstream request: checks, routing, vault, encoding."""
+        tenant = self.tenant(http_request)
+        record.tenant = tenant
+        body = await read_body(http_request, self.max_body_bytes)
+        payload = parse_payload(body)
+        model = path_model if path_model is not None else payload.get("model")
+        if not isinstance(model, str) or not model:
+            raise ProxyError(400, "you must provide a model parameter", param="model")
+        route = self.route(model, ingress)
+        record.model, record.upstream = route.model.name, route.upstream.name
+        try:
+            request = ingress.decode_request(payload)
+        except DecodeError as error:
+            raise ProxyError(400, str(error), code="invalid_request", param=error.path) from error
+        wants_stream = stream if stream is not None else payload.get("stream") is True
+        record.stream = wants_stream
+        request = replace(request, model=route.model.model, stream=wants_stream)
+        call = ProxyCall(
+            ingress=ingress,
+            route=route,
+            tenant=tenant,
+            request=request,
+            body=body,
+            payload=payload,
+            passthrough=False,
+            translation="",
+            record=record,
+            json_array=ingress.name == "gemini"
+            and wants_stream
+            and http_request.query_params.get("alt") != "sse",
+        )
+        await self._encode(call, model)
+        return call
+
+    async def _encode(self, call: ProxyCall, client_model: str) -> None:
+        upstream = call.upstream
+        same = call.ingress.name == upstream.dialect.name
+        request = call.request
+        if not same:
+            request = self._cross_dialect(request, upstream)
+        request, restored = await self.vault.restore(call.tenant, upstream.config, request)
+        call.request = request
+        policy = ReplayPolicy(mode=upstream.config.replay_mode)
+        try:
+            encoded = upstream.dialect.encode_request(request, policy)
+        except LossyHistoryError as error:
+            self.metrics.lossy_refused[upstream.name, error.code] += 1
+            raise ProxyError(
+                400,
+                f"history cannot be sent to {upstream.name} without loss: {error}",
+                code=error.code,
+                param=error.location,
+            ) from error
+        if same and not restored:
+            call.passthrough = True
+            call.translation = "exact"
+            if not call.ingress.model_in_path:
+                call.body = rewrite_model(call.body, client_model, request.model)
+            return
+        call.translation = translation_label(encoded.warnings, restored)
+        call.body = json.dumps(encoded.payload, ensure_ascii=False, separators=(",", ":")).encode()
+
+    @staticmethod
+    def _cross_dialect(request: Request, upstream: Upstream) -> Request:
+        continuation = request.continuation
+        if continuation.previous_response_id or continuation.conversation_id:
+            raise ProxyError(
+                400,
+                f"previous_response_id / conversation state lives in the OpenAI Responses "
+                f"service and cannot be sent to {upstream.name} ({upstream.dialect.name}); "
+                "send the full history instead",
+                code="lossy_history",
+                param="previous_response_id",
+            )
+        if upstream.dialect.name == "openai-responses":
+            # The gateway replays full histories: stateless, with encrypted reasoning back.
+            return replace(request, continuation=Continuation(store=False))
+        return request
+
+    async def open_upstream(self, call: ProxyCall) -> httpx.Response:
+        """Send the prepared body upstream; the response is open and must be closed."""
+        upstream = call.upstream
+        path = upstream.dialect.upstream_path(call.request.model, call.request.stream)
+        try:
+            return await upstream.send(path, call.body, accept_stream=call.request.stream)
+        except UpstreamUnavailable as error:
+            raise ProxyError(error.status, error.message, code=f"upstream_{error.kind}") from error
+
+    async def upstream_error(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
+        """An upstream error answer, translated (status preserved, key scrubbed)."""
+        body = await response.aread()
+        await response.aclose()
+        upstream = call.upstream
+        self.metrics.upstream_errors[upstream.name, "status"] += 1
+        text = upstream.scrub(body.decode("utf-8", "replace"))
+        if call.passthrough:
+            return HttpResponse(
+                text,
+                status_code=response.status_code,
+                media_type=response.headers.get("content-type", "application/json"),
+                headers={TRANSLATION_HEADER: call.translation},
+            )
+        message, code = _error_details(text, response.status_code)
+        error = call.ingress.error(
+            response.status_code, f"upstream {upstream.name}: {message}", code=code
+        )
+        return json_response(error, response.status_code, call.translation)
+
+    async def complete(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
+        """A non-streaming upstream answer, forwarded or translated (and vaulted)."""
+        body = await response.aread()
+        await response.aclose()
+        headers = {TRANSLATION_HEADER: call.translation}
+        media_type = response.headers.get("content-type", "application/json")
+        if call.passthrough and not vault_needed(call):
+            return HttpResponse(body, media_type=media_type, headers=headers)
+        upstream = call.upstream
+        try:
+            decoded = upstream.dialect.decode_response(json.loads(body))
+        except (ValueError, DecodeError) as error:
+            self.metrics.upstream_errors[upstream.name, "invalid_response"] += 1
+            raise ProxyError(
+                502,
+                f"upstream {upstream.name} sent an invalid response: {error}",
+                code="upstream_invalid_response",
+            ) from error
+        await self.vault.remember(call.tenant, upstream.config, decoded.message)
+        if call.passthrough:
+            return HttpResponse(body, media_type=media_type, headers=headers)
+        return json_response(call.ingress.encode_response(decoded), 200, call.translation)
+
+    def finish(self, record: AccessRecord, status: int) -> None:
+        """Account for a finished request (metrics and access log)."""
+        record.status = status
+        self.metrics.request_done(
+            record.path, record.model or "-", status, time.perf_counter() - record.started
+        )
+        record.write()
+
+
+def _error_details(text: str, status: int) -> tuple[str, str | None]:
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return (text[:500] or f"HTTP {status}"), None
+    error = cast(JsonObject, document).get("error") if isinstance(document, dict) else None
+    if isinstance(error, dict):
+        message = error.get("message")
+        code = error.get("code") if isinstance(error.get("code"), str) else error.get("status")
+        return (str(message) if message else f"HTTP {status}"), (
+            str(code) if isinstance(code, str) else None
+        )
+    return f"HTTP {status}", None
+
+
+def json_response(payload: JsonObject, status: int, translation: str | None = None) -> HttpResponse:
+    """A compact JSON response with the translation header when known."""
+    headers = {TRANSLATION_HEADER: translation} if translation else None
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    return HttpResponse(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def vault_needed(call: ProxyCall) -> bool:
+    """True when this call's response must be decoded to keep opaque reasoning.
+
+    Across dialects the client cannot carry the upstream's opaque payloads; within a
+    dialect only signatures are kept (clients are known to strip Gemini signatures).
+    """
+    wanted = needs(call.upstream.config)
+    return wanted.any and (not call.passthrough or wanted.signatures)

@@ -1,0 +1,89 @@
+"""Provider-compatible endpoints: thin handlers over :class:`~interlock.gateway.proxy.Proxy`."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request as HttpRequest
+from starlette.responses import Response as HttpResponse
+from starlette.routing import BaseRoute, Route
+
+from interlock.gateway.access_log import AccessRecord
+from interlock.gateway.config import Protocol
+from interlock.gateway.dialects import Dialect
+from interlock.gateway.proxy import Proxy, ProxyError, json_response
+from interlock.gateway.streaming import stream_response
+
+LOGGER = logging.getLogger("interlock.gateway")
+
+
+async def handle(
+    proxy: Proxy,
+    ingress: Dialect,
+    http_request: HttpRequest,
+    *,
+    path_model: str | None = None,
+    stream: bool | None = None,
+) -> HttpResponse:
+    """Proxy one request; every failure comes back in ``ingress``'s error shape."""
+    record = AccessRecord(
+        method=http_request.method, path=http_request.url.path, started=time.perf_counter()
+    )
+    translation = None
+    try:
+        call = await proxy.prepare(
+            ingress, http_request, record, path_model=path_model, stream=stream
+        )
+        translation = call.translation
+        record.translation = translation
+        response = await proxy.open_upstream(call)
+        if response.status_code >= 400:
+            answer = await proxy.upstream_error(call, response)
+        elif call.request.stream:
+            return stream_response(proxy, call, response)
+        else:
+            answer = await proxy.complete(call, response)
+    except ProxyError as error:
+        record.error = error.code or "error"
+        body = ingress.error(error.status, error.message, code=error.code, param=error.param)
+        answer = json_response(body, error.status, translation)
+    except Exception:  # a bug must still answer in the client's dialect, never a stack trace
+        LOGGER.exception("unhandled error proxying %s", record.path)
+        record.error = "internal_error"
+        answer = json_response(ingress.error(500, "internal gateway error"), 500, translation)
+    proxy.finish(record, answer.status_code)
+    return answer
+
+
+Handler = Callable[[HttpRequest], Awaitable[HttpResponse]]
+
+
+def routes(proxy: Proxy, dialects: dict[Protocol, Dialect]) -> list[BaseRoute]:
+    """The OpenAI and Gemini endpoints."""
+
+    def endpoint(protocol: Protocol) -> Handler:
+        ingress = dialects[protocol]
+
+        async def run(http_request: HttpRequest) -> HttpResponse:
+            return await handle(proxy, ingress, http_request)
+
+        return run
+
+    gemini = dialects["gemini"]
+
+    async def generate(http_request: HttpRequest) -> HttpResponse:
+        model = http_request.path_params["model"]
+        return await handle(proxy, gemini, http_request, path_model=model, stream=False)
+
+    async def stream_generate(http_request: HttpRequest) -> HttpResponse:
+        model = http_request.path_params["model"]
+        return await handle(proxy, gemini, http_request, path_model=model, stream=True)
+
+    return [
+        Route("/v1/chat/completions", endpoint("openai-chat"), methods=["POST"]),
+        Route("/v1/responses", endpoint("openai-responses"), methods=["POST"]),
+        Route("/v1beta/models/{model}:generateContent", generate, methods=["POST"]),
+        Route("/v1beta/models/{model}:streamGenerateContent", stream_generate, methods=["POST"]),
+    ]

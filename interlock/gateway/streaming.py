@@ -1,0 +1,169 @@
+"""Proxied streams, chunk by chunk: nothing waits for the whole upstream stream.
+
+Across dialects each upstream chunk is split into SSE events, decoded into transcript
+updates and re-encoded into the client's dialect as it arrives. Within a dialect the
+upstream bytes are forwarded as they come (decoded on the side only when the vault must
+keep signatures). A stream that breaks or turns malformed mid-way ends with the client
+dialect's own error event, never a hang or a silently truncated answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+from starlette.responses import StreamingResponse
+
+from interlock.codecs._sse import SseEvent, SseParser, format_sse
+from interlock.gateway.proxy import TRANSLATION_HEADER, Proxy, ProxyCall, vault_needed
+from interlock.transcript import (
+    DecodeError,
+    ResponseBuilder,
+    ResponseFinished,
+    StreamFailed,
+    Update,
+)
+
+
+class _Framer:
+    """Client-side framing: SSE, or Gemini's streamed JSON array (no ``?alt=sse``)."""
+
+    def __init__(self, json_array: bool) -> None:
+        self.json_array = json_array
+        self.opened = False
+
+    def frame(self, events: list[SseEvent]) -> bytes:
+        if not self.json_array:
+            return "".join(format_sse(event.data, event.event) for event in events).encode()
+        pieces: list[str] = []
+        for event in events:
+            if event.data == "[DONE]":
+                continue
+            pieces.append(("[" if not self.opened else ",\r\n") + event.data)
+            self.opened = True
+        return "".join(pieces).encode()
+
+    def close(self) -> bytes:
+        if not self.json_array:
+            return b""
+        return b"]" if self.opened else b"[]"
+
+
+def _broken(error: Exception) -> StreamFailed:
+    if isinstance(error, DecodeError):
+        return StreamFailed(
+            code="upstream_invalid_stream",
+            message=f"the upstream stream was malformed: {error}",
+            status=502,
+        )
+    if isinstance(error, httpx.TimeoutException):
+        return StreamFailed(
+            code="upstream_timeout", message="the upstream stream timed out", status=504
+        )
+    return StreamFailed(
+        code="upstream_stream_broken", message="the upstream stream broke off", status=502
+    )
+
+
+class _Relay:
+    """Decoder side of one stream: SSE → updates, folding for the vault when needed."""
+
+    def __init__(self, proxy: Proxy, call: ProxyCall) -> None:
+        self.proxy = proxy
+        self.call = call
+        self.parser = SseParser()
+        self.decoder = call.upstream.dialect.stream_decoder()
+        self.builder = ResponseBuilder() if vault_needed(call) else None
+        self.failed = False
+
+    def updates(self, chunk: bytes) -> list[Update]:
+        return [update for event in self.parser.feed(chunk) for update in self.decoder.feed(event)]
+
+    def final_updates(self) -> list[Update]:
+        updates = [update for event in self.parser.finish() for update in self.decoder.feed(event)]
+        return updates + self.decoder.finish()
+
+    async def observe(self, update: Update) -> None:
+        """Fold for the vault; keep the step before its terminal event goes out."""
+        if isinstance(update, StreamFailed):
+            self.failed = True
+        if self.builder is None:
+            return
+        self.builder.add(update)
+        if isinstance(update, ResponseFinished):
+            message = self.builder.build().message
+            await self.proxy.vault.remember(self.call.tenant, self.call.upstream.config, message)
+
+
+async def _translated(
+    relay: _Relay, response: httpx.Response, framer: _Framer
+) -> AsyncIterator[bytes]:
+    encoder = relay.call.ingress.stream_encoder()
+
+    async def encode(updates: list[Update]) -> bytes:
+        events: list[SseEvent] = []
+        for update in updates:
+            await relay.observe(update)
+            events.extend(encoder.encode(update))
+        return framer.frame(events) if events else b""
+
+    try:
+        async for chunk in response.aiter_bytes():
+            out = await encode(relay.updates(chunk))
+            if out:
+                yield out
+        out = await encode(relay.final_updates())
+    except (httpx.HTTPError, DecodeError) as error:
+        out = await encode([_broken(error)])
+    yield out + framer.frame(encoder.finish()) + framer.close()
+
+
+async def _passthrough(
+    relay: _Relay, response: httpx.Response, framer: _Framer
+) -> AsyncIterator[bytes]:
+    decode = relay.builder is not None or framer.json_array
+    try:
+        async for chunk in response.aiter_bytes():
+            if not decode:
+                yield chunk
+                continue
+            events = relay.parser.feed(chunk)
+            for event in events:
+                for update in relay.decoder.feed(event):
+                    await relay.observe(update)
+            yield framer.frame(events) if framer.json_array else chunk
+        if decode:
+            for update in relay.final_updates():
+                await relay.observe(update)
+    except (httpx.HTTPError, DecodeError) as error:
+        relay.failed = True
+        encoder = relay.call.ingress.stream_encoder()
+        yield framer.frame(encoder.encode(_broken(error)) + encoder.finish())
+    yield framer.close()
+
+
+def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> StreamingResponse:
+    """The client's streaming response; metrics and the access log close with the stream."""
+    relay = _Relay(proxy, call)
+    framer = _Framer(call.json_array)
+    produce: Callable[[_Relay, httpx.Response, _Framer], AsyncIterator[bytes]] = (
+        _passthrough if call.passthrough else _translated
+    )
+
+    async def body() -> AsyncIterator[bytes]:
+        proxy.metrics.active_streams += 1
+        status = 200
+        try:
+            async for piece in produce(relay, response, framer):
+                if piece:
+                    yield piece
+            if relay.failed:
+                status = 502
+        finally:
+            proxy.metrics.active_streams -= 1
+            await response.aclose()
+            proxy.finish(call.record, status)
+
+    media_type = "application/json" if framer.json_array else "text/event-stream"
+    headers = {TRANSLATION_HEADER: call.translation, "cache-control": "no-cache"}
+    return StreamingResponse(body(), media_type=media_type, headers=headers)

@@ -1,0 +1,152 @@
+"""The reasoning vault: opaque reasoning a client dialect cannot carry, kept server-side.
+
+When a response passes through, the opaque payloads bound to its tool-call step (a
+Gemini thought signature on a call, OpenAI encrypted reasoning, OpenRouter reasoning
+details) are stored keyed by tenant + upstream + call id. On the next request they are
+restored into the canonical history before encoding: a signature onto the call that
+lost it, the reasoning parts in front of the step's calls. What is neither in the
+request nor in the vault stays missing, and the strict encoder then refuses the request
+before anything is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from interlock.gateway.config import UpstreamConfig
+from interlock.gateway.stores import Store
+from interlock.transcript import (
+    JsonValue,
+    Message,
+    Opaque,
+    Part,
+    ReasoningPart,
+    Request,
+    ToolCallPart,
+    load_part,
+    to_json,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class VaultNeeds:
+    """Which opaque payloads an upstream needs replayed."""
+
+    signatures: bool
+    reasoning: bool
+
+    @property
+    def any(self) -> bool:
+        """True when the vault has anything to do for this upstream."""
+        return self.signatures or self.reasoning
+
+
+def needs(upstream: UpstreamConfig) -> VaultNeeds:
+    """Gemini (native or via Chat ``gemini-compat``) signs calls; Responses and OpenRouter
+    need their reasoning payloads back."""
+    if upstream.protocol == "gemini":
+        return VaultNeeds(signatures=True, reasoning=False)
+    if upstream.protocol == "openai-responses":
+        return VaultNeeds(signatures=False, reasoning=True)
+    dialect = upstream.reasoning_dialect
+    return VaultNeeds(signatures=dialect == "gemini-compat", reasoning=dialect == "openrouter")
+
+
+def _signature_key(call_id: str) -> str:
+    return f"sig:{call_id}"
+
+
+def _reasoning_key(call_id: str) -> str:
+    return f"reasoning:{call_id}"
+
+
+def entries_for(message: Message, wanted: VaultNeeds) -> dict[str, JsonValue]:
+    """What to keep from one model step: signatures per call, the step's reasoning under
+    its first call id (only when some reasoning part carries an opaque payload)."""
+    calls = message.tool_calls
+    if not calls:
+        return {}
+    entries: dict[str, JsonValue] = {}
+    if wanted.signatures:
+        for call in calls:
+            if call.signature is not None:
+                entries[_signature_key(call.call_id)] = to_json(call.signature)
+    if wanted.reasoning:
+        reasoning = [part for part in message.parts if isinstance(part, ReasoningPart)]
+        if any(part.opaque is not None for part in reasoning):
+            entries[_reasoning_key(calls[0].call_id)] = [to_json(part) for part in reasoning]
+    return entries
+
+
+def _wanted_keys(messages: Sequence[Message], wanted: VaultNeeds) -> list[str]:
+    keys: list[str] = []
+    for message in messages:
+        calls = message.tool_calls if message.role == "assistant" else ()
+        if not calls:
+            continue
+        if wanted.signatures:
+            keys.extend(_signature_key(call.call_id) for call in calls if call.signature is None)
+        has_opaque = any(
+            isinstance(part, ReasoningPart) and part.opaque is not None for part in message.parts
+        )
+        if wanted.reasoning and not has_opaque:
+            keys.append(_reasoning_key(calls[0].call_id))
+    return keys
+
+
+def _restore_message(message: Message, found: dict[str, JsonValue]) -> Message:
+    calls = message.tool_calls
+    stored = found.get(_reasoning_key(calls[0].call_id)) if calls else None
+    parts: list[Part] = []
+    if isinstance(stored, list):
+        parts.extend(load_part(item, "vault.reasoning") for item in stored)
+    changed = bool(parts)
+    for part in message.parts:
+        if parts and isinstance(part, ReasoningPart):
+            continue  # replaced by the stored reasoning of this step
+        if isinstance(part, ToolCallPart) and part.signature is None:
+            signature = found.get(_signature_key(part.call_id))
+            if isinstance(signature, dict):
+                part = replace(part, signature=load_opaque(signature))
+                changed = True
+        parts.append(part)
+    return replace(message, parts=tuple(parts)) if changed else message
+
+
+def load_opaque(value: dict[str, JsonValue]) -> Opaque:
+    """An :class:`Opaque` from its JSON form."""
+    return Opaque(provider=str(value["provider"]), format=str(value["format"]), data=value["data"])
+
+
+class ReasoningVault:
+    """Stores and restores opaque reasoning for one gateway, over its :class:`Store`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def remember(self, tenant: str, upstream: UpstreamConfig, message: Message) -> int:
+        """Keep what ``message`` (one model step) carries; returns how many entries."""
+        entries = entries_for(message, needs(upstream))
+        if entries:
+            await self.store.vault_put(tenant, upstream.name, entries)
+        return len(entries)
+
+    async def restore(
+        self, tenant: str, upstream: UpstreamConfig, request: Request
+    ) -> tuple[Request, int]:
+        """``request`` with missing opaque payloads put back; returns how many entries."""
+        wanted = needs(upstream)
+        keys = _wanted_keys(request.messages, wanted) if wanted.any else []
+        if not keys:
+            return request, 0
+        found = await self.store.vault_get(tenant, upstream.name, keys)
+        if not found:
+            return request, 0
+        messages = tuple(
+            _restore_message(message, found)
+            if message.role == "assistant" and message.tool_calls
+            else message
+            for message in request.messages
+        )
+        return replace(request, messages=messages), len(found)

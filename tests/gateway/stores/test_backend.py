@@ -1,0 +1,55 @@
+"""The key-value contract, identical on memory, SQLite and Redis."""
+
+from __future__ import annotations
+
+import asyncio
+
+from interlock.gateway.stores import Store
+
+
+async def test_get_set_and_get_many_in_order(store: Store) -> None:
+    backend = store.backend
+    await backend.set_many({"a/1": "one", "a/2": "two"})
+    assert await backend.get("a/1") == "one"
+    assert await backend.get("missing") is None
+    assert await backend.get_many(["a/2", "missing", "a/1"]) == ["two", None, "one"]
+
+
+async def test_add_inserts_only_once(store: Store) -> None:
+    assert await store.backend.add("k", "first") is True
+    assert await store.backend.add("k", "second") is False
+    assert await store.backend.get("k") == "first"
+
+
+async def test_replace_if_is_compare_and_set(store: Store) -> None:
+    await store.backend.set_many({"k": "v1"})
+    assert await store.backend.replace_if("k", "stale", "v2") is False
+    assert await store.backend.replace_if("k", "v1", "v2") is True
+    assert await store.backend.get("k") == "v2"
+    assert await store.backend.replace_if("absent", "v1", "v2") is False
+
+
+async def test_concurrent_adds_have_one_winner(store: Store) -> None:
+    results = await asyncio.gather(*(store.backend.add("race", str(i)) for i in range(20)))
+    assert results.count(True) == 1
+
+
+async def test_concurrent_compare_and_set_has_one_winner(store: Store) -> None:
+    await store.backend.set_many({"race": "live"})
+    results = await asyncio.gather(
+        *(store.backend.replace_if("race", "live", f"taken-{i}") for i in range(20))
+    )
+    assert results.count(True) == 1
+
+
+async def test_scan_is_sorted_by_key_and_respects_the_prefix(store: Store) -> None:
+    await store.backend.set_many({"p/b": "2", "p/a": "1", "q/a": "3", "p*x": "glob"})
+    assert await store.backend.scan("p/") == [("p/a", "1"), ("p/b", "2")]
+    assert await store.backend.scan("p*") == [("p*x", "glob")]
+
+
+async def test_delete(store: Store) -> None:
+    await store.backend.set_many({"k": "v"})
+    await store.backend.delete("k")
+    await store.backend.delete("never-there")
+    assert await store.backend.get("k") is None

@@ -1,0 +1,87 @@
+"""The core loop's LedgerStore contract on memory, SQLite and Redis, scoped by tenant."""
+
+from __future__ import annotations
+
+import asyncio
+
+from interlock.core_loop import ApprovalDecision, ApprovalRecord, Budget, HeldBatch, PlannedCall
+from interlock.gateway.stores import Store
+from interlock.transcript import InputRequestPart, TextPart, ToolCallPart, ToolResultPart
+
+
+def _call(occurrence: str) -> ToolCallPart:
+    return ToolCallPart(
+        call_id="call_1", name="delete_file", arguments='{"path":"x"}', occurrence_id=occurrence
+    )
+
+
+def _record(approval_id: str, occurrence: str) -> ApprovalRecord:
+    return ApprovalRecord(
+        approval_id=approval_id,
+        batch_id="b1",
+        occurrence_id=occurrence,
+        tool_name="delete_file",
+        arguments_digest="d",
+        owner="local",
+        call=_call(occurrence),
+    )
+
+
+async def test_hold_list_and_release_batches_oldest_first(store: Store) -> None:
+    ledger = store.ledger("tenant")
+    first = HeldBatch(
+        batch_id="b1",
+        calls=(PlannedCall(call=_call("o1"), disposition="approval", approval_id="a1"),),
+    )
+    second = HeldBatch(batch_id="b2", calls=(PlannedCall(call=_call("o2"), disposition="execute"),))
+    await ledger.hold_batch("th", first, [_record("a1", "o1")])
+    await ledger.hold_batch("th", second, [])
+    assert await ledger.held_batches("th") == (first, second)
+    assert await ledger.approval("th", "a1") == _record("a1", "o1")
+    await ledger.release_batch("th", "b1")
+    assert await ledger.held_batches("th") == (second,)
+    assert await ledger.approval("th", "a1") is not None
+
+
+async def test_claim_approval_is_single_use_under_concurrency(store: Store) -> None:
+    ledger = store.ledger("tenant")
+    await ledger.hold_batch("th", HeldBatch(batch_id="b1", calls=()), [_record("a1", "o1")])
+    decision = ApprovalDecision(approved=True)
+    claims = await asyncio.gather(*(ledger.claim_approval("th", "a1", decision) for _ in range(10)))
+    winners = [claim for claim in claims if claim is not None]
+    assert len(winners) == 1 and winners[0].decision == decision
+    assert await ledger.claim_approval("th", "a1", decision) is None
+    assert await ledger.claim_approval("th", "unknown", decision) is None
+
+
+async def test_execution_journal_runs_an_occurrence_once(store: Store) -> None:
+    ledger = store.ledger("tenant")
+    starts = await asyncio.gather(*(ledger.begin_execution("th", "o1") for _ in range(10)))
+    assert starts.count(True) == 1
+    result = ToolResultPart(call_id="call_1", output=(TextPart(text="done"),), occurrence_id="o1")
+    await ledger.complete_execution("th", "o1", result)
+    entry = await ledger.execution("th", "o1")
+    assert entry is not None and entry.state == "completed" and entry.result == result
+    assert await ledger.begin_execution("th", "o1") is False
+
+
+async def test_paused_execution_may_begin_again(store: Store) -> None:
+    ledger = store.ledger("tenant")
+    assert await ledger.begin_execution("th", "o1")
+    request = InputRequestPart(
+        request_id="r1", occurrence_id="o1", call_id="call_1", prompt="Which?"
+    )
+    await ledger.pause_execution("th", "o1", [request])
+    entry = await ledger.execution("th", "o1")
+    assert entry is not None and entry.requests == (request,)
+    assert await ledger.begin_execution("th", "o1") is True
+    assert await ledger.begin_execution("th", "o1") is False
+
+
+async def test_budget_and_tenant_scoping(store: Store) -> None:
+    ledger = store.ledger("tenant")
+    assert await ledger.budget("th") == Budget()
+    await ledger.save_budget("th", Budget(iterations=2, function_calls=1))
+    assert await ledger.budget("th") == Budget(iterations=2, function_calls=1)
+    assert await store.ledger("someone-else").budget("th") == Budget()
+    assert await store.ledger("someone-else").begin_execution("th", "o1") is True
