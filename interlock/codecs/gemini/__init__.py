@@ -1,1 +1,23 @@
-"""Interlock."""
+"""The Gemini ``generateContent`` / ``streamGenerateContent`` codec (REST, camelCase).
+
+Pure and synchronous: wire JSON ⇄ the canonical transcript, both directions, for requests,
+responses, streams and errors. See ``docs/codecs/gemini.md`` for the mapping and the
+replay policy.
+"""
+
+from interlock.codecs.gemini._errors import encode_error
+from interlock.codecs.gemini._request import decode_request, encode_request
+from interlock.codecs.gemini._response import decode_response, encode_response
+from interlock.codecs.gemini._stream import StreamDecoder, StreamEncoder
+from interlock.codecs.gemini._wire import DIALECT
+
+__all__ = [
+    "DIALECT",
+    "StreamDecoder",
+    "StreamEncoder",
+    "decode_request",
+    "decode_response",
+    "encode_error",
+    "encode_request",
+    "encode_response",
+]

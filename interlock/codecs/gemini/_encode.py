@@ -1,0 +1,233 @@
+"""Canonical part → Gemini ``Part`` (encode side), with the replay rules.
+
+* Gemini thought signatures are replayed exactly, on the part they came with.
+* Opaque payloads of any other provider are never sent: dropped with an
+  ``opaque_dropped`` warning, or refused when ``policy.foreign_opaque == "refuse"``.
+* Reasoning without Gemini origin (another provider's summary or raw chain of thought) is
+  not sent as a Gemini thought: dropped with a ``reasoning_dropped`` warning (trap 4).
+* Refusals have no Gemini form: sent as plain text with a ``refusal_as_text`` warning.
+* Control parts (approvals, input requests) are never sent to a model.
+* Non-Gemini hosted tool items are dropped with a ``hosted_item_dropped`` warning.
+
+For responses (``for_request=False``) the same mapping applies, except that reasoning of any
+origin is shown to the client as thought parts and nothing is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import assert_never
+
+from interlock.codecs.gemini._media import encode_media
+from interlock.codecs.gemini._parts import require_object_arguments
+from interlock.codecs.gemini._results import encode_response_object
+from interlock.codecs.gemini._wire import DIALECT, is_signature, object_entry
+from interlock.transcript import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    Extra,
+    HostedToolPart,
+    InputRequestPart,
+    InputResponsePart,
+    JsonObject,
+    JsonPart,
+    LossyHistoryError,
+    MediaPart,
+    Opaque,
+    Part,
+    ReasoningPart,
+    RefusalPart,
+    ReplayPolicy,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    TranslationWarning,
+)
+
+
+class PartEncoder:
+    """Encodes parts one by one, collecting warnings and the call ids/names seen so far."""
+
+    __slots__ = ("_for_request", "_policy", "_prefix", "call_names", "minted_ids", "warnings")
+
+    def __init__(
+        self, policy: ReplayPolicy, *, for_request: bool, prefix: str = "messages"
+    ) -> None:
+        self._policy = policy
+        self._for_request = for_request
+        self._prefix = prefix
+        self.warnings: list[TranslationWarning] = []
+        self.call_names: dict[str, str] = {}
+        self.minted_ids: set[str] = set()
+
+    def location(self, message: int, part: int) -> str:
+        """The canonical location of a part, e.g. ``messages[4].parts[1]``."""
+        if message < 0:
+            return f"{self._prefix}.parts[{part}]"
+        return f"{self._prefix}[{message}].parts[{part}]"
+
+    def warn(self, code: str, location: str, message: str) -> None:
+        """Record a deliberate degradation."""
+        self.warnings.append(TranslationWarning(code=code, location=location, message=message))
+
+    def encode(self, part: Part, message: int, index: int) -> JsonObject | None:
+        """The wire part for ``part``, or ``None`` when it is (deliberately) not sent."""
+        match part:
+            case TextPart():
+                wire = _fields(part.extra)
+                wire["text"] = part.text
+                return self._sign(wire, part.signature, message, index)
+            case ToolCallPart():
+                return self._call(part, message, index)
+            case ToolResultPart():
+                return self._result(part, message, index)
+            case ReasoningPart():
+                return self._reasoning(part, message, index)
+            case MediaPart():
+                return self._media(part, message, index)
+            case RefusalPart():
+                self.warn(
+                    "refusal_as_text",
+                    self.location(message, index),
+                    "Gemini has no refusal part; the refusal is sent as text",
+                )
+                return {"text": part.text}
+            case JsonPart():
+                self.warn(
+                    "json_as_text",
+                    self.location(message, index),
+                    "Gemini has no JSON content part outside a function response; sent as text",
+                )
+                return {"text": json.dumps(part.value, ensure_ascii=False)}
+            case HostedToolPart():
+                return self._hosted(part, message, index)
+            case ApprovalRequestPart() | ApprovalResponsePart() | InputRequestPart():
+                return None
+            case InputResponsePart():
+                return None
+            case _:
+                assert_never(part)
+
+    def _sign(
+        self, wire: JsonObject, opaque: Opaque | None, message: int, index: int
+    ) -> JsonObject:
+        if opaque is None:
+            return wire
+        if is_signature(opaque):
+            wire["thoughtSignature"] = opaque.data
+        else:
+            self.foreign(opaque, self.location(message, index))
+        return wire
+
+    def foreign(self, opaque: Opaque, location: str) -> None:
+        """Drop (with a warning) or refuse an opaque payload Gemini did not issue."""
+        what = f"{opaque.provider} {opaque.format} payload"
+        if self._for_request and self._policy.foreign_opaque == "refuse":
+            raise LossyHistoryError(
+                location,
+                f"the {what} was issued by another provider and cannot be sent to Gemini",
+                code="foreign_opaque",
+            )
+        self.warn("opaque_dropped", location, f"the {what} cannot be sent to Gemini; dropped")
+
+    def _call(self, part: ToolCallPart, message: int, index: int) -> JsonObject:
+        location = self.location(message, index)
+        arguments = require_object_arguments(part, location)
+        own = part.extra.get(DIALECT, {})
+        call: JsonObject = dict(object_entry(own, "call"))
+        if own.get("mintedId"):
+            self.minted_ids.add(part.call_id)
+        else:
+            call["id"] = part.call_id
+        call["name"] = part.name
+        if arguments is not None:
+            call["args"] = arguments
+        self.call_names[part.call_id] = part.name
+        wire = _fields(part.extra)
+        wire["functionCall"] = call
+        if own.get("signatureIn") == "functionCall" and is_signature(part.signature):
+            call["thoughtSignature"] = part.signature.data  # pyright: ignore[reportOptionalMemberAccess] -- is_signature checked it
+            return wire
+        return self._sign(wire, part.signature, message, index)
+
+    def _result(self, part: ToolResultPart, message: int, index: int) -> JsonObject:
+        location = self.location(message, index)
+        own = part.extra.get(DIALECT, {})
+        name = part.name or self.call_names.get(part.call_id)
+        if name is None:
+            raise LossyHistoryError(
+                location,
+                f"the result of call {part.call_id!r} has no function name and no matching "
+                "call precedes it; Gemini functionResponse needs the name",
+                code="unnamed_result",
+            )
+        body: JsonObject = {}
+        if part.call_id and not own.get("mintedId") and part.call_id not in self.minted_ids:
+            body["id"] = part.call_id
+        body["name"] = name
+        media = [item for item in part.output if isinstance(item, MediaPart)]
+        if not (own.get("noResponse") and len(media) == len(part.output)):
+            body["response"] = encode_response_object(part, location, self.warnings)
+        if media:
+            body["parts"] = [self._media(item, message, index) for item in media]
+        body.update(object_entry(own, "response"))
+        wire = _fields(part.extra)
+        wire["functionResponse"] = body
+        return wire
+
+    def _reasoning(self, part: ReasoningPart, message: int, index: int) -> JsonObject | None:
+        own = part.extra.get(DIALECT)
+        native = own is not None or is_signature(part.opaque)
+        if not native and self._for_request:
+            if part.text:
+                self.warn(
+                    "reasoning_dropped",
+                    self.location(message, index),
+                    f"{part.reasoning_kind} reasoning from another provider is not sent to "
+                    "Gemini as a thought",
+                )
+            if part.opaque is not None:
+                self.foreign(part.opaque, self.location(message, index))
+            return None
+        if part.reasoning_kind == "encrypted" and not part.text:
+            if not is_signature(part.opaque):
+                if part.opaque is not None:
+                    self.foreign(part.opaque, self.location(message, index))
+                return None
+            wire = _fields(part.extra)
+            if not (own or {}).get("noText"):
+                wire["text"] = ""
+            return self._sign(wire, part.opaque, message, index)
+        wire = _fields(part.extra)
+        wire["text"] = part.text
+        wire["thought"] = True
+        return self._sign(wire, part.opaque, message, index)
+
+    def _media(self, part: MediaPart, message: int, index: int) -> JsonObject:
+        wire = encode_media(part)
+        if wire is None:
+            raise LossyHistoryError(
+                self.location(message, index),
+                "media part has neither inline data nor a URI",
+                code="empty_media",
+            )
+        return wire
+
+    def _hosted(self, part: HostedToolPart, message: int, index: int) -> JsonObject | None:
+        if part.provider == "google":
+            return dict(part.item)
+        self.warn(
+            "hosted_item_dropped",
+            self.location(message, index),
+            f"{part.provider} hosted item {part.item_type!r} has no Gemini form; dropped",
+        )
+        return None
+
+
+def _fields(extra: Extra) -> JsonObject:
+    """A fresh wire part seeded with the unknown part fields kept at decode time."""
+    own = extra.get(DIALECT)
+    if not own:
+        return {}
+    fields = own.get("fields")
+    return dict(fields) if isinstance(fields, dict) else {}

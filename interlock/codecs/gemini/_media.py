@@ -1,0 +1,76 @@
+"""``inlineData`` / ``fileData`` ⇄ :class:`MediaPart`.
+
+Inline data is kept exactly as received (base64 text, never re-encoded: provider-wire.md
+trap 9). A canonical ``data:`` URI is sent as ``inlineData``; any other URI as ``fileData``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from interlock.codecs.gemini._wire import DIALECT, as_object, as_str, split_fields
+from interlock.transcript import JsonObject, JsonValue, MediaPart
+
+BLOB_FIELDS: Final = frozenset({"mimeType", "data", "displayName"})
+FILE_FIELDS: Final = frozenset({"mimeType", "fileUri", "displayName"})
+
+
+def decode_media(value: JsonValue, path: str, inline: bool) -> MediaPart:
+    """An ``inlineData`` (``inline``) or ``fileData`` object as a media part; data as received."""
+    body, unknown = split_fields(as_object(value, path), BLOB_FIELDS if inline else FILE_FIELDS)
+    media_type = body.get("mimeType")
+    filename = body.get("displayName")
+    marks: JsonObject = {"media": unknown} if unknown else {}
+    if inline:
+        data = as_str(body.get("data"), f"{path}.data")
+        uri = None
+    else:
+        uri = as_str(body.get("fileUri"), f"{path}.fileUri")
+        data = None
+    return MediaPart(
+        media_type=None if media_type is None else as_str(media_type, f"{path}.mimeType"),
+        data=data,
+        uri=uri,
+        filename=None if filename is None else as_str(filename, f"{path}.displayName"),
+        extra={DIALECT: marks} if marks else {},
+    )
+
+
+def encode_media(part: MediaPart) -> JsonObject | None:
+    """``{"inlineData": …}`` or ``{"fileData": …}`` for a media part; ``None`` if it has neither."""
+    own = part.extra.get(DIALECT, {})
+    media_unknown = own.get("media")
+    body: JsonObject = dict(media_unknown) if isinstance(media_unknown, dict) else {}
+    if part.data is not None:
+        if part.media_type is not None:
+            body["mimeType"] = part.media_type
+        body["data"] = part.data
+        key = "inlineData"
+    elif part.uri is not None:
+        inline = _data_uri(part.uri)
+        if inline is not None:
+            body["mimeType"], body["data"] = inline
+            key = "inlineData"
+        else:
+            if part.media_type is not None:
+                body["mimeType"] = part.media_type
+            body["fileUri"] = part.uri
+            key = "fileData"
+    else:
+        return None
+    if part.filename is not None:
+        body["displayName"] = part.filename
+    fields = own.get("fields")
+    wire: JsonObject = dict(fields) if isinstance(fields, dict) else {}
+    wire[key] = body
+    return wire
+
+
+def _data_uri(uri: str) -> tuple[str, str] | None:
+    """``data:<type>;base64,<data>`` split into type and data; ``None`` for other URIs."""
+    if not uri.startswith("data:"):
+        return None
+    head, comma, data = uri[5:].partition(",")
+    if not comma or not head.endswith(";base64"):
+        return None
+    return head.removesuffix(";base64") or "application/octet-stream", data

@@ -1,0 +1,216 @@
+"""Gemini ``Part`` ⇄ canonical part, one part at a time (decode side).
+
+Mapping (provider-wire.md §3.2):
+
+* ``{"text"}`` → :class:`TextPart`; ``{"text", "thought": true}`` → :class:`ReasoningPart`
+  of kind ``summary``; a signed part with empty text (the signature-only part at the end of
+  a stream) → :class:`ReasoningPart` of kind ``encrypted`` whose ``opaque`` is the signature.
+* ``thoughtSignature`` stays on the exact part it came with: ``TextPart.signature``,
+  ``ToolCallPart.signature`` or ``ReasoningPart.opaque``, data exactly as received.
+* ``functionCall`` → :class:`ToolCallPart` (``args`` object → compact JSON text);
+  ``functionResponse`` → :class:`ToolResultPart` (see :mod:`._results`);
+  ``inlineData`` / ``fileData`` → :class:`MediaPart`;
+  ``executableCode`` / ``codeExecutionResult`` and any part kind this codec does not know
+  → :class:`HostedToolPart` holding the wire part verbatim.
+
+Unknown part fields are kept in ``extra["gemini"]["fields"]``. A call without an ``id`` gets
+a deterministic minted id and the marker ``mintedId`` so that re-encoding omits it again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from interlock.codecs.gemini._media import decode_media
+from interlock.codecs.gemini._results import decode_function_response
+from interlock.codecs.gemini._wire import (
+    DIALECT,
+    as_bool,
+    as_object,
+    as_str,
+    signature,
+    split_fields,
+)
+from interlock.transcript import (
+    HostedToolPart,
+    JsonObject,
+    JsonValue,
+    LossyHistoryError,
+    MediaPart,
+    Opaque,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+)
+
+PART_FIELDS: Final = frozenset(
+    {
+        "text",
+        "thought",
+        "thoughtSignature",
+        "inlineData",
+        "fileData",
+        "functionCall",
+        "functionResponse",
+        "executableCode",
+        "codeExecutionResult",
+    }
+)
+CALL_FIELDS: Final = frozenset({"id", "name", "args"})
+HOSTED_KINDS: Final = ("executableCode", "codeExecutionResult")
+
+
+def canonical_arguments(args: JsonObject) -> str:
+    """The canonical JSON text of a Gemini ``args`` object (compact, key order kept)."""
+    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_part(value: JsonValue, path: str, minted_id: str) -> Part:
+    """One wire part as a canonical part; ``minted_id`` names a call that has no ``id``."""
+    raw = as_object(value, path)
+    fields, unknown = split_fields(raw, PART_FIELDS)
+    signature_value = fields.pop("thoughtSignature", None)
+    sealed = (
+        signature(as_str(signature_value, f"{path}.thoughtSignature"))
+        if signature_value is not None
+        else None
+    )
+    if "functionCall" in fields:
+        return _decode_call(fields, unknown, sealed, path, minted_id)
+    if "functionResponse" in fields:
+        body = fields.pop("functionResponse")
+        return decode_function_response(
+            body, f"{path}.functionResponse", _leftover(fields, unknown)
+        )
+    if "inlineData" in fields or "fileData" in fields:
+        return _decode_media(fields, unknown, path)
+    for kind in HOSTED_KINDS:
+        if kind in fields:
+            # Kept verbatim, signature included: only Gemini can replay these.
+            return HostedToolPart(provider="google", item_type=kind, item=raw)
+    if "text" in fields:
+        return _decode_text(fields, unknown, sealed, path)
+    if sealed is not None and not fields:
+        marks: JsonObject = {"noText": True}
+        if unknown:
+            marks["fields"] = unknown
+        return ReasoningPart(reasoning_kind="encrypted", opaque=sealed, extra={DIALECT: marks})
+    kind = next(iter(raw), "part")
+    return HostedToolPart(provider="google", item_type=kind, item=raw)
+
+
+def _leftover(fields: dict[str, JsonValue], unknown: JsonObject) -> JsonObject:
+    """Known part fields this part kind does not use, kept verbatim with the unknown ones."""
+    if not fields:
+        return unknown
+    return {**unknown, **fields}
+
+
+def _decode_text(
+    fields: dict[str, JsonValue], unknown: JsonObject, sealed: Opaque | None, path: str
+) -> Part:
+    text = as_str(fields.pop("text"), f"{path}.text")
+    thought_value = fields.pop("thought", None)
+    thought = thought_value is not None and as_bool(thought_value, f"{path}.thought")
+    if thought_value is False:
+        unknown = {**unknown, "thought": False}
+    marks: JsonObject = {}
+    rest = _leftover(fields, unknown)
+    if rest:
+        marks["fields"] = rest
+    if thought:
+        return ReasoningPart(
+            reasoning_kind="summary", text=text, opaque=sealed, extra={DIALECT: marks}
+        )
+    if sealed is not None and not text:
+        return ReasoningPart(reasoning_kind="encrypted", opaque=sealed, extra={DIALECT: marks})
+    return TextPart(text=text, signature=sealed, extra={DIALECT: marks} if marks else {})
+
+
+def _decode_call(
+    fields: dict[str, JsonValue],
+    unknown: JsonObject,
+    sealed: Opaque | None,
+    path: str,
+    minted_id: str,
+) -> ToolCallPart:
+    where = f"{path}.functionCall"
+    call, call_unknown = split_fields(as_object(fields.pop("functionCall"), where), CALL_FIELDS)
+    name = as_str(call.get("name"), f"{where}.name")
+    marks: JsonObject = {}
+    nested = call_unknown.get("thoughtSignature")
+    if sealed is None and isinstance(nested, str):
+        # Gemini 2.x sometimes nested the signature inside functionCall (TanStack/ai#459).
+        sealed = signature(nested)
+        call_unknown = {
+            key: item for key, item in call_unknown.items() if key != "thoughtSignature"
+        }
+        marks["signatureIn"] = "functionCall"
+    arguments = ""
+    if "args" in call:
+        arguments = canonical_arguments(as_object(call["args"], f"{where}.args"))
+    call_id = call.get("id")
+    if call_id is None:
+        call_id = minted_id
+        marks["mintedId"] = True
+    else:
+        call_id = as_str(call_id, f"{where}.id")
+    rest = _leftover(fields, unknown)
+    if rest:
+        marks["fields"] = rest
+    if call_unknown:
+        marks["call"] = call_unknown
+    return ToolCallPart(
+        call_id=call_id,
+        name=name,
+        arguments=arguments,
+        signature=sealed,
+        extra={DIALECT: marks} if marks else {},
+    )
+
+
+def _decode_media(fields: dict[str, JsonValue], unknown: JsonObject, path: str) -> MediaPart:
+    inline = "inlineData" in fields
+    key = "inlineData" if inline else "fileData"
+    part = decode_media(fields.pop(key), f"{path}.{key}", inline)
+    rest = _leftover(fields, unknown)
+    if not rest:
+        return part
+    marks = dict(part.extra.get(DIALECT, {}))
+    marks["fields"] = rest
+    return MediaPart(
+        media_type=part.media_type,
+        data=part.data,
+        uri=part.uri,
+        filename=part.filename,
+        extra={DIALECT: marks},
+    )
+
+
+def require_object_arguments(part: ToolCallPart, location: str) -> JsonObject | None:
+    """The call's arguments as a JSON object (``None`` for empty text), else raise.
+
+    Gemini ``args`` is an object; malformed or non-object argument text cannot be carried
+    and is never "fixed" (provider-wire.md trap 19).
+    """
+    if not part.arguments.strip():
+        return None
+    try:
+        parsed = json.loads(part.arguments)
+    except ValueError as error:
+        raise LossyHistoryError(
+            location,
+            f"tool call {part.name!r} has malformed JSON arguments ({error}); "
+            "Gemini functionCall.args must be a JSON object",
+            code="malformed_arguments",
+        ) from error
+    if not isinstance(parsed, dict):
+        raise LossyHistoryError(
+            location,
+            f"tool call {part.name!r} arguments are not a JSON object; "
+            "Gemini functionCall.args must be a JSON object",
+            code="malformed_arguments",
+        )
+    return parsed  # pyright: ignore[reportUnknownVariableType] -- json.loads returns Any

@@ -1,0 +1,138 @@
+"""``GenerateContentRequest`` ⇄ canonical :class:`Request`.
+
+The model and the streaming choice live in the URL (``models/{model}:generateContent`` or
+``:streamGenerateContent``), not in the body: :func:`decode_request` takes them as keyword
+arguments and :func:`encode_request` leaves them to the caller (``request.model``,
+``request.stream``). Top-level fields the canonical model does not name (``safetySettings``,
+``cachedContent``, ``labels``…) are kept verbatim in ``request.extra["gemini"]["fields"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from interlock.codecs.gemini._config import (
+    decode_generation,
+    decode_tool_choice,
+    decode_tools,
+    encode_generation,
+    encode_tool_config,
+    encode_tools,
+)
+from interlock.codecs.gemini._contents import ContentDecoder, decode_system_instruction
+from interlock.codecs.gemini._encode import PartEncoder
+from interlock.codecs.gemini._history import DummyForm, encode_history
+from interlock.codecs.gemini._wire import DIALECT, as_list, object_entry, split_fields
+from interlock.transcript import (
+    Encoded,
+    GenerationOptions,
+    JsonObject,
+    LossyHistoryError,
+    Message,
+    ReplayPolicy,
+    Request,
+)
+
+REQUEST_FIELDS: Final = frozenset(
+    {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"}
+)
+
+
+def decode_request(payload: JsonObject, *, model: str = "", stream: bool = False) -> Request:
+    """A wire request body as a canonical request; raises :class:`DecodeError` naming the path.
+
+    ``model`` and ``stream`` come from the URL the body was posted to.
+    """
+    fields, unknown = split_fields(payload, REQUEST_FIELDS)
+    marks: JsonObject = {"fields": unknown} if unknown else {}
+    messages: list[Message] = []
+    if "systemInstruction" in fields:
+        messages.append(decode_system_instruction(fields["systemInstruction"], "systemInstruction"))
+    contents = ContentDecoder()
+    if "contents" in fields:
+        for index, item in enumerate(as_list(fields["contents"], "contents")):
+            contents.add(item, index)
+    else:
+        marks["noContents"] = True
+    messages.extend(contents.messages)
+    tools, hosted = decode_tools(fields["tools"], "tools", marks) if "tools" in fields else ((), ())
+    choice = (
+        decode_tool_choice(fields["toolConfig"], "toolConfig", marks)
+        if "toolConfig" in fields
+        else None
+    )
+    options = (
+        decode_generation(fields["generationConfig"], "generationConfig", marks)
+        if "generationConfig" in fields
+        else GenerationOptions()
+    )
+    return Request(
+        model=model,
+        messages=tuple(messages),
+        tools=tools,
+        hosted_tools=hosted,
+        tool_choice=choice,
+        stream=stream,
+        options=options,
+        extra={DIALECT: marks} if marks else {},
+    )
+
+
+def encode_request(
+    request: Request,
+    *,
+    policy: ReplayPolicy = ReplayPolicy(),  # noqa: B008 -- frozen, immutable default
+    require_signatures: bool = True,
+    dummy_signature_form: DummyForm = "literal",
+) -> Encoded:
+    """The wire body for ``request``, plus every deliberate degradation as a warning.
+
+    Raises :class:`LossyHistoryError` before anything is sent when the history cannot be
+    carried (see :mod:`._history` and :mod:`._encode`). ``require_signatures=False`` skips
+    the current-turn signature rule for Gemini 2.x upstreams, which do not enforce it;
+    ``dummy_signature_form`` chooses how the degrade-mode dummy is written (trap 10).
+    """
+    marks = request.extra.get(DIALECT, {})
+    encoder = PartEncoder(policy, for_request=True)
+    _unsupported(request, encoder, policy)
+    system, contents = encode_history(
+        request.messages,
+        encoder,
+        policy,
+        require_signatures=require_signatures,
+        dummy_form=dummy_signature_form,
+    )
+    payload: JsonObject = {}
+    if not marks.get("noContents") or contents:
+        payload["contents"] = contents
+    if system is not None:
+        payload["systemInstruction"] = system
+    if request.tools or request.hosted_tools or "toolLayout" in marks:
+        payload["tools"] = encode_tools(request.tools, request.hosted_tools, marks, encoder)
+    tool_config = encode_tool_config(request.tool_choice, marks)
+    if tool_config is not None:
+        payload["toolConfig"] = tool_config
+    generation = encode_generation(request.options, marks, encoder)
+    if generation is not None:
+        payload["generationConfig"] = generation
+    payload.update(object_entry(marks, "fields"))
+    return Encoded(payload=payload, warnings=tuple(encoder.warnings))
+
+
+def _unsupported(request: Request, encoder: PartEncoder, policy: ReplayPolicy) -> None:
+    """Report (or refuse) canonical request settings Gemini has no field for."""
+    if request.parallel_tool_calls is False:
+        encoder.warn(
+            "parallel_tool_calls_ignored",
+            "parallel_tool_calls",
+            "Gemini cannot forbid parallel function calls (trap 26)",
+        )
+    continuation = request.continuation
+    if continuation.previous_response_id or continuation.conversation_id:
+        reason = (
+            "the request continues service-side state (previous_response_id / conversation) "
+            "that Gemini cannot see; materialise the full history first (trap 33)"
+        )
+        if policy.mode == "strict":
+            raise LossyHistoryError("continuation", reason, code="stateful_history")
+        encoder.warn("continuation_ignored", "continuation", reason)

@@ -1,0 +1,171 @@
+"""``GenerateContentResponse`` ⇄ canonical :class:`Response`.
+
+The first candidate becomes the response message; further candidates (``candidateCount >
+1``) are kept verbatim in ``extra["gemini"]["candidates"]``. ``responseId`` ↔ ``id``,
+``modelVersion`` ↔ ``model``. Candidate fields the canonical model does not name
+(``index``, ``safetyRatings``, ``citationMetadata``, ``groundingMetadata``…) are kept in
+``extra["gemini"]["candidate"]``; its presence also marks the response as Gemini's own, so
+a foreign response is encoded with the default ``"index": 0``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from interlock.codecs.gemini._encode import PartEncoder
+from interlock.codecs.gemini._finish import decode_finish, encode_finish
+from interlock.codecs.gemini._parts import decode_part
+from interlock.codecs.gemini._usage import decode_usage, encode_usage
+from interlock.codecs.gemini._wire import (
+    DIALECT,
+    MINTED_ID_PREFIX,
+    as_list,
+    as_object,
+    as_str,
+    object_entry,
+    split_fields,
+)
+from interlock.transcript import (
+    FinishReason,
+    JsonObject,
+    JsonValue,
+    Message,
+    Part,
+    ReplayPolicy,
+    Response,
+)
+
+RESPONSE_FIELDS: Final = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId"})
+CANDIDATE_FIELDS: Final = frozenset({"content", "finishReason"})
+CONTENT_FIELDS: Final = frozenset({"role", "parts"})
+
+
+def minted_call_id(response_id: str | None, ordinal: int) -> str:
+    """The id given to the ``ordinal``-th id-less function call of a response (0-based)."""
+    return (
+        f"{MINTED_ID_PREFIX}{response_id}_{ordinal}"
+        if response_id
+        else f"{MINTED_ID_PREFIX}{ordinal}"
+    )
+
+
+def decode_content(
+    value: JsonValue, path: str, response_id: str | None, calls_before: int
+) -> tuple[list[Part], JsonObject]:
+    """A candidate ``content`` as parts plus the message marks (role, unknown fields)."""
+    fields, unknown = split_fields(as_object(value, path), CONTENT_FIELDS)
+    marks: JsonObject = {"fields": unknown} if unknown else {}
+    role = fields.get("role")
+    if role is None:
+        marks["noRole"] = True
+    elif as_str(role, f"{path}.role") != "model":
+        marks["role"] = role
+    if "parts" not in fields:
+        marks["noParts"] = True
+    parts: list[Part] = []
+    calls = calls_before
+    for index, item in enumerate(as_list(fields.get("parts", []), f"{path}.parts")):
+        part = decode_part(item, f"{path}.parts[{index}]", minted_call_id(response_id, calls))
+        if part.kind == "tool_call":
+            calls += 1
+        parts.append(part)
+    return parts, marks
+
+
+def decode_response(payload: JsonObject) -> Response:
+    """A wire response as a canonical response; raises :class:`DecodeError` naming the path."""
+    fields, unknown = split_fields(payload, RESPONSE_FIELDS)
+    marks: JsonObject = {"fields": unknown} if unknown else {}
+    response_id = _optional_str(fields, "responseId", "")
+    model = _optional_str(fields, "modelVersion", "")
+    parts: list[Part] = []
+    message_marks: JsonObject = {}
+    native: str | None = None
+    if "candidates" not in fields:
+        marks["noCandidates"] = True
+    candidates = as_list(fields.get("candidates", []), "candidates")
+    if candidates:
+        candidate, candidate_unknown = split_fields(
+            as_object(candidates[0], "candidates[0]"), CANDIDATE_FIELDS
+        )
+        marks["candidate"] = candidate_unknown
+        if len(candidates) > 1:
+            marks["candidates"] = candidates[1:]
+        if "content" in candidate:
+            parts, message_marks = decode_content(
+                candidate["content"], "candidates[0].content", response_id, 0
+            )
+        else:
+            message_marks["noContent"] = True
+        if "finishReason" in candidate:
+            native = as_str(candidate["finishReason"], "candidates[0].finishReason")
+    reason: FinishReason | None = None
+    if native is not None:
+        reason = decode_finish(native, any(part.kind == "tool_call" for part in parts))
+    usage = fields.get("usageMetadata")
+    return Response(
+        message=Message(
+            role="assistant",
+            parts=tuple(parts),
+            extra={DIALECT: message_marks} if message_marks else {},
+        ),
+        id=response_id,
+        model=model,
+        finish_reason=reason,
+        native_finish_reason=native,
+        usage=None if usage is None else decode_usage(usage, "usageMetadata"),
+        extra={DIALECT: marks} if marks else {},
+    )
+
+
+def _optional_str(fields: dict[str, JsonValue], key: str, path: str) -> str | None:
+    value = fields.get(key)
+    return None if value is None else as_str(value, f"{path}{key}")
+
+
+def encode_content(message: Message, encoder: PartEncoder) -> JsonObject:
+    """The wire ``content`` of a response message (role ``model``)."""
+    own = message.extra.get(DIALECT, {})
+    content: JsonObject = dict(object_entry(own, "fields"))
+    if isinstance(own.get("role"), str):
+        content["role"] = own["role"]
+    elif not own.get("noRole"):
+        content["role"] = "model"
+    parts: list[JsonValue] = []
+    for index, part in enumerate(message.parts):
+        encoded = encoder.encode(part, -1, index)
+        if encoded is not None:
+            parts.append(encoded)
+    if parts or not own.get("noParts"):
+        content["parts"] = parts
+    return content
+
+
+def encode_response(response: Response) -> JsonObject:
+    """Canonical response as a wire ``GenerateContentResponse``.
+
+    Opaque payloads of other providers cannot reach a Gemini client and are left out
+    (the gateway's reasoning vault keeps them); see :class:`PartEncoder`.
+    """
+    marks = response.extra.get(DIALECT)
+    encoder = PartEncoder(ReplayPolicy(), for_request=False, prefix="message")
+    payload: JsonObject = {}
+    if marks is None or not marks.get("noCandidates") or response.message.parts:
+        candidate: JsonObject = {}
+        if not response.message.extra.get(DIALECT, {}).get("noContent"):
+            candidate["content"] = encode_content(response.message, encoder)
+        finish = encode_finish(response.finish_reason, response.native_finish_reason)
+        if finish is not None:
+            candidate["finishReason"] = finish
+        candidate.update(object_entry(marks, "candidate") if marks is not None else {"index": 0})
+        others = (marks or {}).get("candidates")
+        payload["candidates"] = [candidate, *(others if isinstance(others, list) else [])]
+    if response.usage is not None:
+        payload["usageMetadata"] = encode_usage(response.usage)
+    if response.model is not None:
+        payload["modelVersion"] = response.model
+    if response.id is not None:
+        payload["responseId"] = response.id
+    if marks is not None:
+        payload.update(object_entry(marks, "fields"))
+    return payload

@@ -1,0 +1,345 @@
+"""``streamGenerateContent?alt=sse`` ⇄ canonical stream updates (sans-I/O).
+
+Each SSE ``data:`` holds a whole ``GenerateContentResponse`` with only the *new* parts
+(provider-wire.md §3.5). Chunk boundaries are not part boundaries:
+
+* consecutive unsigned text fragments (or unsigned thought fragments) are one logical part:
+  the first starts it, the next ones are :class:`PartDelta`;
+* a fragment carrying a ``thoughtSignature`` is never merged: it becomes its own part, and
+  text after it starts a new part (traps 6/7); the signature-only empty part at the end of a
+  stream becomes an ``encrypted`` :class:`ReasoningPart`;
+* a ``functionCall`` arrives whole; parallel calls come in separate chunks without index,
+  each becomes its own part in arrival order (trap 22);
+* ``usageMetadata`` may come on many chunks: every one is a :class:`UsageUpdate` (the last
+  wins); the chunk with ``finishReason`` ends the response. There is no ``[DONE]``.
+
+The encoder writes the same shape: text deltas as they come, a signed text part's
+signature on a trailing empty-text part when its text already went out, whole calls, and a
+final chunk with ``finishReason`` and ``usageMetadata``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import assert_never
+
+from interlock.codecs._sse import SseEvent
+from interlock.codecs.gemini._encode import PartEncoder
+from interlock.codecs.gemini._finish import decode_finish, encode_finish
+from interlock.codecs.gemini._parts import decode_part
+from interlock.codecs.gemini._response import CANDIDATE_FIELDS, RESPONSE_FIELDS, minted_call_id
+from interlock.codecs.gemini._usage import decode_usage, encode_usage
+from interlock.codecs.gemini._wire import (
+    DIALECT,
+    as_list,
+    as_object,
+    as_str,
+    is_signature,
+    object_entry,
+    split_fields,
+)
+from interlock.transcript import (
+    DecodeError,
+    JsonObject,
+    JsonValue,
+    Part,
+    PartDelta,
+    PartFinished,
+    PartStarted,
+    ReasoningPart,
+    ReplayPolicy,
+    ResponseFinished,
+    ResponseStarted,
+    StreamFailed,
+    TextPart,
+    Update,
+    UsageUpdate,
+)
+
+_ORIGIN: JsonObject = {}
+
+
+@dataclass(slots=True)
+class _OpenRun:
+    """An unsigned text or thought run still receiving fragments."""
+
+    index: int
+    thought: bool
+    fragments: list[str] = field(default_factory=list[str])
+
+    def part(self) -> Part:
+        text = "".join(self.fragments)
+        if self.thought:
+            return ReasoningPart(reasoning_kind="summary", text=text, extra={DIALECT: _ORIGIN})
+        return TextPart(text=text)
+
+
+def _run_kind(part: Part) -> bool | None:
+    """``False`` for mergeable plain text, ``True`` for a mergeable thought, else ``None``."""
+    if isinstance(part, TextPart):
+        return False if part.signature is None and not part.extra else None
+    if isinstance(part, ReasoningPart) and part.reasoning_kind == "summary":
+        own = part.extra.get(DIALECT)
+        return True if part.opaque is None and not own else None
+    return None
+
+
+class StreamDecoder:
+    """Gemini SSE events → canonical updates. Raises :class:`DecodeError` on malformed input."""
+
+    __slots__ = (
+        "_calls",
+        "_fields",
+        "_finished",
+        "_next_index",
+        "_open",
+        "_response_id",
+        "_started",
+    )
+
+    def __init__(self) -> None:
+        self._started = False
+        self._finished = False
+        self._next_index = 0
+        self._open: _OpenRun | None = None
+        self._calls = 0
+        self._response_id: str | None = None
+        self._fields: JsonObject = {}
+
+    def feed(self, event: SseEvent) -> list[Update]:
+        """Consume one SSE event (one response chunk)."""
+        if not event.data.strip():
+            return []
+        if self._finished:
+            raise DecodeError("", "stream data after the chunk that carried finishReason")
+        try:
+            payload = json.loads(event.data)
+        except ValueError as error:
+            raise DecodeError("data", f"malformed JSON in stream chunk: {error}") from error
+        return self.feed_chunk(as_object(payload, "data"))
+
+    def feed_chunk(self, chunk: JsonObject) -> list[Update]:
+        """Consume one already-parsed chunk (the JSON-array form of the stream)."""
+        updates: list[Update] = []
+        if "error" in chunk:
+            return self._failed(chunk, updates)
+        fields, unknown = split_fields(chunk, RESPONSE_FIELDS)
+        self._fields.update(unknown)
+        if not self._started:
+            self._started = True
+            response_id = fields.get("responseId")
+            model = fields.get("modelVersion")
+            self._response_id = None if response_id is None else as_str(response_id, "responseId")
+            updates.append(
+                ResponseStarted(
+                    id=self._response_id,
+                    model=None if model is None else as_str(model, "modelVersion"),
+                )
+            )
+        candidates = as_list(fields.get("candidates", []), "candidates")
+        candidate: dict[str, JsonValue] = {}
+        candidate_unknown: JsonObject = {}
+        if candidates:
+            candidate, candidate_unknown = split_fields(
+                as_object(candidates[0], "candidates[0]"), CANDIDATE_FIELDS
+            )
+            if "content" in candidate:
+                self._content(candidate["content"], updates)
+        if "usageMetadata" in fields:
+            updates.append(
+                UsageUpdate(usage=decode_usage(fields["usageMetadata"], "usageMetadata"))
+            )
+        if "finishReason" in candidate:
+            native = as_str(candidate["finishReason"], "candidates[0].finishReason")
+            self._close(updates)
+            self._finished = True
+            marks: JsonObject = {"candidate": candidate_unknown}
+            if self._fields:
+                marks["fields"] = self._fields
+            updates.append(
+                ResponseFinished(
+                    finish_reason=decode_finish(native, self._calls > 0),
+                    native_finish_reason=native,
+                    extra={DIALECT: marks},
+                )
+            )
+        return updates
+
+    def finish(self) -> list[Update]:
+        """The stream ended; a stream cut before ``finishReason`` is reported as failed."""
+        if self._finished:
+            return []
+        updates: list[Update] = []
+        self._close(updates)
+        self._finished = True
+        updates.append(
+            StreamFailed(code="incomplete_stream", message="the stream ended without finishReason")
+        )
+        return updates
+
+    def _failed(self, chunk: JsonObject, updates: list[Update]) -> list[Update]:
+        error = as_object(chunk["error"], "error")
+        status = error.get("code")
+        self._close(updates)
+        self._finished = True
+        updates.append(
+            StreamFailed(
+                code=str(error.get("status") or "UNKNOWN"),
+                message=str(error.get("message") or ""),
+                status=status if isinstance(status, int) else None,
+            )
+        )
+        return updates
+
+    def _content(self, value: JsonValue, updates: list[Update]) -> None:
+        parts = as_object(value, "candidates[0].content").get("parts")
+        if parts is None:
+            return
+        for position, item in enumerate(as_list(parts, "candidates[0].content.parts")):
+            path = f"candidates[0].content.parts[{position}]"
+            part = decode_part(item, path, minted_call_id(self._response_id, self._calls))
+            if part.kind == "tool_call":
+                self._calls += 1
+            self._part(part, updates)
+
+    def _part(self, part: Part, updates: list[Update]) -> None:
+        kind = _run_kind(part)
+        text = part.text if isinstance(part, TextPart | ReasoningPart) else ""
+        run = self._open
+        if kind is not None and run is not None and run.thought == kind:
+            if text:
+                run.fragments.append(text)
+                updates.append(PartDelta(index=run.index, delta=text))
+            return
+        if kind is not None and not text:
+            return  # an empty unsigned fragment carries nothing
+        self._close(updates)
+        index = self._next_index
+        self._next_index += 1
+        updates.append(PartStarted(index=index, part=part))
+        if kind is not None:
+            self._open = _OpenRun(index=index, thought=kind, fragments=[text])
+        else:
+            updates.append(PartFinished(index=index, part=part))
+
+    def _close(self, updates: list[Update]) -> None:
+        run = self._open
+        if run is not None:
+            updates.append(PartFinished(index=run.index, part=run.part()))
+            self._open = None
+
+
+@dataclass(slots=True)
+class _Sent:
+    """A text-like part being streamed out: the text already sent."""
+
+    thought: bool
+    sent: str = ""
+
+
+class StreamEncoder:
+    """Canonical updates → Gemini SSE events, each a ``GenerateContentResponse`` chunk."""
+
+    __slots__ = ("_encoder", "_id", "_model", "_sent", "_usage")
+
+    def __init__(self) -> None:
+        self._encoder = PartEncoder(ReplayPolicy(), for_request=False, prefix="message")
+        self._id: str | None = None
+        self._model: str | None = None
+        self._usage: JsonObject | None = None
+        self._sent: dict[int, _Sent] = {}
+
+    def encode(self, update: Update) -> list[SseEvent]:
+        """The SSE events for one update (often none until a part is complete)."""
+        match update:
+            case ResponseStarted():
+                self._id, self._model = update.id, update.model
+                return []
+            case PartStarted(index=index, part=part):
+                return self._started(index, part)
+            case PartDelta(index=index, delta=delta):
+                sent = self._sent.get(index)
+                if sent is None or not delta:
+                    return []
+                sent.sent += delta
+                return [self._chunk(_fragment(delta, sent.thought))]
+            case PartFinished(index=index, part=part):
+                return self._finished(index, part)
+            case UsageUpdate(usage=usage):
+                self._usage = encode_usage(usage)
+                return []
+            case ResponseFinished():
+                return [self._final(update)]
+            case StreamFailed():
+                body: JsonObject = {
+                    "code": update.status or 500,
+                    "message": update.message,
+                    "status": update.code,
+                }
+                return [SseEvent(data=json.dumps({"error": body}, ensure_ascii=False))]
+            case _:
+                assert_never(update)
+
+    def finish(self) -> list[SseEvent]:
+        """Nothing is buffered: every chunk went out with the update that completed it."""
+        return []
+
+    def _started(self, index: int, part: Part) -> list[SseEvent]:
+        if isinstance(part, TextPart) or (
+            isinstance(part, ReasoningPart) and part.reasoning_kind != "encrypted"
+        ):
+            sent = _Sent(thought=isinstance(part, ReasoningPart))
+            self._sent[index] = sent
+            signed = part.signature if isinstance(part, TextPart) else part.opaque
+            if part.text and signed is None and not part.extra.get(DIALECT):
+                sent.sent = part.text
+                return [self._chunk(_fragment(part.text, sent.thought))]
+        return []
+
+    def _finished(self, index: int, part: Part) -> list[SseEvent]:
+        sent = self._sent.pop(index, None)
+        if sent is not None and sent.sent and isinstance(part, TextPart | ReasoningPart):
+            remainder = part.text[len(sent.sent) :] if part.text.startswith(sent.sent) else ""
+            signed = part.signature if isinstance(part, TextPart) else part.opaque
+            if not is_signature(signed):
+                return [self._chunk(_fragment(remainder, sent.thought))] if remainder else []
+            tail = _fragment(remainder, sent.thought)
+            tail["thoughtSignature"] = signed.data  # pyright: ignore[reportOptionalMemberAccess] -- is_signature checked it
+            return [self._chunk(tail)]
+        wire = self._encoder.encode(part, -1, index)
+        if wire is None or wire == {"text": ""}:
+            return []
+        return [self._chunk(wire)]
+
+    def _chunk(self, part: JsonObject) -> SseEvent:
+        chunk: JsonObject = {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]
+        }
+        return SseEvent(data=json.dumps(self._stamp(chunk), ensure_ascii=False))
+
+    def _stamp(self, chunk: JsonObject) -> JsonObject:
+        if self._model is not None:
+            chunk["modelVersion"] = self._model
+        if self._id is not None:
+            chunk["responseId"] = self._id
+        return chunk
+
+    def _final(self, update: ResponseFinished) -> SseEvent:
+        marks = update.extra.get(DIALECT)
+        candidate: JsonObject = {}
+        finish = encode_finish(update.finish_reason, update.native_finish_reason)
+        if finish is not None:
+            candidate["finishReason"] = finish
+        candidate.update(object_entry(marks, "candidate") if marks is not None else {"index": 0})
+        chunk: JsonObject = {"candidates": [candidate]}
+        if self._usage is not None:
+            chunk["usageMetadata"] = self._usage
+        self._stamp(chunk)
+        if marks is not None:
+            chunk.update(object_entry(marks, "fields"))
+        return SseEvent(data=json.dumps(chunk, ensure_ascii=False))
+
+
+def _fragment(text: str, thought: bool) -> JsonObject:
+    return {"text": text, "thought": True} if thought else {"text": text}

@@ -1,0 +1,138 @@
+"""Gemini REST wire field names and the small typed readers every module shares.
+
+The REST API speaks camelCase; proto3-JSON servers also accept the original snake_case
+names, so input keys are normalised with :func:`camel` before lookup. Output is always
+camelCase (a snake_case ``thinking_budget`` has been seen silently ignored,
+provider-wire.md §3.1). Fields the canonical model does not name are kept verbatim,
+under their received spelling, in ``extra["gemini"]`` of the object they came with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, cast
+
+from interlock.transcript import DecodeError, JsonObject, JsonValue, Opaque
+
+DIALECT: Final = "gemini"
+"""The key this codec uses in ``Part.extra`` / ``Message.extra`` / ``Request.extra``."""
+
+SIGNATURE_PROVIDER: Final = "google"
+SIGNATURE_FORMAT: Final = "gemini.thought_signature"
+
+MINTED_ID_PREFIX: Final = "gcall_"
+"""Prefix of call ids minted for function calls that arrived without one."""
+
+_CAMEL_CACHE: dict[str, str] = {}
+
+
+def camel(key: str) -> str:
+    """``thought_signature`` → ``thoughtSignature``; camelCase keys are unchanged."""
+    cached = _CAMEL_CACHE.get(key)
+    if cached is not None:
+        return cached
+    head, *rest = key.split("_")
+    result = head + "".join(word[:1].upper() + word[1:] for word in rest) if rest else key
+    if len(_CAMEL_CACHE) < 4096:
+        _CAMEL_CACHE[key] = result
+    return result
+
+
+def split_fields(
+    value: Mapping[str, JsonValue], known: frozenset[str]
+) -> tuple[dict[str, JsonValue], JsonObject]:
+    """Split an object into its known fields (camelCase keys) and the rest (kept verbatim)."""
+    fields: dict[str, JsonValue] = {}
+    unknown: JsonObject = {}
+    for key, item in value.items():
+        name = key if key in known else camel(key)
+        if name in known:
+            fields[name] = item
+        else:
+            unknown[key] = item
+    return fields, unknown
+
+
+def as_object(value: JsonValue, path: str) -> JsonObject:
+    """``value`` as a JSON object, or :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, dict):
+        raise DecodeError(path, f"expected an object, got {type_name(value)}")
+    return value
+
+
+def as_list(value: JsonValue, path: str) -> list[JsonValue]:
+    """``value`` as a JSON array, or :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, list):
+        raise DecodeError(path, f"expected an array, got {type_name(value)}")
+    return value
+
+
+def as_str(value: JsonValue, path: str) -> str:
+    """``value`` as a string, or :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, str):
+        raise DecodeError(path, f"expected a string, got {type_name(value)}")
+    return value
+
+
+def as_int(value: JsonValue, path: str) -> int:
+    """``value`` as an integer (bools refused), or :class:`DecodeError` naming ``path``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DecodeError(path, f"expected an integer, got {type_name(value)}")
+    return value
+
+
+def as_number(value: JsonValue, path: str) -> float:
+    """``value`` as a number (bools refused), or :class:`DecodeError` naming ``path``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DecodeError(path, f"expected a number, got {type_name(value)}")
+    return value
+
+
+def as_bool(value: JsonValue, path: str) -> bool:
+    """``value`` as a boolean, or :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, bool):
+        raise DecodeError(path, f"expected a boolean, got {type_name(value)}")
+    return value
+
+
+def type_name(value: JsonValue) -> str:
+    """The JSON type name of ``value`` for error messages."""
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "boolean"
+        case int() | float():
+            return "number"
+        case str():
+            return "string"
+        case list():
+            return "array"
+        case dict():
+            return "object"
+
+
+def signature(data: str) -> Opaque:
+    """A Gemini thought signature as the canonical opaque envelope (data exactly as received)."""
+    return Opaque(provider=SIGNATURE_PROVIDER, format=SIGNATURE_FORMAT, data=data)
+
+
+def is_signature(opaque: Opaque | None) -> bool:
+    """True when ``opaque`` is a Gemini thought signature this codec may replay."""
+    return (
+        opaque is not None
+        and opaque.provider == SIGNATURE_PROVIDER
+        and opaque.format == SIGNATURE_FORMAT
+        and isinstance(opaque.data, str)
+    )
+
+
+def own_extra(extra: Mapping[str, JsonObject]) -> JsonObject:
+    """This dialect's entry of an ``extra`` mapping (empty when absent)."""
+    return extra.get(DIALECT) or {}
+
+
+def object_entry(extra: JsonObject, key: str) -> JsonObject:
+    """A JSON-object entry of this codec's extra (empty when absent or not an object)."""
+    value = extra.get(key)
+    return cast(JsonObject, value) if isinstance(value, dict) else {}
