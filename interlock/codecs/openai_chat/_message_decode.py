@@ -1,0 +1,169 @@
+"""Chat ``messages[]`` → canonical messages.
+
+Assistant parts come out in a fixed order: reasoning, content (text / refusal parts),
+the ``refusal`` field, ``tool_calls``, a deprecated ``function_call``. A ``tool`` message
+becomes ``Message(role="tool")`` holding one :class:`ToolResultPart`. The deprecated
+``function`` role becomes the same, paired with the latest ``function_call`` of that name
+(whose call id is minted from its position: ``call_fn_<message index>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from interlock.codecs.openai_chat._content import decode_content
+from interlock.codecs.openai_chat._reasoning import decode_reasoning, take_google_signature
+from interlock.codecs.openai_chat._tools import check_arguments, decode_tool_call
+from interlock.codecs.openai_chat._wire import (
+    as_list,
+    as_object,
+    as_str,
+    optional_str,
+    required,
+    rest,
+    with_extra,
+)
+from interlock.transcript import (
+    DecodeError,
+    JsonObject,
+    JsonValue,
+    Message,
+    Opaque,
+    Part,
+    RefusalPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+_TEXT_ONLY = frozenset({"text"})
+_USER_PARTS = frozenset({"text", "image_url", "input_audio", "file"})
+_ASSISTANT_PARTS = frozenset({"text", "refusal"})
+
+
+def decode_messages(value: JsonValue, path: str) -> tuple[Message, ...]:
+    """The ``messages`` array."""
+    items = as_list(value, path)
+    function_calls: dict[str, str] = {}
+    return tuple(
+        decode_message(as_object(item, f"{path}[{i}]"), f"{path}[{i}]", i, function_calls)
+        for i, item in enumerate(items)
+    )
+
+
+def decode_message(
+    message: JsonObject, path: str, index: int, function_calls: dict[str, str]
+) -> Message:
+    """One message; ``function_calls`` maps deprecated function names to minted call ids."""
+    role = as_str(required(message, "role", path), f"{path}.role")
+    match role:
+        case "system" | "developer":
+            return _instruction(message, path, role, _TEXT_ONLY)
+        case "user":
+            return _instruction(message, path, "user", _USER_PARTS)
+        case "assistant":
+            return _assistant(message, path, index, function_calls)
+        case "tool":
+            call_id = as_str(required(message, "tool_call_id", path), f"{path}.tool_call_id")
+            return _tool_result(message, path, call_id, {"role", "tool_call_id", "content"})
+        case "function":
+            name = as_str(required(message, "name", path), f"{path}.name")
+            call_id = function_calls.get(name)
+            if call_id is None:
+                raise DecodeError(f"{path}.name", f"no earlier function_call named {name!r}")
+            return _tool_result(message, path, call_id, {"role", "name", "content"}, name=name)
+        case _:
+            raise DecodeError(f"{path}.role", f"unknown role {role!r}")
+
+
+def _instruction(message: JsonObject, path: str, role: str, allow: frozenset[str]) -> Message:
+    content = required(message, "content", path)
+    parts = decode_content(content, f"{path}.content", allow=allow)
+    layout: JsonObject | None = {"content": "parts"} if isinstance(content, list) else None
+    return Message(
+        role="user" if role == "user" else ("system" if role == "system" else "developer"),
+        parts=tuple(parts),
+        name=optional_str(message, "name", path),
+        extra=with_extra(rest(message, {"role", "content", "name"}), layout),
+    )
+
+
+def _assistant(
+    message: JsonObject, path: str, index: int, function_calls: dict[str, str]
+) -> Message:
+    signature, message = take_google_signature(message, path)
+    reasoning, consumed = decode_reasoning(message, path)
+    parts: list[Part] = list(reasoning)
+    reasoning_count = len(parts)
+    layout: JsonObject = {}
+    content = message.get("content")
+    if content is not None:
+        parts.extend(decode_content(content, f"{path}.content", allow=_ASSISTANT_PARTS))
+        consumed.add("content")
+        if isinstance(content, list):
+            layout["content"] = "parts"
+    elif "content" not in message:
+        layout["content"] = "absent"
+    if signature is not None:
+        _attach_text_signature(parts, reasoning_count, signature)
+    if message.get("refusal") is not None:
+        parts.append(RefusalPart(text=as_str(message["refusal"], f"{path}.refusal")))
+        consumed.add("refusal")
+    if message.get("tool_calls") is not None:
+        calls = as_list(message["tool_calls"], f"{path}.tool_calls")
+        for i, call in enumerate(calls):
+            where = f"{path}.tool_calls[{i}]"
+            parts.append(decode_tool_call(as_object(call, where), where))
+        consumed.add("tool_calls")
+    if message.get("function_call") is not None:
+        call = _function_call(message["function_call"], f"{path}.function_call", index)
+        function_calls[call.name] = call.call_id
+        parts.append(call)
+        consumed.add("function_call")
+    consumed |= {"role", "name"}
+    return Message(
+        role="assistant",
+        parts=tuple(parts),
+        name=optional_str(message, "name", path),
+        extra=with_extra(rest(message, consumed), layout),
+    )
+
+
+def _attach_text_signature(parts: list[Part], start: int, signature: Opaque) -> None:
+    """A text turn's signature goes on its last text part (an empty one if it has none)."""
+    for position in range(len(parts) - 1, start - 1, -1):
+        part = parts[position]
+        if isinstance(part, TextPart):
+            parts[position] = TextPart(text=part.text, signature=signature, extra=part.extra)
+            return
+    parts.append(TextPart(text="", signature=signature, extra=with_extra({}, {"carrier": True})))
+
+
+def _function_call(value: JsonValue, path: str, index: int) -> ToolCallPart:
+    call = as_object(value, path)
+    arguments = as_str(required(call, "arguments", path), f"{path}.arguments")
+    check_arguments(arguments, f"{path}.arguments")
+    return ToolCallPart(
+        call_id=f"call_fn_{index}",
+        name=as_str(required(call, "name", path), f"{path}.name"),
+        arguments=arguments,
+        extra=with_extra(rest(call, {"name", "arguments"}), {"function_call": True}),
+    )
+
+
+def _tool_result(
+    message: JsonObject, path: str, call_id: str, known: set[str], *, name: str | None = None
+) -> Message:
+    content = required(message, "content", path)
+    output: Sequence[TextPart] = [
+        part
+        for part in decode_content(content, f"{path}.content", allow=_TEXT_ONLY)
+        if isinstance(part, TextPart)
+    ]
+    layout: JsonObject = {}
+    if isinstance(content, list):
+        layout["content"] = "parts"
+    if name is not None:
+        layout["role"] = "function"
+    result = ToolResultPart(call_id=call_id, output=tuple(output), name=name)
+    return Message(role="tool", parts=(result,), extra=with_extra(rest(message, known), layout))

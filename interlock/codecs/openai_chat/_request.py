@@ -1,0 +1,202 @@
+"""Chat Completions request bodies both ways.
+
+Fields the canonical request names are decoded; everything else (``n``,
+``stream_options``, ``response_format``, ``store``, vendor keys…) is kept verbatim in
+``Request.extra[DIALECT]``. A known field sent as ``null`` is kept the same way, so a
+same-dialect round trip is exact.
+"""
+
+from __future__ import annotations
+
+from interlock.codecs.openai_chat._message_decode import decode_messages
+from interlock.codecs.openai_chat._message_encode import MessageEncoder, current_turn_start
+from interlock.codecs.openai_chat._pairing import find_pairing_violation
+from interlock.codecs.openai_chat._policy import Degradations
+from interlock.codecs.openai_chat._tools import (
+    custom_tool_names,
+    decode_tool_choice,
+    decode_tools,
+    encode_tool_choice,
+    encode_tools,
+)
+from interlock.codecs.openai_chat._wire import (
+    LAYOUT,
+    REASONING_DIALECTS,
+    ReasoningDialect,
+    as_bool,
+    as_int,
+    as_list,
+    as_number,
+    as_object,
+    as_str,
+    extra_of,
+    merge_unknown,
+    required,
+    rest,
+    with_extra,
+)
+from interlock.transcript import (
+    Encoded,
+    GenerationOptions,
+    JsonObject,
+    JsonValue,
+    LossyHistoryError,
+    ReplayPolicy,
+    Request,
+)
+
+
+class _Fields:
+    """The request body being decoded and the keys consumed so far."""
+
+    def __init__(self, body: JsonObject) -> None:
+        self.body = body
+        self.consumed = {"model", "messages"}
+
+    def take(self, key: str) -> JsonValue:
+        """``body[key]``, marked consumed unless absent or ``null`` (then it stays extra)."""
+        value = self.body.get(key)
+        if value is not None:
+            self.consumed.add(key)
+        return value
+
+
+def decode_request(payload: JsonObject) -> Request:
+    """A Chat Completions request body → canonical request (raises :class:`DecodeError`)."""
+    body = as_object(payload, "")
+    fields = _Fields(body)
+    layout: JsonObject = {}
+    tools = fields.take("tools")
+    tool_choice = None
+    if (choice := fields.take("tool_choice")) is not None:
+        tool_choice, form = decode_tool_choice(choice, "tool_choice")
+        if form is not None:
+            layout["tool_choice"] = form
+    parallel = fields.take("parallel_tool_calls")
+    stream = body.get("stream") is True
+    if stream:
+        fields.consumed.add("stream")
+    options = _decode_options(fields, layout)
+    return Request(
+        model=as_str(required(body, "model", ""), "model"),
+        messages=decode_messages(required(body, "messages", ""), "messages"),
+        tools=decode_tools(tools, "tools") if tools is not None else (),
+        tool_choice=tool_choice,
+        parallel_tool_calls=None if parallel is None else as_bool(parallel, "parallel_tool_calls"),
+        stream=stream,
+        options=options,
+        extra=with_extra(rest(body, fields.consumed), layout),
+    )
+
+
+def _decode_options(fields: _Fields, layout: JsonObject) -> GenerationOptions:
+    take = fields.take
+    temperature = take("temperature")
+    top_p = take("top_p")
+    seed = take("seed")
+    effort = take("reasoning_effort")
+    max_tokens = take("max_completion_tokens")
+    if max_tokens is None and (max_tokens := take("max_tokens")) is not None:
+        layout["max_tokens"] = True
+    stop = take("stop")
+    stops: tuple[str, ...] = ()
+    if isinstance(stop, str):
+        stops, layout["stop"] = (stop,), "string"
+    elif stop is not None:
+        stops = tuple(as_str(s, f"stop[{i}]") for i, s in enumerate(as_list(stop, "stop")))
+    key = "max_tokens" if layout.get("max_tokens") else "max_completion_tokens"
+    return GenerationOptions(
+        temperature=None if temperature is None else as_number(temperature, "temperature"),
+        top_p=None if top_p is None else as_number(top_p, "top_p"),
+        max_output_tokens=None if max_tokens is None else as_int(max_tokens, key),
+        stop=stops,
+        seed=None if seed is None else as_int(seed, "seed"),
+        reasoning_effort=None if effort is None else as_str(effort, "reasoning_effort"),
+    )
+
+
+def encode_request(
+    request: Request,
+    *,
+    policy: ReplayPolicy = ReplayPolicy(),  # noqa: B008  # frozen, immutable default
+    reasoning_dialect: ReasoningDialect | None = None,
+) -> Encoded:
+    """Canonical request → Chat Completions body for an upstream of ``reasoning_dialect``.
+
+    ``reasoning_dialect=None`` writes each reasoning part back to the carrier it was
+    decoded from (exact same-dialect round trips) and treats reasoning from other
+    dialects as ``"none"``; a proxy names its upstream's dialect instead.
+
+    Raises :class:`LossyHistoryError` before anything could be sent when the history
+    cannot be carried (strict policy) or breaks tool-call pairing (always).
+    """
+    if reasoning_dialect is not None and reasoning_dialect not in REASONING_DIALECTS:
+        raise ValueError(f"unknown reasoning dialect {reasoning_dialect!r}")
+    degrade = Degradations(policy)
+    _refuse_continuation(request)
+    encoder = MessageEncoder(
+        dialect=reasoning_dialect,
+        degrade=degrade,
+        turn_start=current_turn_start(request.messages),
+    )
+    encoder.encode(request.messages)
+    violation = find_pairing_violation(encoder.wire)
+    if violation is not None:
+        location = f"messages[{encoder.origins[violation.index]}]"
+        raise LossyHistoryError(location, violation.message, code="tool_pairing")
+    payload: JsonObject = {"model": request.model, "messages": encoder.wire}
+    _encode_tools(request, payload, degrade)
+    if request.stream:
+        payload["stream"] = True
+    _encode_options(request, payload, degrade)
+    return Encoded(payload=merge_unknown(payload, request.extra), warnings=tuple(degrade.warnings))
+
+
+def _refuse_continuation(request: Request) -> None:
+    continuation = request.continuation
+    if continuation.previous_response_id or continuation.conversation_id:
+        raise LossyHistoryError(
+            "continuation",
+            "Chat Completions has no server-side state; the stored history behind "
+            "previous_response_id / conversation would have to be materialised first",
+            code="continuation_unsupported",
+        )
+
+
+def _encode_tools(request: Request, payload: JsonObject, degrade: Degradations) -> None:
+    if request.tools:
+        payload["tools"] = encode_tools(request.tools)
+    for index, hosted in enumerate(request.hosted_tools):
+        reason = f"hosted tool from {hosted.provider!r} has no Chat Completions form"
+        degrade.lossy("hosted_tool_unsupported", f"hosted_tools[{index}]", reason)
+    if request.tool_choice is not None:
+        form = extra_of(request.extra, LAYOUT).get("tool_choice")
+        payload["tool_choice"] = encode_tool_choice(
+            request.tool_choice,
+            form if isinstance(form, str) else None,
+            custom_tool_names(request.tools),
+        )
+    if request.parallel_tool_calls is not None:
+        payload["parallel_tool_calls"] = request.parallel_tool_calls
+
+
+def _encode_options(request: Request, payload: JsonObject, degrade: Degradations) -> None:
+    options = request.options
+    layout = extra_of(request.extra, LAYOUT)
+    if options.temperature is not None:
+        payload["temperature"] = options.temperature
+    if options.top_p is not None:
+        payload["top_p"] = options.top_p
+    if options.max_output_tokens is not None:
+        key = "max_tokens" if layout.get("max_tokens") else "max_completion_tokens"
+        payload[key] = options.max_output_tokens
+    if options.stop:
+        single = layout.get("stop") == "string" and len(options.stop) == 1
+        payload["stop"] = options.stop[0] if single else list(options.stop)
+    if options.seed is not None:
+        payload["seed"] = options.seed
+    if options.reasoning_effort is not None:
+        payload["reasoning_effort"] = options.reasoning_effort
+    for name in ("reasoning_summary", "include_reasoning", "thinking_budget"):
+        if getattr(options, name) is not None:
+            degrade.drop("option_dropped", f"options.{name}", f"Chat has no {name} parameter")

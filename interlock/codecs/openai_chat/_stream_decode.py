@@ -1,0 +1,311 @@
+"""``chat.completion.chunk`` SSE events → transcript updates (a sans-I/O state machine).
+
+Each wire carrier is a *slot* that owns one canonical part index, allocated in order of
+first appearance: raw reasoning per key, an OpenRouter detail per detail ``index``, the
+text, the refusal, and a tool call per tool-call ``index`` (id and name arrive only on a
+call's first delta; provider-wire.md trap 22). Parts finish together when the choice
+finishes; a usage-only chunk (empty ``choices``) becomes a usage update; ``[DONE]`` ends
+the stream. ``obfuscation`` padding is noise and is dropped (trap 37).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from interlock.codecs._sse import SseEvent
+from interlock.codecs.openai_chat._finish import decode_finish_reason
+from interlock.codecs.openai_chat._reasoning import (
+    DETAIL_TEXT_FIELDS,
+    RAW_CARRIERS,
+    detail_part,
+    take_google_signature,
+)
+from interlock.codecs.openai_chat._tools import check_arguments
+from interlock.codecs.openai_chat._usage import decode_usage
+from interlock.codecs.openai_chat._wire import (
+    DIALECT,
+    LAYOUT,
+    as_int,
+    as_list,
+    as_object,
+    as_str,
+    optional_str,
+    rest,
+    with_extra,
+)
+from interlock.transcript import (
+    DecodeError,
+    JsonObject,
+    JsonValue,
+    Opaque,
+    Part,
+    PartDelta,
+    PartFinished,
+    PartStarted,
+    ReasoningPart,
+    RefusalPart,
+    ResponseFinished,
+    ResponseStarted,
+    StreamFailed,
+    TextPart,
+    ToolCallPart,
+    Update,
+    UsageUpdate,
+)
+
+_CHUNK_KEYS = {"id", "object", "created", "model", "choices", "usage", "obfuscation"}
+_CONCATENATED = ("text", "summary", "data")
+
+
+@dataclass(slots=True)
+class _Slot:
+    """One canonical part being assembled."""
+
+    index: int
+    part: Part
+    pieces: list[str] = field(default_factory=list[str])
+    detail: JsonObject | None = None
+    path: str = ""
+
+
+class StreamDecoder:
+    """Feed Chat SSE events, get transcript updates; :meth:`finish` at end of input."""
+
+    def __init__(self) -> None:
+        self._slots: dict[tuple[str, int | str], _Slot] = {}
+        self._started = False
+        self._finished = False
+        self._done = False
+        self._chunks = 0
+        self._signature: Opaque | None = None
+
+    def feed(self, event: SseEvent) -> list[Update]:
+        """The updates one event yields (raises :class:`DecodeError` on malformed input)."""
+        if self._done:
+            raise DecodeError("stream", "event after data: [DONE]")
+        if event.data.strip() == "[DONE]":
+            self._done = True
+            return [] if self._finished else self._finish_parts(None)
+        path = f"stream[{self._chunks}]"
+        self._chunks += 1
+        try:
+            chunk = json.loads(event.data)
+        except ValueError as error:
+            raise DecodeError(path, f"malformed JSON in event: {error}") from None
+        chunk = as_object(chunk, path)
+        if "error" in chunk:
+            return [_failure(chunk["error"], f"{path}.error")]
+        updates: list[Update] = []
+        if not self._started:
+            self._started = True
+            updates.append(_started(chunk, path))
+        for i, choice in enumerate(as_list(chunk.get("choices", []), f"{path}.choices")):
+            updates.extend(
+                self._choice(as_object(choice, f"{path}.choices[{i}]"), f"{path}.choices[{i}]")
+            )
+        if chunk.get("usage") is not None:
+            updates.append(UsageUpdate(usage=decode_usage(chunk["usage"], f"{path}.usage")))
+        return updates
+
+    def finish(self) -> list[Update]:
+        """End of input: a stream that never finished is reported as failed."""
+        if self._finished:
+            return []
+        if not self._started:
+            return [StreamFailed(code="empty_stream", message="the stream ended with no chunk")]
+        return [
+            StreamFailed(
+                code="incomplete_stream",
+                message="the stream ended before a finish_reason or [DONE]",
+            )
+        ]
+
+    def _choice(self, choice: JsonObject, path: str) -> list[Update]:
+        if choice.get("index", 0) != 0:
+            raise DecodeError(f"{path}.index", "only one choice (n=1) can be streamed")
+        if self._finished:
+            raise DecodeError(path, "choice delta after its finish_reason")
+        updates: list[Update] = []
+        delta = choice.get("delta")
+        if delta is not None:
+            self._delta(as_object(delta, f"{path}.delta"), f"{path}.delta", updates)
+        native = optional_str(choice, "finish_reason", path)
+        if native is not None:
+            updates.extend(self._finish_parts(native))
+        return updates
+
+    def _delta(self, delta: JsonObject, path: str, updates: list[Update]) -> None:
+        signature, delta = take_google_signature(delta, path)
+        if signature is not None:
+            self._signature = signature
+        details = delta.get("reasoning_details")
+        if details is not None:
+            for i, item in enumerate(as_list(details, f"{path}.reasoning_details")):
+                fragment = as_object(item, f"{path}.reasoning_details[{i}]")
+                self._detail(fragment, updates)
+        for key in RAW_CARRIERS:
+            value = delta.get(key)
+            if value is None or (key == "reasoning" and details is not None):
+                continue
+            text = as_str(value, f"{path}.{key}")
+            part = ReasoningPart(reasoning_kind="raw", extra=with_extra({}, {"carrier": key}))
+            self._text(("raw", key), part, text, updates)
+        if (content := delta.get("content")) is not None:
+            part = TextPart(text="", signature=self._signature)
+            self._text(("text", 0), part, as_str(content, f"{path}.content"), updates)
+        if (refusal := delta.get("refusal")) is not None:
+            self._text(
+                ("refusal", 0), RefusalPart(text=""), as_str(refusal, f"{path}.refusal"), updates
+            )
+        if (calls := delta.get("tool_calls")) is not None:
+            for i, call in enumerate(as_list(calls, f"{path}.tool_calls")):
+                where = f"{path}.tool_calls[{i}]"
+                self._call(as_object(call, where), where, updates)
+
+    def _open(self, key: tuple[str, int | str], part: Part, updates: list[Update]) -> _Slot:
+        slot = _Slot(index=len(self._slots), part=part)
+        self._slots[key] = slot
+        updates.append(PartStarted(index=slot.index, part=part))
+        return slot
+
+    def _text(
+        self, key: tuple[str, int | str], empty: Part, text: str, updates: list[Update]
+    ) -> None:
+        slot = self._slots.get(key)
+        if slot is None:
+            if not text:
+                return  # the role chunk's "content": "" opens nothing
+            initial = _with_text(empty, text)
+            self._open(key, initial, updates).pieces.append(text)
+        elif text:
+            slot.pieces.append(text)
+            updates.append(PartDelta(index=slot.index, delta=text))
+
+    def _detail(self, fragment: JsonObject, updates: list[Update]) -> None:
+        position = fragment.get("index")
+        key = ("detail", position if isinstance(position, int) else f"n{len(self._slots)}")
+        slot = self._slots.get(key)
+        if slot is None:
+            self._open(key, detail_part(fragment), updates).detail = dict(fragment)
+            return
+        merged = slot.detail if slot.detail is not None else {}
+        for name, value in fragment.items():
+            previous = merged.get(name)
+            if name in _CONCATENATED and isinstance(previous, str) and isinstance(value, str):
+                merged[name] = previous + value
+            else:
+                merged[name] = value
+        slot.detail = merged
+        kind = merged.get("type")
+        text_field = DETAIL_TEXT_FIELDS.get(kind) if isinstance(kind, str) else None
+        piece = fragment.get(text_field) if text_field else None
+        if isinstance(piece, str) and piece:
+            updates.append(PartDelta(index=slot.index, delta=piece))
+
+    def _call(self, call: JsonObject, path: str, updates: list[Update]) -> None:
+        signature, call = take_google_signature(call, path)
+        position = as_int(call.get("index", 0), f"{path}.index")
+        kind = "custom" if call.get("type") == "custom" or "custom" in call else "function"
+        inner = as_object(call.get(kind) or {}, f"{path}.{kind}")
+        field_name = "input" if kind == "custom" else "arguments"
+        piece = inner.get(field_name)
+        piece = "" if piece is None else as_str(piece, f"{path}.{kind}.{field_name}")
+        slot = self._slots.get(("call", position))
+        if slot is None:
+            call_id = as_str(call.get("id"), f"{path}.id")
+            name = as_str(inner.get("name"), f"{path}.{kind}.name")
+            unknown = rest(call, {"index", "id", "type", kind})
+            layout: JsonObject = {"type": "custom"} if kind == "custom" else {}
+            part = ToolCallPart(
+                call_id=call_id,
+                name=name,
+                arguments=piece,
+                signature=signature,
+                extra=with_extra(unknown, layout),
+            )
+            slot = self._open(("call", position), part, updates)
+            slot.pieces.append(piece)
+            slot.path = f"{path}.{kind}.{field_name}"
+            return
+        if signature is not None and isinstance(slot.part, ToolCallPart):
+            slot.part = ToolCallPart(
+                call_id=slot.part.call_id,
+                name=slot.part.name,
+                arguments=slot.part.arguments,
+                signature=signature,
+                extra=slot.part.extra,
+            )
+        if piece:
+            slot.pieces.append(piece)
+            updates.append(PartDelta(index=slot.index, delta=piece))
+
+    def _finish_parts(self, native: str | None) -> list[Update]:
+        self._finished = True
+        updates: list[Update] = []
+        if self._signature is not None and ("text", 0) not in self._slots:
+            carrier = TextPart(
+                text="", signature=self._signature, extra=with_extra({}, {"carrier": True})
+            )
+            self._open(("text", 0), carrier, updates)
+        for slot in sorted(self._slots.values(), key=lambda s: s.index):
+            updates.append(PartFinished(index=slot.index, part=self._final(slot)))
+        updates.append(
+            ResponseFinished(
+                finish_reason=None if native is None else decode_finish_reason(native),
+                native_finish_reason=native,
+            )
+        )
+        return updates
+
+    def _final(self, slot: _Slot) -> Part:
+        if slot.detail is not None:
+            return detail_part(slot.detail)
+        part = slot.part
+        text = "".join(slot.pieces)
+        if isinstance(part, ToolCallPart):
+            if part.extra.get(LAYOUT, {}).get("type") != "custom":
+                check_arguments(text, slot.path)
+            return ToolCallPart(
+                call_id=part.call_id,
+                name=part.name,
+                arguments=text,
+                signature=part.signature,
+                extra=part.extra,
+            )
+        if isinstance(part, TextPart):
+            return TextPart(text=text, signature=self._signature, extra=part.extra)
+        return _with_text(part, text)
+
+
+def _with_text(part: Part, text: str) -> Part:
+    if isinstance(part, TextPart):
+        return TextPart(text=text, signature=part.signature, extra=part.extra)
+    if isinstance(part, RefusalPart):
+        return RefusalPart(text=text, extra=part.extra)
+    if isinstance(part, ReasoningPart):
+        return ReasoningPart(reasoning_kind=part.reasoning_kind, text=text, extra=part.extra)
+    raise AssertionError(f"no text on a {part.kind} part")
+
+
+def _started(chunk: JsonObject, path: str) -> ResponseStarted:
+    created = chunk.get("created")
+    unknown = rest(chunk, _CHUNK_KEYS)
+    return ResponseStarted(
+        id=optional_str(chunk, "id", path),
+        model=optional_str(chunk, "model", path),
+        created=None if created is None else as_int(created, f"{path}.created"),
+        extra={DIALECT: unknown} if unknown else {},
+    )
+
+
+def _failure(value: JsonValue, path: str) -> StreamFailed:
+    error = as_object(value, path)
+    code = error.get("code") or error.get("type") or "error"
+    message = error.get("message")
+    status = error.get("status") if isinstance(error.get("status"), int) else None
+    return StreamFailed(
+        code=str(code),
+        message=message if isinstance(message, str) else json.dumps(error),
+        status=status if isinstance(status, int) else None,
+    )

@@ -1,0 +1,252 @@
+"""Transcript updates → official-shaped ``chat.completion.chunk`` SSE events.
+
+The stream opens with a role chunk (``{"role": "assistant", "content": ""}``), carries one
+chunk per started part or delta, ends with a finish chunk (empty delta), an optional
+usage chunk (empty ``choices``; only when the client asked for
+``stream_options.include_usage``) and ``data: [DONE]``. Reasoning is written per the
+reasoning dialect, exactly as :func:`encode_response` would; what a final
+:class:`PartFinished` adds that was never streamed (a late signature, arguments sent only
+whole) goes out as one more delta.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import assert_never
+
+from interlock.codecs._sse import SseEvent
+from interlock.codecs.openai_chat._finish import encode_finish_reason
+from interlock.codecs.openai_chat._reasoning import (
+    DETAIL_TEXT_FIELDS,
+    RAW_CARRIERS,
+    carries_google,
+    own_detail,
+    part_dialect,
+    put_google_signature,
+    synthesized_detail,
+)
+from interlock.codecs.openai_chat._tools import encode_tool_call
+from interlock.codecs.openai_chat._usage import encode_usage
+from interlock.codecs.openai_chat._wire import ReasoningDialect, extra_of
+from interlock.transcript import (
+    JsonObject,
+    JsonValue,
+    Part,
+    PartDelta,
+    PartFinished,
+    PartStarted,
+    ReasoningPart,
+    RefusalPart,
+    ResponseFinished,
+    ResponseStarted,
+    StreamFailed,
+    TextPart,
+    ToolCallPart,
+    Update,
+    Usage,
+    UsageUpdate,
+)
+
+DONE = SseEvent(data="[DONE]")
+
+
+def _dumps(value: JsonValue) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(slots=True)
+class _Open:
+    """What has been streamed of one part: its delta builder and the text sent so far."""
+
+    carrier: str  # "content" | "refusal" | a raw reasoning key | "details" | "call" | "hidden"
+    sent: str = ""
+    template: JsonObject | None = None
+    text_field: str | None = None
+    call_index: int = 0
+    signed: bool = False
+
+
+class StreamEncoder:
+    """Encode updates as Chat chunks for a client of ``reasoning_dialect``."""
+
+    def __init__(
+        self, *, reasoning_dialect: ReasoningDialect | None = None, include_usage: bool = False
+    ) -> None:
+        self._dialect: ReasoningDialect | None = reasoning_dialect
+        self._include_usage = include_usage
+        self._head = self._make_head("chatcmpl-interlock", None, 0, {})
+        self._open: dict[int, _Open] = {}
+        self._calls = 0
+        self._usage: Usage | None = None
+        self._finished = False
+
+    @staticmethod
+    def _make_head(id_: str, model: str | None, created: int, unknown: JsonObject) -> str:
+        head: JsonObject = {
+            "id": id_,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model or "",
+            **unknown,
+        }
+        return _dumps(head)[:-1] + ',"choices":'
+
+    def _chunk(self, delta: JsonObject, finish: str | None = None) -> SseEvent:
+        reason = "null" if finish is None else _dumps(finish)
+        body = f'[{{"index":0,"delta":{_dumps(delta)},"finish_reason":{reason}}}]}}'
+        return SseEvent(data=self._head + body)
+
+    def encode(self, update: Update) -> list[SseEvent]:
+        """The events for one update."""
+        match update:
+            case ResponseStarted():
+                unknown = extra_of(update.extra)
+                self._head = self._make_head(
+                    update.id or "chatcmpl-interlock", update.model, update.created or 0, unknown
+                )
+                return [self._chunk({"role": "assistant", "content": ""})]
+            case PartStarted(index=index, part=part):
+                return self._started(index, part)
+            case PartDelta(index=index, delta=delta):
+                return self._delta(index, delta)
+            case PartFinished(index=index, part=part):
+                return self._finished_part(index, part)
+            case UsageUpdate(usage=usage):
+                self._usage = usage
+                return []
+            case ResponseFinished():
+                self._finished = True
+                reason = encode_finish_reason(update.finish_reason, update.native_finish_reason)
+                return [self._chunk({}, reason)]
+            case StreamFailed():
+                error: JsonObject = {"message": update.message, "type": "server_error"}
+                error["param"], error["code"] = None, update.code
+                return [SseEvent(data=_dumps({"error": error}))]
+            case _:
+                assert_never(update)
+
+    def finish(self) -> list[SseEvent]:
+        """The usage chunk (when asked for and known) and ``[DONE]``."""
+        events: list[SseEvent] = []
+        if self._include_usage and self._usage is not None:
+            usage = _dumps(encode_usage(self._usage))
+            events.append(SseEvent(data=f'{self._head}[],"usage":{usage}}}'))
+        events.append(DONE)
+        return events
+
+    def _started(self, index: int, part: Part) -> list[SseEvent]:
+        state = self._state_for(part)
+        self._open[index] = state
+        delta: JsonObject = {}
+        match state.carrier:
+            case "call":
+                assert isinstance(part, ToolCallPart)
+                wire = encode_tool_call(part)
+                state.sent = part.arguments
+                state.signed = self._sign(wire, part)
+                delta["tool_calls"] = [{"index": state.call_index, **wire}]
+            case "details":
+                assert isinstance(part, ReasoningPart)
+                return self._detail_start(state, part)
+            case "hidden":
+                return []
+            case _:
+                delta = self._text_delta(state, part, getattr(part, "text", ""))
+        return [self._chunk(delta)] if delta else []
+
+    def _state_for(self, part: Part) -> _Open:
+        if isinstance(part, ToolCallPart):
+            self._calls += 1
+            return _Open(carrier="call", call_index=self._calls - 1)
+        if isinstance(part, TextPart):
+            return _Open(carrier="content")
+        if isinstance(part, RefusalPart):
+            return _Open(carrier="refusal")
+        if isinstance(part, ReasoningPart):
+            target = part_dialect(part, self._dialect)
+            if target == "openrouter":
+                return _Open(carrier="details")
+            if target in RAW_CARRIERS and part.reasoning_kind == "raw":
+                return _Open(carrier=target)
+        return _Open(carrier="hidden")
+
+    def _sign(self, target: JsonObject, part: TextPart | ToolCallPart) -> bool:
+        signature = part.signature
+        if signature is None or not carries_google(signature, self._dialect):
+            return False
+        if not isinstance(signature.data, str):
+            return False
+        put_google_signature(target, signature.data, extra_of(part.extra))
+        return True
+
+    def _text_delta(self, state: _Open, part: Part, text: str) -> JsonObject:
+        delta: JsonObject = {}
+        if text:
+            delta[state.carrier] = text
+            state.sent += text
+        if isinstance(part, TextPart) and not state.signed:
+            state.signed = self._sign(delta, part)
+        return delta
+
+    def _detail_start(self, state: _Open, part: ReasoningPart) -> list[SseEvent]:
+        detail = own_detail(part) or synthesized_detail(part)
+        if detail is None:
+            state.carrier = "hidden"
+            return []
+        kind = detail.get("type")
+        field = DETAIL_TEXT_FIELDS.get(kind) if isinstance(kind, str) else None
+        state.template = {k: v for k, v in detail.items() if k in ("type", "format", "index")}
+        state.text_field = field
+        state.sent = part.text
+        delta: JsonObject = {}
+        if part.text:
+            delta["reasoning"] = part.text
+        delta["reasoning_details"] = [detail]
+        return [self._chunk(delta)]
+
+    def _delta(self, index: int, text: str) -> list[SseEvent]:
+        state = self._open.get(index)
+        if state is None or not text or state.carrier == "hidden":
+            return []
+        state.sent += text
+        if state.carrier == "call":
+            delta: JsonObject = {
+                "tool_calls": [{"index": state.call_index, "function": {"arguments": text}}]
+            }
+        elif state.carrier == "details":
+            delta = {"reasoning": text, "reasoning_details": [self._fragment(state, text)]}
+        else:
+            delta = {state.carrier: text}
+        return [self._chunk(delta)]
+
+    def _fragment(self, state: _Open, text: str) -> JsonObject:
+        fragment = dict(state.template or {})
+        if state.text_field is not None:
+            fragment[state.text_field] = text
+        return fragment
+
+    def _finished_part(self, index: int, part: Part) -> list[SseEvent]:
+        state = self._open.get(index)
+        if state is None or state.carrier == "hidden":
+            return []
+        events: list[SseEvent] = []
+        final = part.arguments if isinstance(part, ToolCallPart) else getattr(part, "text", "")
+        if (
+            final.startswith(state.sent)
+            and len(final) > len(state.sent)
+            and state.carrier != "details"
+        ):
+            events.extend(self._delta(index, final[len(state.sent) :]))
+        if isinstance(part, TextPart | ToolCallPart) and not state.signed:
+            events.extend(self._late_signature(state, part))
+        return events
+
+    def _late_signature(self, state: _Open, part: TextPart | ToolCallPart) -> list[SseEvent]:
+        holder: JsonObject = {}
+        if not self._sign(holder, part):
+            return []
+        state.signed = True
+        if isinstance(part, ToolCallPart):
+            return [self._chunk({"tool_calls": [{"index": state.call_index, **holder}]})]
+        return [self._chunk(holder)]

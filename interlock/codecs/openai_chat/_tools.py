@@ -1,0 +1,202 @@
+"""Tool declarations, ``tool_choice`` and assistant ``tool_calls``, both ways.
+
+Chat nests function tools under ``function`` (Responses does not) and nests
+``allowed_tools`` once more than Responses (provider-wire.md trap 26). Custom tools and
+custom tool calls map onto :class:`ToolSpec` / :class:`ToolCallPart` with
+``extra[LAYOUT]["type"] == "custom"``; their ``input`` is free text, not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from interlock.codecs.openai_chat._reasoning import take_google_signature
+from interlock.codecs.openai_chat._wire import (
+    LAYOUT,
+    as_bool,
+    as_list,
+    as_object,
+    as_str,
+    extra_of,
+    merge_unknown,
+    optional_str,
+    outer_unknown,
+    required,
+    rest,
+    shadow,
+    unshadow,
+    with_extra,
+)
+from interlock.transcript import (
+    DecodeError,
+    JsonObject,
+    JsonValue,
+    ToolCallPart,
+    ToolChoice,
+    ToolSpec,
+)
+
+_KINDS = ("function", "custom")
+
+
+def decode_tools(value: JsonValue, path: str) -> tuple[ToolSpec, ...]:
+    """The ``tools`` array."""
+    return tuple(
+        _decode_tool(as_object(item, f"{path}[{i}]"), f"{path}[{i}]")
+        for i, item in enumerate(as_list(value, path))
+    )
+
+
+def _decode_tool(tool: JsonObject, path: str) -> ToolSpec:
+    kind = as_str(required(tool, "type", path), f"{path}.type")
+    if kind not in _KINDS:
+        raise DecodeError(f"{path}.type", f"unknown tool type {kind!r}")
+    where = f"{path}.{kind}"
+    inner = as_object(required(tool, kind, path), where)
+    name = as_str(required(inner, "name", where), f"{where}.name")
+    known = {"name", "description"}
+    parameters: JsonObject | None = None
+    strict: bool | None = None
+    if kind == "function":
+        if inner.get("parameters") is not None:
+            parameters = as_object(inner["parameters"], f"{where}.parameters")
+            known.add("parameters")
+        if inner.get("strict") is not None:
+            strict = as_bool(inner["strict"], f"{where}.strict")
+            known.add("strict")
+    unknown = shadow(rest(tool, {"type", kind}), kind, rest(inner, known))
+    return ToolSpec(
+        name=name,
+        description=optional_str(inner, "description", where),
+        parameters=parameters,
+        strict=strict,
+        extra=with_extra(unknown, {"type": "custom"} if kind == "custom" else None),
+    )
+
+
+def encode_tools(tools: Iterable[ToolSpec]) -> list[JsonValue]:
+    """The ``tools`` array."""
+    return [_encode_tool(tool) for tool in tools]
+
+
+def _encode_tool(tool: ToolSpec) -> JsonObject:
+    kind = "custom" if extra_of(tool.extra, LAYOUT).get("type") == "custom" else "function"
+    inner: JsonObject = {"name": tool.name}
+    if tool.description is not None:
+        inner["description"] = tool.description
+    if tool.parameters is not None:
+        inner["parameters"] = tool.parameters
+    if tool.strict is not None:
+        inner["strict"] = tool.strict
+    unknown = extra_of(tool.extra)
+    built: JsonObject = {"type": kind, kind: unshadow(inner, unknown, kind)}
+    return merge_unknown(built, outer_unknown(unknown, kind))
+
+
+def custom_tool_names(tools: Iterable[ToolSpec]) -> frozenset[str]:
+    """Names of the declared custom (free-text) tools."""
+    return frozenset(t.name for t in tools if extra_of(t.extra, LAYOUT).get("type") == "custom")
+
+
+def decode_tool_choice(value: JsonValue, path: str) -> tuple[ToolChoice, str | None]:
+    """The canonical choice and the wire form it came in (``allowed_tools`` / ``custom``)."""
+    if isinstance(value, str):
+        if value not in ("none", "auto", "required"):
+            raise DecodeError(path, f"unknown tool_choice {value!r}")
+        return ToolChoice(mode=value), None
+    choice = as_object(value, path)
+    kind = as_str(required(choice, "type", path), f"{path}.type")
+    if kind in _KINDS:
+        return ToolChoice(mode="required", names=(_named(choice, kind, path),)), kind
+    if kind != "allowed_tools":
+        raise DecodeError(f"{path}.type", f"unknown tool_choice type {kind!r}")
+    where = f"{path}.allowed_tools"
+    allowed = as_object(required(choice, "allowed_tools", path), where)
+    mode = as_str(required(allowed, "mode", where), f"{where}.mode")
+    if mode not in ("auto", "required"):
+        raise DecodeError(f"{where}.mode", f"unknown allowed_tools mode {mode!r}")
+    tools = as_list(required(allowed, "tools", where), f"{where}.tools")
+    names: list[str] = []
+    for index, item in enumerate(tools):
+        entry_path = f"{where}.tools[{index}]"
+        entry = as_object(item, entry_path)
+        names.append(
+            _named(entry, as_str(required(entry, "type", entry_path), entry_path), entry_path)
+        )
+    return ToolChoice(mode=mode, names=tuple(names)), "allowed_tools"
+
+
+def _named(choice: JsonObject, kind: str, path: str) -> str:
+    if kind not in _KINDS:
+        raise DecodeError(f"{path}.type", f"unknown tool type {kind!r}")
+    inner = as_object(required(choice, kind, path), f"{path}.{kind}")
+    return as_str(required(inner, "name", f"{path}.{kind}"), f"{path}.{kind}.name")
+
+
+def encode_tool_choice(
+    choice: ToolChoice, form: str | None, custom_names: frozenset[str]
+) -> JsonValue:
+    """``tool_choice`` in its Chat shape; ``form`` is the wire form a decode recorded."""
+    if not choice.names or choice.mode == "none":
+        return choice.mode
+    if choice.mode == "required" and len(choice.names) == 1 and form != "allowed_tools":
+        return _name_ref(choice.names[0], custom_names)
+    tools: list[JsonValue] = [_name_ref(name, custom_names) for name in choice.names]
+    return {"type": "allowed_tools", "allowed_tools": {"mode": choice.mode, "tools": tools}}
+
+
+def _name_ref(name: str, custom_names: frozenset[str]) -> JsonObject:
+    kind = "custom" if name in custom_names else "function"
+    return {"type": kind, kind: {"name": name}}
+
+
+def decode_tool_call(call: JsonObject, path: str) -> ToolCallPart:
+    """One ``tool_calls[]`` entry of an assistant message (arguments must be JSON text)."""
+    signature, call = take_google_signature(call, path)
+    kind = optional_str(call, "type", path) or "function"
+    if kind not in _KINDS:
+        raise DecodeError(f"{path}.type", f"unknown tool call type {kind!r}")
+    where = f"{path}.{kind}"
+    inner = as_object(required(call, kind, path), where)
+    field = "arguments" if kind == "function" else "input"
+    arguments = as_str(required(inner, field, where), f"{where}.{field}")
+    if kind == "function":
+        check_arguments(arguments, f"{where}.arguments")
+    layout: JsonObject = {}
+    if kind == "custom":
+        layout["type"] = "custom"
+    if "type" not in call:
+        layout["untyped"] = True
+    unknown = shadow(rest(call, {"id", "type", kind}), kind, rest(inner, {"name", field}))
+    return ToolCallPart(
+        call_id=as_str(required(call, "id", path), f"{path}.id"),
+        name=as_str(required(inner, "name", where), f"{where}.name"),
+        arguments=arguments,
+        signature=signature,
+        extra=with_extra(unknown, layout),
+    )
+
+
+def check_arguments(arguments: str, path: str) -> None:
+    """Function arguments are JSON text (or empty); anything else is a decode error."""
+    if not arguments.strip():
+        return
+    try:
+        json.loads(arguments)
+    except ValueError as error:
+        raise DecodeError(path, f"malformed JSON arguments: {error}") from None
+
+
+def encode_tool_call(part: ToolCallPart) -> JsonObject:
+    """One ``tool_calls[]`` entry (signatures are the caller's business)."""
+    layout = extra_of(part.extra, LAYOUT)
+    kind = "custom" if layout.get("type") == "custom" else "function"
+    field = "input" if kind == "custom" else "arguments"
+    unknown = extra_of(part.extra)
+    inner = unshadow({"name": part.name, field: part.arguments}, unknown, kind)
+    built: JsonObject = {"id": part.call_id}
+    if not layout.get("untyped"):
+        built["type"] = kind
+    built[kind] = inner
+    return merge_unknown(built, outer_unknown(unknown, kind))

@@ -1,0 +1,72 @@
+"""``usage`` both ways.
+
+``completion_tokens`` includes reasoning tokens (OpenAI's convention, like canonical
+``output_tokens``). Detail fields the canonical model does not name stay in
+``Usage.extra[DIALECT]`` under their detail object, so the wire shape round-trips.
+"""
+
+from __future__ import annotations
+
+from interlock.codecs.openai_chat._wire import DIALECT, as_int, as_object, extra_of, rest
+from interlock.transcript import JsonObject, JsonValue, Usage
+
+_DETAILS = {
+    "prompt_tokens_details": "cached_tokens",
+    "completion_tokens_details": "reasoning_tokens",
+}
+
+
+def decode_usage(value: JsonValue, path: str) -> Usage:
+    """A Chat ``usage`` object."""
+    usage = as_object(value, path)
+    counts: dict[str, int] = {}
+    unknown = rest(usage, {"prompt_tokens", "completion_tokens", "total_tokens", *_DETAILS})
+    for detail, field in _DETAILS.items():
+        if detail not in usage:
+            continue
+        raw = usage[detail]
+        # The detail object is kept whole (its other counters, its very presence); the
+        # canonical count overwrites its field on encode.
+        unknown[detail] = raw
+        if raw is None:
+            continue
+        details = as_object(raw, f"{path}.{detail}")
+        if details.get(field) is not None:
+            counts[field] = as_int(details[field], f"{path}.{detail}.{field}")
+    prompt = as_int(usage.get("prompt_tokens", 0), f"{path}.prompt_tokens")
+    completion = as_int(usage.get("completion_tokens", 0), f"{path}.completion_tokens")
+    total = usage.get("total_tokens")
+    if total != prompt + completion:
+        unknown["total_tokens"] = total
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=completion,
+        reasoning_tokens=counts.get("reasoning_tokens", 0),
+        cached_input_tokens=counts.get("cached_tokens", 0),
+        extra={DIALECT: unknown} if unknown else {},
+    )
+
+
+def encode_usage(usage: Usage) -> JsonObject:
+    """A Chat ``usage`` object (Gemini's tool-use prompt tokens count as prompt tokens)."""
+    unknown = extra_of(usage.extra)
+    prompt = usage.input_tokens + usage.tool_prompt_tokens
+    out: JsonObject = {
+        "prompt_tokens": prompt,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": prompt + usage.output_tokens,
+    }
+    if "total_tokens" in unknown:
+        out["total_tokens"] = unknown["total_tokens"]
+    values = {
+        "cached_tokens": usage.cached_input_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+    }
+    for detail, field in _DETAILS.items():
+        kept = unknown.get(detail)
+        details: JsonObject = dict(kept) if isinstance(kept, dict) else {}
+        if values[field] or field in details:
+            details[field] = values[field]
+        if details or detail in unknown:
+            out[detail] = details if details or kept is not None else None
+    return {**out, **{k: v for k, v in unknown.items() if k not in out}}

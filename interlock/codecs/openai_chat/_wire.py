@@ -1,0 +1,176 @@
+"""Shared vocabulary of the Chat Completions codec: dialect keys and typed JSON access.
+
+Unknown wire fields travel in ``extra[DIALECT]`` of the part, message or request they came
+with, verbatim. Layout facts that the canonical model has no field for (``content`` was a
+list, ``max_tokens`` instead of ``max_completion_tokens``, a custom tool call…) travel in
+``extra[LAYOUT]``; only this codec reads either key. Together they make a same-dialect
+round trip exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal, TypeAlias
+
+from interlock.transcript import DecodeError, JsonObject, JsonValue
+
+DIALECT = "openai-chat"
+"""The key this codec uses in ``Part.extra`` / ``Message.extra`` / ``Request.extra``."""
+
+LAYOUT = "openai-chat:layout"
+"""Codec-private layout hints, never wire fields (see the module docstring)."""
+
+ReasoningDialect: TypeAlias = Literal[
+    "none", "reasoning_content", "reasoning", "openrouter", "gemini-compat"
+]
+"""Where an upstream carries reasoning on Chat messages (provider-wire.md §2.3).
+
+``none``: nowhere (OpenAI). ``reasoning_content``: DeepSeek's raw-text sibling of
+``content``. ``reasoning``: vLLM / flat OpenRouter raw text. ``openrouter``:
+``reasoning_details`` kept whole and in order. ``gemini-compat``: Gemini's OpenAI
+compatibility endpoint, thought signatures in ``extra_content.google``.
+"""
+
+REASONING_DIALECTS: tuple[ReasoningDialect, ...] = (
+    "none",
+    "reasoning_content",
+    "reasoning",
+    "openrouter",
+    "gemini-compat",
+)
+
+GOOGLE_SIGNATURE = "gemini.thought_signature"
+OPENROUTER_DETAIL = "openrouter.reasoning_detail"
+OPENAI_ENCRYPTED = "openai.responses.encrypted_content"
+
+
+def as_object(value: JsonValue, path: str) -> JsonObject:
+    """``value`` as a JSON object, or a :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, dict):
+        raise DecodeError(path, f"expected an object, got {_type_name(value)}")
+    return value
+
+
+def as_list(value: JsonValue, path: str) -> list[JsonValue]:
+    """``value`` as a JSON array, or a :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, list):
+        raise DecodeError(path, f"expected an array, got {_type_name(value)}")
+    return value
+
+
+def as_str(value: JsonValue, path: str) -> str:
+    """``value`` as a string, or a :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, str):
+        raise DecodeError(path, f"expected a string, got {_type_name(value)}")
+    return value
+
+
+def as_int(value: JsonValue, path: str) -> int:
+    """``value`` as an integer (not a bool), or a :class:`DecodeError` naming ``path``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DecodeError(path, f"expected an integer, got {_type_name(value)}")
+    return value
+
+
+def as_number(value: JsonValue, path: str) -> float | int:
+    """``value`` as a number (not a bool), or a :class:`DecodeError` naming ``path``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DecodeError(path, f"expected a number, got {_type_name(value)}")
+    return value
+
+
+def as_bool(value: JsonValue, path: str) -> bool:
+    """``value`` as a boolean, or a :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, bool):
+        raise DecodeError(path, f"expected a boolean, got {_type_name(value)}")
+    return value
+
+
+def required(obj: JsonObject, key: str, path: str) -> JsonValue:
+    """``obj[key]``; a missing key is a :class:`DecodeError` naming ``path.key``."""
+    if key not in obj:
+        raise DecodeError(f"{path}.{key}", "required field is missing")
+    return obj[key]
+
+
+def optional_str(obj: JsonObject, key: str, path: str) -> str | None:
+    """``obj[key]`` as a string; absent or ``null`` gives ``None``."""
+    value = obj.get(key)
+    return None if value is None else as_str(value, f"{path}.{key}")
+
+
+def rest(obj: Mapping[str, JsonValue], consumed: frozenset[str] | set[str]) -> JsonObject:
+    """The fields of ``obj`` this codec did not consume, in wire order."""
+    return {key: value for key, value in obj.items() if key not in consumed}
+
+
+def extra_of(extra: Mapping[str, JsonObject], key: str = DIALECT) -> JsonObject:
+    """This codec's entry in an ``extra`` mapping (empty when absent)."""
+    return extra.get(key, {})
+
+
+def with_extra(unknown: JsonObject, layout: JsonObject | None = None) -> dict[str, JsonObject]:
+    """An ``extra`` mapping holding only the non-empty entries."""
+    out: dict[str, JsonObject] = {}
+    if unknown:
+        out[DIALECT] = unknown
+    if layout:
+        out[LAYOUT] = layout
+    return out
+
+
+def merge_unknown(built: JsonObject, extra: Mapping[str, JsonObject]) -> JsonObject:
+    """``built`` plus the unknown wire fields kept at decode; built fields win."""
+    unknown = extra.get(DIALECT)
+    if not unknown:
+        return built
+    merged = dict(built)
+    for key, value in unknown.items():
+        if key not in merged:
+            merged[key] = value
+    return merged
+
+
+def shadow(outer: JsonObject, key: str, inner: JsonObject) -> JsonObject:
+    """Unknown fields of an object plus, under ``key``, those of its nested ``key`` object."""
+    if inner:
+        return {**outer, key: inner}
+    return outer
+
+
+def unshadow(built_inner: JsonObject, unknown: JsonObject, key: str) -> JsonObject:
+    """``built_inner`` plus the nested unknown fields :func:`shadow` kept under ``key``."""
+    kept = unknown.get(key)
+    if not isinstance(kept, dict):
+        return built_inner
+    return {**built_inner, **{k: v for k, v in kept.items() if k not in built_inner}}
+
+
+def outer_unknown(unknown: JsonObject, key: str) -> dict[str, JsonObject]:
+    """An ``extra`` mapping of the outer unknown fields (without the nested ``key``)."""
+    outer = {k: v for k, v in unknown.items() if k != key}
+    return {DIALECT: outer} if outer else {}
+
+
+def nested(obj: JsonObject, *keys: str) -> JsonValue:
+    """``obj[k1][k2]…`` or ``None`` when any level is missing or not an object."""
+    current: JsonValue = obj
+    for key in keys:
+        if not isinstance(current, dict):
+            return None
+        current = current.get(key)
+    return current
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
