@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from interlock.conformance._codecs import default_registry
+from interlock.conformance._draft import draft_canonical
 from interlock.conformance._node import harness_dir
 from interlock.conformance._report import json_matrix, markdown_matrix, summary_table
 from interlock.conformance._runner import run_suite
@@ -27,12 +28,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", help="write the fidelity matrix (Markdown) to this file")
     parser.add_argument("--json", action="store_true", help="print the matrix and findings as JSON")
     parser.add_argument("--vectors", default=str(DEFAULT_VECTORS), help="vector directory")
+    parser.add_argument(
+        "--draft",
+        nargs="+",
+        metavar="FILE",
+        help="fill in the canonical form of new vector files from the codec, for review by hand",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suite; exit status 0 only when every check holds (2: bad arguments or vectors)."""
     arguments = build_parser().parse_args(argv)
+    if arguments.draft:
+        return _draft(arguments.draft)
     try:
         dialects = [check_dialect(arguments.format)] if arguments.format else list(DIALECTS)
         vectors = load_vectors(Path(arguments.vectors), dialects)
@@ -63,3 +72,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(summary_table(result))
     return 0 if result.ok else 1
+
+
+def _draft(paths: Sequence[str]) -> int:
+    registry, _ = default_registry()
+    for path in paths:
+        try:
+            draft_canonical(Path(path), registry)
+        except (ValueError, VectorError) as error:
+            print(f"interlock conformance: {error}", file=sys.stderr)
+            return 2
+        print(f"drafted {path}: review its canonical form against the wire by hand")
+    return 0

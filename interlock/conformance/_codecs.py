@@ -70,6 +70,8 @@ class Target:
     options: Mapping[str, Any] = field(default_factory=dict[str, Any])
     carries: frozenset[str] = frozenset()
     vendor_keys: frozenset[str] = frozenset()
+    stream_options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """Extra stream-encoder options (Chat: emit the usage chunk, as with ``include_usage``)."""
 
     def carries_opaque(self, opaque: Opaque) -> bool:
         """True when this target is the issuer (or issuer's carrier) of ``opaque``."""
@@ -115,6 +117,7 @@ Codec: TypeAlias = ProviderCodec | AguiCodec
 Registry: TypeAlias = Mapping[str, Codec]
 """Vector dialect name (``openai_responses``, ``openai_chat``, ``gemini``, ``agui``) → codec."""
 
+_CHAT_STREAM = {"include_usage": True}
 _CHAT_REASONING_KEYS = frozenset({"reasoning_content", "reasoning", "reasoning_details"})
 
 PROVIDER_TARGETS: dict[str, tuple[Target, ...]] = {
@@ -126,17 +129,24 @@ PROVIDER_TARGETS: dict[str, tuple[Target, ...]] = {
         ),
     ),
     "openai_chat": (
-        Target(name="openai_chat", dialect="openai_chat", options={"reasoning_dialect": "none"}),
+        Target(
+            name="openai_chat",
+            dialect="openai_chat",
+            options={"reasoning_dialect": "none"},
+            stream_options=_CHAT_STREAM,
+        ),
         Target(
             name="openai_chat[reasoning_content]",
             dialect="openai_chat",
             options={"reasoning_dialect": "reasoning_content"},
+            stream_options=_CHAT_STREAM,
             vendor_keys=frozenset({"reasoning_content"}),
         ),
         Target(
             name="openai_chat[openrouter]",
             dialect="openai_chat",
             options={"reasoning_dialect": "openrouter"},
+            stream_options=_CHAT_STREAM,
             carries=frozenset({OPENROUTER_DETAIL}),
             vendor_keys=_CHAT_REASONING_KEYS,
         ),
@@ -144,6 +154,7 @@ PROVIDER_TARGETS: dict[str, tuple[Target, ...]] = {
             name="openai_chat[gemini-compat]",
             dialect="openai_chat",
             options={"reasoning_dialect": "gemini-compat"},
+            stream_options=_CHAT_STREAM,
             carries=frozenset({GEMINI_SIGNATURE}),
             vendor_keys=frozenset({"extra_content"}),
         ),

@@ -14,12 +14,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from interlock.conformance._codecs import Target
+from interlock.conformance._codecs import GEMINI_SIGNATURE, OPENAI_ENCRYPTED, Target
 from interlock.conformance._features import Item
 from interlock.transcript import TranslationWarning
 
 Outcome: TypeAlias = Literal["exact", "translated", "degraded", "refused"]
 Failure: TypeAlias = Literal["lost", "leaked", "fabricated"]
+
+SIGNATURE_FORMATS = frozenset({GEMINI_SIGNATURE, OPENAI_ENCRYPTED})
 
 OUTCOME_ORDER: tuple[Outcome, ...] = ("exact", "translated", "degraded", "refused")
 
@@ -88,13 +90,20 @@ def _fabricated(
     left: Counter[tuple[str, ...]],
     warnings: Sequence[TranslationWarning],
 ) -> Iterator[ItemResult]:
-    """Opaque payloads the source did not have (a degrade-mode dummy signature).
+    """Signatures the source did not have (a degrade-mode dummy signature).
+
+    Only signature formats count: a codec may legitimately re-express readable reasoning in a
+    structured carrier (an OpenRouter ``reasoning.summary`` detail holding the same text).
 
     Their locations are in the *translated* history, whose indexes may differ from the
     source's, so any warning of the translation accounts for them; none at all is a failure.
     """
     for item in translated:
-        if item.opaque is None or left[item.key] <= 0:
+        if (
+            item.opaque is None
+            or item.opaque.format not in SIGNATURE_FORMATS
+            or left[item.key] <= 0
+        ):
             continue
         left[item.key] -= 1
         if not warnings:

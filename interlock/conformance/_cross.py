@@ -36,6 +36,7 @@ from interlock.transcript import (
     Request,
     Response,
     TextPart,
+    ToolResultPart,
     TranslationWarning,
     fold_updates,
     response_to_updates,
@@ -58,10 +59,19 @@ class Source:
 
 
 def source_of(vector: str, dialect: str, decoded: Request | Response) -> Source:
-    """A request is its own history; a response is the assistant turn after a prompt."""
+    """A request is its own history; a response is the assistant turn after a prompt (and,
+    when it calls tools, before their results — otherwise no dialect accepts the history)."""
     if isinstance(decoded, Request):
         return Source(vector, dialect, decoded, 0)
-    history = Request(model=decoded.model or "conformance", messages=(PROMPT, decoded.message))
+    results = tuple(
+        ToolResultPart(call_id=call.call_id, name=call.name, output=(TextPart(text="(result)"),))
+        for call in decoded.message.tool_calls
+        if call.owner != "hosted"
+    )
+    answer = (Message(role="tool", parts=results),) if results else ()
+    history = Request(
+        model=decoded.model or "conformance", messages=(PROMPT, decoded.message, *answer)
+    )
     return Source(vector, dialect, history, 1, decoded)
 
 
@@ -75,7 +85,8 @@ class CrossDialect:
         self.codec = codec
         self.target = target
         self.found = found
-        self.items = message_items(source.history.messages, source.first)
+        stop = source.first + 1 if source.response is not None else None
+        self.items = message_items(source.history.messages, source.first, stop)
         self.warned: dict[str, TranslationWarning] = {}
 
     def run(self) -> None:

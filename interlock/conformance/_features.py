@@ -196,10 +196,12 @@ def _approval_items(
         yield Item("hosted_approval", location, ("decision", part.approval_id, str(part.approved)))
 
 
-def message_items(messages: Sequence[Message], first: int = 0) -> list[Item]:
-    """Every item of ``messages[first:]``, with canonical locations."""
+def message_items(
+    messages: Sequence[Message], first: int = 0, stop: int | None = None
+) -> list[Item]:
+    """Every item of ``messages[first:stop]``, with canonical locations."""
     items: list[Item] = []
-    for i in range(first, len(messages)):
+    for i in range(first, len(messages) if stop is None else stop):
         message = messages[i]
         for j, part in enumerate(message.parts):
             items.extend(part_items(part, message.role, f"messages[{i}].parts[{j}]"))

@@ -113,7 +113,7 @@ def encode_stream(
     codec: ProviderCodec, updates: Sequence[Update], target: Target
 ) -> list[SseEvent]:
     """Every event a fresh stream encoder produces for ``updates``."""
-    encoder = codec.stream_encoder(**target.options)
+    encoder = codec.stream_encoder(**target.options, **target.stream_options)
     events: list[SseEvent] = []
     for update in updates:
         events += encoder.encode(update)

@@ -259,8 +259,24 @@ def responses_response(payload: JsonObject) -> Problems:
 
 
 def responses_event(data: JsonObject) -> Problems:
-    """One Responses stream event (``obfuscation`` is the documented undeclared key)."""
-    return _openai_model(ResponseStreamEvent, _without(data, frozenset({"obfuscation"})), "event")
+    """One Responses stream event, by ``type`` (``obfuscation`` is the documented undeclared key)."""
+    event = _without(data, frozenset({"obfuscation"}))
+    model = _event_models().get(str(event.get("type")))
+    if model is None:
+        return [f"event.type: {event.get('type')!r} is not an SDK stream event"]
+    return _openai_model(model, event, "event")
+
+
+@cache
+def _event_models() -> dict[str, type[BaseModel]]:
+    """Responses stream event ``type`` → its SDK model (the union is not discriminated)."""
+    union = typing.get_args(ResponseStreamEvent)[0]
+    table: dict[str, type[BaseModel]] = {}
+    for member in typing.get_args(union):
+        annotation = member.model_fields["type"].annotation
+        for value in typing.get_args(annotation):
+            table[str(value)] = member
+    return table
 
 
 def chat_response(payload: JsonObject, vendor_keys: frozenset[str] = frozenset()) -> Problems:
