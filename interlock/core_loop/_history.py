@@ -185,7 +185,7 @@ class _Grouper:
             return
         adjacent = self.tail is not None and self.tail == index - 1
         paired = self.pair_results(message, index)
-        if adjacent and (message.role == "tool" or _reasoning_only(message)):
+        if adjacent and not paired and (message.role == "tool" or _reasoning_only(message)):
             assert self.tail is not None
             self.join(self.tail, index)
             paired = True
