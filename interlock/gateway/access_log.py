@@ -31,6 +31,7 @@ class AccessRecord:
 
     method: str
     path: str
+    endpoint: str
     started: float
     status: int = 0
     tenant: str = ""

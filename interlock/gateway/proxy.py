@@ -326,7 +326,7 @@ class Proxy:
         """Account for a finished request (metrics and access log)."""
         record.status = status
         self.metrics.request_done(
-            record.path, record.model or "-", status, time.perf_counter() - record.started
+            record.endpoint, record.model or "-", status, time.perf_counter() - record.started
         )
         record.write()
 

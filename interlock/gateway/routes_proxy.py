@@ -24,12 +24,16 @@ async def handle(
     ingress: Dialect,
     http_request: HttpRequest,
     *,
+    endpoint: str,
     path_model: str | None = None,
     stream: bool | None = None,
 ) -> HttpResponse:
     """Proxy one request; every failure comes back in ``ingress``'s error shape."""
     record = AccessRecord(
-        method=http_request.method, path=http_request.url.path, started=time.perf_counter()
+        method=http_request.method,
+        path=http_request.url.path,
+        endpoint=endpoint,
+        started=time.perf_counter(),
     )
     translation = None
     try:
@@ -63,11 +67,11 @@ Handler = Callable[[HttpRequest], Awaitable[HttpResponse]]
 def routes(proxy: Proxy, dialects: dict[Protocol, Dialect]) -> list[BaseRoute]:
     """The OpenAI and Gemini endpoints."""
 
-    def endpoint(protocol: Protocol) -> Handler:
+    def endpoint(protocol: Protocol, name: str) -> Handler:
         ingress = dialects[protocol]
 
         async def run(http_request: HttpRequest) -> HttpResponse:
-            return await handle(proxy, ingress, http_request)
+            return await handle(proxy, ingress, http_request, endpoint=name)
 
         return run
 
@@ -75,15 +79,26 @@ def routes(proxy: Proxy, dialects: dict[Protocol, Dialect]) -> list[BaseRoute]:
 
     async def generate(http_request: HttpRequest) -> HttpResponse:
         model = http_request.path_params["model"]
-        return await handle(proxy, gemini, http_request, path_model=model, stream=False)
+        return await handle(
+            proxy, gemini, http_request, endpoint="generateContent", path_model=model, stream=False
+        )
 
     async def stream_generate(http_request: HttpRequest) -> HttpResponse:
         model = http_request.path_params["model"]
-        return await handle(proxy, gemini, http_request, path_model=model, stream=True)
+        return await handle(
+            proxy,
+            gemini,
+            http_request,
+            endpoint="streamGenerateContent",
+            path_model=model,
+            stream=True,
+        )
 
     return [
-        Route("/v1/chat/completions", endpoint("openai-chat"), methods=["POST"]),
-        Route("/v1/responses", endpoint("openai-responses"), methods=["POST"]),
+        Route(
+            "/v1/chat/completions", endpoint("openai-chat", "chat.completions"), methods=["POST"]
+        ),
+        Route("/v1/responses", endpoint("openai-responses", "responses"), methods=["POST"]),
         Route("/v1beta/models/{model}:generateContent", generate, methods=["POST"]),
         Route("/v1beta/models/{model}:streamGenerateContent", stream_generate, methods=["POST"]),
     ]

@@ -35,6 +35,8 @@ class VaultNeeds:
 
     signatures: bool
     reasoning: bool
+    provider: str = ""
+    """The issuer of the reasoning payloads (``openai``, ``openrouter``)."""
 
     @property
     def any(self) -> bool:
@@ -48,9 +50,13 @@ def needs(upstream: UpstreamConfig) -> VaultNeeds:
     if upstream.protocol == "gemini":
         return VaultNeeds(signatures=True, reasoning=False)
     if upstream.protocol == "openai-responses":
-        return VaultNeeds(signatures=False, reasoning=True)
+        return VaultNeeds(signatures=False, reasoning=True, provider="openai")
     dialect = upstream.reasoning_dialect
-    return VaultNeeds(signatures=dialect == "gemini-compat", reasoning=dialect == "openrouter")
+    return VaultNeeds(
+        signatures=dialect == "gemini-compat",
+        reasoning=dialect == "openrouter",
+        provider="openrouter",
+    )
 
 
 def _signature_key(call_id: str) -> str:
@@ -79,6 +85,15 @@ def entries_for(message: Message, wanted: VaultNeeds) -> dict[str, JsonValue]:
     return entries
 
 
+def _has_own_reasoning(message: Message, provider: str) -> bool:
+    return any(
+        isinstance(part, ReasoningPart)
+        and part.opaque is not None
+        and part.opaque.provider == provider
+        for part in message.parts
+    )
+
+
 def _wanted_keys(messages: Sequence[Message], wanted: VaultNeeds) -> list[str]:
     keys: list[str] = []
     for message in messages:
@@ -87,10 +102,7 @@ def _wanted_keys(messages: Sequence[Message], wanted: VaultNeeds) -> list[str]:
             continue
         if wanted.signatures:
             keys.extend(_signature_key(call.call_id) for call in calls if call.signature is None)
-        has_opaque = any(
-            isinstance(part, ReasoningPart) and part.opaque is not None for part in message.parts
-        )
-        if wanted.reasoning and not has_opaque:
+        if wanted.reasoning and not _has_own_reasoning(message, wanted.provider):
             keys.append(_reasoning_key(calls[0].call_id))
     return keys
 

@@ -1,0 +1,65 @@
+"""The CLI: config errors exit non-zero with one message; exposure needs keys or an opt-in."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interlock.gateway.cli import check_exposure, describe, is_loopback, main
+from interlock.gateway.config import ConfigError, load_config, parse_config
+
+
+def test_bad_config_exits_non_zero_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("[server]\nprot = 1\n")
+    assert main(["serve", "--config", str(config)]) == 2
+    assert "server.prot: unknown key" in capsys.readouterr().err
+
+
+def test_console_script_reports_unreadable_key_variable(tmp_path: Path) -> None:
+    config = tmp_path / "keys.toml"
+    config.write_text(
+        "[[upstreams]]\nname='g'\nprotocol='gemini'\nbase_url='https://x'\napi_key_env='INTERLOCK_TEST_UNSET'\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "interlock.gateway.cli", "serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "upstreams[0].api_key_env" in done.stderr and "INTERLOCK_TEST_UNSET" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("10.1.2.3", False),
+    ],
+)
+def test_is_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_non_loopback_bind_needs_keys_or_an_explicit_opt_in() -> None:
+    exposed = load_config(None, environ={}).with_overrides(host="0.0.0.0")
+    with pytest.raises(ConfigError, match="--allow-non-loopback"):
+        check_exposure(exposed, allow_flag=False)
+    check_exposure(exposed, allow_flag=True)
+    keyed = parse_config("[server]\nhost='0.0.0.0'\napi_keys=['k']\n", {})
+    check_exposure(keyed, allow_flag=False)
+
+
+def test_banner_says_where_it_listens_and_what_it_routes() -> None:
+    banner = describe(load_config(None, environ={}).with_overrides(port=9999))
+    assert "http://127.0.0.1:9999" in banner
+    assert "demo-gemini" in banner and "emulated-gemini" in banner

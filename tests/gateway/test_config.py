@@ -1,0 +1,105 @@
+"""Config loading: the embedded default, and one clear error naming the key for each mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from interlock.gateway.config import ConfigError, load_config, parse_config
+
+VALID = """
+[server]
+api_keys = ["sk-a", {key = "sk-b", tenant = "team-b"}]
+
+[[upstreams]]
+name = "oa"
+protocol = "openai-chat"
+base_url = "https://api.example.com/v1"
+api_key_env = "UPSTREAM_KEY"
+reasoning_dialect = "openrouter"
+
+[[models]]
+name = "fast"
+upstream = "oa"
+model = "gpt-x"
+"""
+
+
+def test_embedded_default_routes_every_dialect_to_an_emulator() -> None:
+    config = load_config(None, environ={})
+    protocols = {config.upstream(model.upstream).protocol for model in config.models}
+    assert protocols == {"openai-responses", "openai-chat", "gemini"}
+    assert all(upstream.emulated for upstream in config.upstreams)
+    assert config.store.url.startswith("sqlite:///.interlock/")
+    assert [agent.name for agent in config.agents] == ["demo"]
+    assert config.agents[0].approval_required == ("delete_file",)
+
+
+def test_valid_config_reads_keys_from_the_environment() -> None:
+    config = parse_config(VALID, {"UPSTREAM_KEY": "secret-value"})
+    upstream = config.upstream("oa")
+    assert upstream.api_key == "secret-value"
+    assert "secret-value" not in repr(config)
+    assert [key.tenant for key in config.server.api_keys][1] == "team-b"
+    assert "sk-a" not in repr(config.server)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[server]\nhots = 'x'", "server.hots"),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='gemini'\nbase_url='https://x'\ncolour=1",
+            "upstreams[0].colour",
+        ),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='anthropic'\nbase_url='https://x'",
+            "upstreams[0].protocol",
+        ),
+        ("[[upstreams]]\nname='a'\nprotocol='gemini'", "upstreams[0].base_url"),
+        ("[[upstreams]]\nname='a'\nprotocol='gemini'\nbase_url='ftp://x'", "upstreams[0].base_url"),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='gemini'\nbase_url='https://x'\napi_key_env='NOPE'",
+            "upstreams[0].api_key_env",
+        ),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='gemini'\nbase_url='https://x'\nreasoning_dialect='reasoning'",
+            "upstreams[0].reasoning_dialect",
+        ),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='gemini'\nbase_url='https://x'\n[[upstreams]]\nname='a'\nprotocol='gemini'\nbase_url='https://y'",
+            "upstreams[1].name",
+        ),
+        ("[[models]]\nname='m'\nupstream='ghost'\nmodel='x'", "models[0].upstream"),
+        ("[[agents]]\nname='a'\nmodel='ghost'", "agents[0].model"),
+        ("[server]\nport = 'eighty'", "server.port"),
+        ("[server]\nseal_key_env = 'NOPE'", "server.seal_key_env"),
+        ("[store]\nurl = 'postgres://x'", "store.url"),
+        ("[unknown]\nx = 1", "unknown"),
+    ],
+)
+def test_each_mistake_names_its_key(text: str, key: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config(text, {})
+    assert raised.value.key == key
+    assert str(raised.value).startswith(key)
+
+
+def test_agent_approval_must_name_one_of_its_tools() -> None:
+    text = (
+        VALID
+        + "\n[[agents]]\nname='x'\nmodel='fast'\ntools=['pkg.mod:get_weather']\napproval_required=['delete_file']\n"
+    )
+    with pytest.raises(ConfigError) as raised:
+        parse_config(text, {"UPSTREAM_KEY": "k"})
+    assert raised.value.key == "agents[0].approval_required[0]"
+
+
+def test_missing_or_broken_files_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / "absent.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[server\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(broken)
