@@ -10,6 +10,7 @@ becomes ``Message(role="tool")`` holding one :class:`ToolResultPart`. The deprec
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from interlock.codecs.openai_chat._content import decode_content
 from interlock.codecs.openai_chat._reasoning import decode_reasoning, take_google_signature
@@ -42,13 +43,33 @@ _ASSISTANT_PARTS = frozenset({"text", "refusal"})
 
 
 def decode_messages(value: JsonValue, path: str) -> tuple[Message, ...]:
-    """The ``messages`` array."""
+    """The ``messages`` array.
+
+    A tool result is given the name of the call it answers (Chat does not repeat it;
+    Gemini's ``functionResponse`` needs it).
+    """
     items = as_list(value, path)
     function_calls: dict[str, str] = {}
-    return tuple(
-        decode_message(as_object(item, f"{path}[{i}]"), f"{path}[{i}]", i, function_calls)
-        for i, item in enumerate(items)
-    )
+    names: dict[str, str] = {}
+    messages: list[Message] = []
+    for i, item in enumerate(items):
+        message = decode_message(as_object(item, f"{path}[{i}]"), f"{path}[{i}]", i, function_calls)
+        for call in message.tool_calls:
+            names[call.call_id] = call.name
+        if message.role == "tool":
+            message = _named_result(message, names)
+        messages.append(message)
+    return tuple(messages)
+
+
+def _named_result(message: Message, names: dict[str, str]) -> Message:
+    result = message.parts[0]
+    if not isinstance(result, ToolResultPart) or result.name is not None:
+        return message
+    name = names.get(result.call_id)
+    if name is None:
+        return message
+    return replace(message, parts=(replace(result, name=name),))
 
 
 def decode_message(
@@ -109,7 +130,7 @@ def _assistant(
     if message.get("refusal") is not None:
         parts.append(RefusalPart(text=as_str(message["refusal"], f"{path}.refusal")))
         consumed.add("refusal")
-    if message.get("tool_calls") is not None:
+    if message.get("tool_calls") is not None and message["tool_calls"] != []:
         calls = as_list(message["tool_calls"], f"{path}.tool_calls")
         for i, call in enumerate(calls):
             where = f"{path}.tool_calls[{i}]"

@@ -50,6 +50,8 @@ def decode_reasoning(obj: JsonObject, path: str) -> tuple[list[ReasoningPart], s
     parts: list[ReasoningPart] = []
     consumed: set[str] = set()
     details = obj.get("reasoning_details")
+    if details == []:
+        details = None  # kept as a plain wire field
     if details is not None:
         items = as_list(details, f"{path}.reasoning_details")
         for index, item in enumerate(items):

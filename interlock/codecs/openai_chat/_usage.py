@@ -7,7 +7,15 @@
 
 from __future__ import annotations
 
-from interlock.codecs.openai_chat._wire import DIALECT, as_int, as_object, extra_of, rest
+from interlock.codecs.openai_chat._wire import (
+    DIALECT,
+    LAYOUT,
+    as_int,
+    as_object,
+    extra_of,
+    rest,
+    with_extra,
+)
 from interlock.transcript import JsonObject, JsonValue, Usage
 
 _DETAILS = {
@@ -35,15 +43,24 @@ def decode_usage(value: JsonValue, path: str) -> Usage:
             counts[field] = as_int(details[field], f"{path}.{detail}.{field}")
     prompt = as_int(usage.get("prompt_tokens", 0), f"{path}.prompt_tokens")
     completion = as_int(usage.get("completion_tokens", 0), f"{path}.completion_tokens")
+    reasoning = counts.get("reasoning_tokens", 0)
     total = usage.get("total_tokens")
-    if total != prompt + completion:
+    extra = with_extra({}, None)
+    if reasoning and total == prompt + completion + reasoning:
+        # Gemini's compatibility endpoint counts thinking outside completion_tokens
+        # (provider-wire.md trap 31); canonical output tokens include it.
+        completion += reasoning
+        extra = with_extra({}, {"completion_excludes_reasoning": True})
+    elif total != prompt + completion:
         unknown["total_tokens"] = total
+    if unknown:
+        extra[DIALECT] = unknown
     return Usage(
         input_tokens=prompt,
         output_tokens=completion,
-        reasoning_tokens=counts.get("reasoning_tokens", 0),
+        reasoning_tokens=reasoning,
         cached_input_tokens=counts.get("cached_tokens", 0),
-        extra={DIALECT: unknown} if unknown else {},
+        extra=extra,
     )
 
 
@@ -51,9 +68,12 @@ def encode_usage(usage: Usage) -> JsonObject:
     """A Chat ``usage`` object (Gemini's tool-use prompt tokens count as prompt tokens)."""
     unknown = extra_of(usage.extra)
     prompt = usage.input_tokens + usage.tool_prompt_tokens
+    completion = usage.output_tokens
+    if extra_of(usage.extra, LAYOUT).get("completion_excludes_reasoning"):
+        completion -= usage.reasoning_tokens
     out: JsonObject = {
         "prompt_tokens": prompt,
-        "completion_tokens": usage.output_tokens,
+        "completion_tokens": completion,
         "total_tokens": prompt + usage.output_tokens,
     }
     if "total_tokens" in unknown:
