@@ -23,6 +23,8 @@ _EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
 _NULL_ALLOWED = {("CUSTOM", "value"), ("RAW", "event")}
 _DELTA_EVENTS = {"TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT", "TOOL_CALL_ARGS"}
 _TERMINAL = {"RUN_FINISHED", "RUN_ERROR"}
+_WIRE_REQUIRED = {"REASONING_MESSAGE_START": ("role",)}
+"""Keys the client requires that the Python models would default (so they must be checked raw)."""
 
 
 class EventSequenceError(ValueError):
@@ -80,9 +82,12 @@ def _check_schema(event: JsonObject, strict: bool) -> None:
         first = error.errors()[0]
         location = ".".join(str(step) for step in first["loc"])
         raise ValueError(f"schema: {location}: {first['msg']}") from None
+    kind = str(event.get("type"))
+    for key in _WIRE_REQUIRED.get(kind, ()):
+        if key not in event:
+            raise ValueError(f"schema: {kind}.{key} is required")
     if not strict:
         return
-    kind = str(event.get("type"))
     for key, value in event.items():
         if value is None and (kind, key) not in _NULL_ALLOWED:
             raise ValueError(f"{kind}.{key} is null; optional fields are omitted")
