@@ -180,7 +180,9 @@ def decode_output_part(value: JsonValue, path: str) -> TextPart | RefusalPart:
     match data.get("type"):
         case "output_text" | "input_text":
             text = required_str(data, "text", path)
-            fields = split_fields(data, {"type", "text"}, _OUTPUT_TEXT_DEFAULTS)
+            # ``input_text`` is normalised to a well-formed ``output_text`` (trap 28).
+            defaults = _OUTPUT_TEXT_DEFAULTS if data["type"] == "output_text" else None
+            fields = split_fields(data, {"type", "text"}, defaults)
             return TextPart(text=text, extra=wrap(fields))
         case "refusal":
             text = required_str(data, "refusal", path)

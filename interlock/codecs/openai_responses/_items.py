@@ -61,6 +61,8 @@ InputRole: TypeAlias = Literal["user", "system", "developer"]
 _INPUT_ROLES: dict[str, InputRole] = {"user": "user", "system": "system", "developer": "developer"}
 _SIDE_ROLES: dict[Side, Role] = {"assistant": "assistant", "tool": "tool", "approval": "user"}
 _CONTENT = "~content"
+HOSTED = "~hosted"
+"""Marks an approval response decoded from ``mcp_approval_response`` (a hosted decision)."""
 
 
 def message_defaults(item_id: str | None, role: str = "assistant") -> JsonObject:
@@ -223,7 +225,7 @@ def approval_response(data: JsonObject, path: str) -> ApprovalResponsePart:
         approval_id=required_str(data, "approval_request_id", path),
         approved=approve,
         reason=reason,
-        extra=wrap(split_fields(data, known)),
+        extra=wrap({**split_fields(data, known), HOSTED: True}),
     )
 
 

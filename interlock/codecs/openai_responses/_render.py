@@ -17,7 +17,6 @@ from interlock.codecs.openai_responses._content import (
     encode_input_part,
     encode_output_part,
     encode_tool_output,
-    is_plain_text,
 )
 from interlock.codecs.openai_responses._items import call_defaults, message_defaults
 from interlock.codecs.openai_responses._wire import (
@@ -99,12 +98,22 @@ def item_fields(part: Part) -> JsonObject:
     return cast(JsonObject, value) if isinstance(value, dict) else {}
 
 
+def _plain(part: TextPart | RefusalPart) -> bool:
+    """A text part with nothing but its text (item-level fields and signatures aside).
+
+    Signatures are never rendered (OpenAI has none on text; foreign ones are dropped).
+    """
+    if not isinstance(part, TextPart):
+        return False
+    return all(key == ITEM for key in own(part.extra))
+
+
 def render_message(parts: Sequence[TextPart | RefusalPart], item_id: str | None) -> JsonObject:
     """An assistant ``message`` item (string content when that is the default shape)."""
     fields = item_fields(parts[0])
     content_parts = [part for part in parts if hint(part.extra, "~empty") is not True]
     shape = fields.get("~content")
-    simple = len(content_parts) == 1 and is_plain_text(cast(OutputPart, content_parts[0]))
+    simple = len(content_parts) == 1 and _plain(content_parts[0])
     as_string = shape == "string" or (item_id is None and simple and shape != "list")
     content: JsonValue
     if as_string and all(isinstance(part, TextPart) for part in content_parts):

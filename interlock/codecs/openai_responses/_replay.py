@@ -26,13 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from interlock.codecs.openai_responses._items import HOSTED
 from interlock.codecs.openai_responses._render import (
     ItemGroup,
     group_parts,
     render_group,
     render_input_message,
 )
-from interlock.codecs.openai_responses._wire import DIALECT, PROVIDER, is_own_opaque
+from interlock.codecs.openai_responses._wire import PROVIDER, is_own_opaque, own
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
@@ -92,7 +93,7 @@ def hosted_approval_ids(messages: Sequence[Message]) -> set[str]:
     for message in messages:
         for part in message.parts:
             if (isinstance(part, ApprovalRequestPart) and part.call.owner == "hosted") or (
-                isinstance(part, ApprovalResponsePart) and DIALECT in part.extra
+                isinstance(part, ApprovalResponsePart) and own(part.extra).get(HOSTED) is True
             ):
                 ids.add(part.approval_id)
     return ids

@@ -69,7 +69,7 @@ def decode_request(payload: JsonObject) -> Request:
     model = body.get("model")
     if model is None:
         hints["~no_model"] = True
-    stream = optional_bool(body, "stream", "stream")
+    stream = optional_bool(body, "stream", "")
     if stream is False:
         hints["~stream_false"] = True
     return Request(
@@ -78,7 +78,7 @@ def decode_request(payload: JsonObject) -> Request:
         tools=tuple(tools),
         hosted_tools=tuple(hosted),
         tool_choice=tool_choice,
-        parallel_tool_calls=optional_bool(body, "parallel_tool_calls", "parallel_tool_calls"),
+        parallel_tool_calls=optional_bool(body, "parallel_tool_calls", ""),
         stream=bool(stream),
         options=_options(body, hints),
         continuation=_continuation(body, hints),
@@ -140,9 +140,9 @@ def _options(body: JsonObject, hints: JsonObject) -> GenerationOptions:
     include = body.get("include")
     included = isinstance(include, list) and ENCRYPTED_INCLUDE in include
     return GenerationOptions(
-        temperature=optional_number(body, "temperature", "temperature"),
-        top_p=optional_number(body, "top_p", "top_p"),
-        max_output_tokens=optional_int(body, "max_output_tokens", "max_output_tokens"),
+        temperature=optional_number(body, "temperature", ""),
+        top_p=optional_number(body, "top_p", ""),
+        max_output_tokens=optional_int(body, "max_output_tokens", ""),
         reasoning_effort=effort,
         reasoning_summary=summary,
         include_reasoning=True if included else None,
@@ -158,7 +158,7 @@ def _continuation(body: JsonObject, hints: JsonObject) -> Continuation:
     elif conversation is not None:
         conversation_id = string(conversation, "conversation")
     return Continuation(
-        store=optional_bool(body, "store", "store"),
-        previous_response_id=optional_str(body, "previous_response_id", "previous_response_id"),
+        store=optional_bool(body, "store", ""),
+        previous_response_id=optional_str(body, "previous_response_id", ""),
         conversation_id=conversation_id,
     )

@@ -51,7 +51,14 @@ from interlock.transcript import (
 )
 
 _KNOWN = {"id", "created_at", "status", "incomplete_details", "model", "output", "usage"}
-_DEFAULTS: JsonObject = {"object": "response", "error": None}
+_DEFAULTS: JsonObject = {
+    # Always present on the service's responses (required by the SDK's ``Response`` model).
+    "object": "response",
+    "error": None,
+    "parallel_tool_calls": True,
+    "tool_choice": "auto",
+    "tools": [],
+}
 
 
 def decode_response(payload: JsonObject) -> Response:

@@ -56,6 +56,18 @@ class _Open:
     item_id: str | None
     slots: dict[int, int] = field(default_factory=dict[int, int])
     parts: dict[int, Part] = field(default_factory=dict[int, Part])
+    finished: set[int] = field(default_factory=set[int])
+    superseded: bool = False
+    closed: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Every part started so far has finished."""
+        return self.finished >= self.parts.keys()
+
+
+def _position(item: _Open) -> int:
+    return item.output_index
 
 
 def _skipped(part: Part) -> bool:
@@ -138,7 +150,11 @@ class StreamEncoder:
         events: list[SseEvent] = []
         current = self._open
         if current is None or not continues_item(self._last, part):
-            events.extend(self._close())
+            if current is not None:
+                # Items may interleave (parallel calls): close only once complete.
+                current.superseded = True
+                if current.complete:
+                    events.extend(self._close(current))
             events.extend(self._open_item(index, part))
             current = self._open
         assert current is not None
@@ -155,6 +171,7 @@ class StreamEncoder:
         elif isinstance(part, ReasoningPart):
             group.kind = "reasoning"
         output_index = len(self._items)
+        self._items.append({})
         group = with_item_ids(group, self._response_id, output_index)
         item_id = getattr(group.parts[0], "item_id", None)
         self._open = _Open(group=group, output_index=output_index, item_id=item_id)
@@ -259,6 +276,13 @@ class StreamEncoder:
         if current is None:
             return []
         current.parts[index] = part
+        current.finished.add(index)
+        events = self._sub_part_done(current, index, part)
+        if current.complete and (current.superseded or current.group.kind == "single"):
+            events.extend(self._close(current))
+        return events
+
+    def _sub_part_done(self, current: _Open, index: int, part: Part) -> list[SseEvent]:
         where = self._where(current)
         slot = current.slots.get(index, 0)
         match part:
@@ -315,38 +339,33 @@ class StreamEncoder:
             case _:
                 return []
 
-    def _close(self) -> list[SseEvent]:
-        current = self._open
-        if current is None:
+    def _close(self, current: _Open) -> list[SseEvent]:
+        if current.closed:
             return []
-        self._open = None
+        current.closed = True
+        if self._open is current:
+            self._open = None
         parts = [current.parts[index] for index in sorted(current.parts)]
         group = with_item_ids(
             ItemGroup(kind=current.group.kind, start=current.group.start, parts=parts),
             self._response_id,
             current.output_index,
         )
-        item = render_group(group)
-        if item is None:
-            return []
-        self._items.append(item)
+        item = render_group(group) or {}
+        self._items[current.output_index] = item
+        where: JsonObject = {"output_index": current.output_index, "item": item}
         events: list[SseEvent] = []
         if group.kind == "single" and not isinstance(parts[0], ToolCallPart):
-            events.append(
-                self._event(
-                    "response.output_item.added",
-                    {"output_index": current.output_index, "item": item},
-                )
-            )
-        events.append(
-            self._event(
-                "response.output_item.done", {"output_index": current.output_index, "item": item}
-            )
-        )
+            events.append(self._event("response.output_item.added", where))
+        events.append(self._event("response.output_item.done", where))
         return events
 
+    def _close_all(self) -> list[SseEvent]:
+        opened = sorted({id(item): item for item in self._owner.values()}.values(), key=_position)
+        return [event for current in opened for event in self._close(current)]
+
     def _finished(self) -> list[SseEvent]:
-        events = self._close()
+        events = self._close_all()
         self._done = True
         response = self._builder.build()
         snapshot = self._snapshot(response, self._items)

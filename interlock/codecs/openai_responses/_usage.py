@@ -20,6 +20,11 @@ from interlock.codecs.openai_responses._wire import (
 )
 from interlock.transcript import FinishReason, JsonObject, JsonValue, Usage
 
+_DETAIL_DEFAULTS: dict[str, JsonObject] = {
+    # The SDK's ``Response`` model requires ``cache_write_tokens`` (openai 3.57).
+    "input_tokens_details": {"cache_write_tokens": 0},
+    "output_tokens_details": {},
+}
 STATUSES = frozenset({"completed", "failed", "in_progress", "cancelled", "queued", "incomplete"})
 _INCOMPLETE: dict[str, FinishReason] = {
     "max_output_tokens": "length",
@@ -53,7 +58,7 @@ def decode_usage(value: JsonValue, path: str) -> Usage:
         details = as_object(data[key], f"{path}.{key}")
         amount = optional_int(details, inner, f"{path}.{key}") or 0
         cached, reasoning = (amount, reasoning) if inner == "cached_tokens" else (cached, amount)
-        rest = split_fields(details, {inner} if inner in details else set())
+        rest = split_fields(details, {inner} if inner in details else set(), _DETAIL_DEFAULTS[key])
         if rest:
             fields[f"~{key}"] = rest
     usage = Usage(
@@ -86,10 +91,8 @@ def encode_usage(usage: Usage) -> JsonObject:
         if fields.get(f"~no_{key}") is True:
             continue
         rest = fields.get(f"~{key}")
-        details: JsonObject = {inner: amount}
-        body[key] = (
-            merge_fields(details, cast(JsonObject, rest)) if isinstance(rest, dict) else details
-        )
+        kept = cast(JsonObject, rest) if isinstance(rest, dict) else {}
+        body[key] = merge_fields({inner: amount}, kept, _DETAIL_DEFAULTS[key])
     body["output_tokens"] = usage.output_tokens
     body["total_tokens"] = total
     ordered: JsonObject = {

@@ -47,6 +47,11 @@ def is_own_opaque(opaque: Opaque) -> bool:
 # ---------------------------------------------------------------- reading untrusted JSON
 
 
+def join(path: str, key: str) -> str:
+    """``path.key`` (or ``key`` at the top level)."""
+    return f"{path}.{key}" if path else key
+
+
 def as_object(value: object, path: str) -> JsonObject:
     """``value`` as a JSON object, or a :class:`DecodeError` naming ``path``."""
     if not isinstance(value, dict):
@@ -64,8 +69,8 @@ def as_list(value: object, path: str) -> list[JsonValue]:
 def required_str(data: JsonObject, key: str, path: str) -> str:
     """A required string field."""
     if key not in data:
-        raise DecodeError(f"{path}.{key}", "required field is missing")
-    return string(data[key], f"{path}.{key}")
+        raise DecodeError(join(path, key), "required field is missing")
+    return string(data[key], join(path, key))
 
 
 def string(value: object, path: str) -> str:
@@ -78,7 +83,7 @@ def string(value: object, path: str) -> str:
 def optional_str(data: JsonObject, key: str, path: str) -> str | None:
     """An optional, nullable string field."""
     value = data.get(key)
-    return None if value is None else string(value, f"{path}.{key}")
+    return None if value is None else string(value, join(path, key))
 
 
 def optional_bool(data: JsonObject, key: str, path: str) -> bool | None:
@@ -86,7 +91,7 @@ def optional_bool(data: JsonObject, key: str, path: str) -> bool | None:
     value = data.get(key)
     if value is None or isinstance(value, bool):
         return value
-    raise DecodeError(f"{path}.{key}", f"expected a boolean, got {type_name(value)}")
+    raise DecodeError(join(path, key), f"expected a boolean, got {type_name(value)}")
 
 
 def optional_number(data: JsonObject, key: str, path: str) -> float | None:
@@ -95,7 +100,7 @@ def optional_number(data: JsonObject, key: str, path: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DecodeError(f"{path}.{key}", f"expected a number, got {type_name(value)}")
+        raise DecodeError(join(path, key), f"expected a number, got {type_name(value)}")
     return value
 
 
@@ -105,7 +110,7 @@ def optional_int(data: JsonObject, key: str, path: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise DecodeError(f"{path}.{key}", f"expected an integer, got {type_name(value)}")
+        raise DecodeError(join(path, key), f"expected an integer, got {type_name(value)}")
     return value
 
 

@@ -1,0 +1,303 @@
+"""Replay rules of ``encode_request`` (provider-wire §1.5–§1.6 and the Responses traps)."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlock.codecs.openai_responses import ENCRYPTED_FORMAT, decode_request, encode_request
+from interlock.transcript import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    Continuation,
+    HostedToolPart,
+    InputRequestPart,
+    LossyHistoryError,
+    Message,
+    Opaque,
+    Part,
+    ReasoningPart,
+    ReplayPolicy,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+OWN = Opaque(provider="openai", format=ENCRYPTED_FORMAT, data="gAAAA-blob")
+GEMINI = Opaque(provider="google", format="gemini.thought_signature", data="CrICAd")
+ROUTER = Opaque(
+    provider="openrouter",
+    format="openrouter.reasoning_detail",
+    data={"type": "reasoning.encrypted"},
+)
+STATELESS = Continuation(store=False)
+
+
+def history(step: tuple[Part, ...], continuation: Continuation = STATELESS) -> Request:
+    """user → assistant step → tool result for ``call_1``."""
+    return Request(
+        model="gpt-5.5",
+        messages=(
+            Message(role="user", parts=(TextPart(text="Weather?"),)),
+            Message(role="assistant", parts=step),
+            Message(
+                role="tool",
+                parts=(ToolResultPart(call_id="call_1", output=(TextPart(text="15"),)),),
+            ),
+        ),
+        continuation=continuation,
+    )
+
+
+CALL = ToolCallPart(call_id="call_1", name="get_weather", arguments="{}", item_id="fc_1")
+
+
+def test_stateless_replay_keeps_encrypted_reasoning_before_its_call_and_requests_include() -> None:
+    step = (
+        ReasoningPart(reasoning_kind="summary", text="s", item_id="rs_1"),
+        ReasoningPart(reasoning_kind="encrypted", opaque=OWN, item_id="rs_1"),
+        CALL,
+    )
+    encoded = encode_request(history(step))
+    items = encoded.payload["input"]
+    assert [item["type"] for item in items[1:]] == [
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]  # type: ignore[index]
+    assert items[1] == {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "s"}],
+        "encrypted_content": "gAAAA-blob",
+    }  # type: ignore[index]
+    assert items[2]["id"] == "fc_1"  # type: ignore[index]
+    assert encoded.payload["include"] == ["reasoning.encrypted_content"]
+    assert encoded.warnings == ()
+
+
+def test_trap3_empty_summary_with_encrypted_content_is_replayed() -> None:
+    step = (ReasoningPart(reasoning_kind="encrypted", opaque=OWN, item_id="rs_1"), CALL)
+    items = encode_request(history(step)).payload["input"]
+    assert items[1] == {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [],
+        "encrypted_content": "gAAAA-blob",
+    }  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "reasoning",
+    [
+        ReasoningPart(reasoning_kind="summary", text="only a summary", item_id="rs_1"),
+        ReasoningPart(reasoning_kind="encrypted", item_id="rs_1"),
+        ReasoningPart(reasoning_kind="summary", text="gemini thought", opaque=GEMINI),
+    ],
+)
+def test_stateless_reasoning_bound_to_a_call_without_encrypted_content_is_refused(
+    reasoning: ReasoningPart,
+) -> None:
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(history((reasoning, CALL)))
+    assert caught.value.location == "messages[1].parts[0]"
+
+
+def test_degrade_mode_drops_the_reasoning_with_the_steps_ids_and_warns() -> None:
+    step = (ReasoningPart(reasoning_kind="summary", text="s", item_id="rs_1"), CALL)
+    encoded = encode_request(history(step), policy=ReplayPolicy(mode="degrade"))
+    items = encoded.payload["input"]
+    assert items[1] == {
+        "type": "function_call",
+        "call_id": "call_1",
+        "name": "get_weather",
+        "arguments": "{}",
+    }  # type: ignore[index]
+    assert [w.code for w in encoded.warnings] == ["reasoning_not_replayable"]
+    assert encoded.warnings[0].location == "messages[1].parts[0]"
+
+
+def test_stateless_reasoning_without_a_call_is_dropped_with_a_warning_even_in_strict_mode() -> None:
+    step = (
+        ReasoningPart(reasoning_kind="summary", text="s", item_id="rs_1"),
+        TextPart(text="hi", item_id="msg_1"),
+    )
+    request = Request(
+        model="m", messages=(Message(role="assistant", parts=step),), continuation=STATELESS
+    )
+    encoded = encode_request(request)
+    assert encoded.payload["input"] == [{"type": "message", "role": "assistant", "content": "hi"}]
+    assert [w.code for w in encoded.warnings] == ["reasoning_dropped"]
+
+
+def test_stateless_step_without_reasoning_is_sent_without_ids() -> None:
+    """§1.5: with ``store=false`` ids cannot be looked up; all ids or none per step."""
+    step = (TextPart(text="hi", item_id="msg_1"), CALL)
+    encoded = encode_request(history(step))
+    assert all("id" not in item for item in encoded.payload["input"])  # type: ignore[union-attr]
+    assert [w.code for w in encoded.warnings] == ["item_ids_stripped"]
+
+
+def test_stored_history_strips_all_step_ids_when_reasoning_cannot_be_referenced() -> None:
+    """Trap 18: never a ``fc_`` id without the ``rs_`` item it requires."""
+    step = (ReasoningPart(reasoning_kind="summary", text="foreign", opaque=GEMINI), CALL)
+    encoded = encode_request(history(step, Continuation()))
+    items = encoded.payload["input"]
+    assert items[1] == {
+        "type": "function_call",
+        "call_id": "call_1",
+        "name": "get_weather",
+        "arguments": "{}",
+    }  # type: ignore[index]
+    assert [w.code for w in encoded.warnings] == ["opaque_dropped", "reasoning_dropped"]
+
+
+def test_stored_history_replays_reasoning_by_id_only() -> None:
+    step = (ReasoningPart(reasoning_kind="encrypted", item_id="rs_1"), CALL)
+    items = encode_request(history(step, Continuation())).payload["input"]
+    assert items[1] == {"type": "reasoning", "id": "rs_1", "summary": []}  # type: ignore[index]
+    assert "include" not in encode_request(history(step, Continuation())).payload
+
+
+@pytest.mark.parametrize("opaque", [GEMINI, ROUTER])
+def test_foreign_opaque_is_dropped_with_a_warning_or_refused(opaque: Opaque) -> None:
+    step = (
+        ReasoningPart(reasoning_kind="encrypted", opaque=opaque),
+        TextPart(text="x", signature=GEMINI),
+    )
+    request = Request(model="m", messages=(Message(role="assistant", parts=step),))
+    encoded = encode_request(request)
+    assert encoded.payload["input"] == [{"type": "message", "role": "assistant", "content": "x"}]
+    assert {w.code for w in encoded.warnings} == {"opaque_dropped", "reasoning_dropped"}
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(request, policy=ReplayPolicy(foreign_opaque="refuse"))
+    assert caught.value.location == "messages[0].parts[0]"
+
+
+def test_trap17_foreign_blob_labelled_openai_but_other_format_is_not_replayed() -> None:
+    fake = Opaque(provider="openai", format="anthropic.thinking", data="sig")
+    step = (ReasoningPart(reasoning_kind="encrypted", opaque=fake, item_id="rs_1"), CALL)
+    with pytest.raises(LossyHistoryError):
+        encode_request(history(step))
+
+
+def test_trap28_assistant_text_is_output_text_and_trap27_phase_is_preserved() -> None:
+    payload = {
+        "model": "m",
+        "input": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "phase": "commentary",
+                "content": [{"type": "input_text", "text": "wrongly typed"}],
+            }
+        ],
+    }
+    encoded = encode_request(decode_request(payload)).payload  # type: ignore[arg-type]
+    item = encoded["input"][0]  # type: ignore[index]
+    assert item["content"] == [{"type": "output_text", "text": "wrongly typed", "annotations": []}]
+    assert item["phase"] == "commentary"
+    canonical = Request(
+        model="m",
+        messages=(Message(role="assistant", parts=(TextPart(text="a", item_id="msg_2"),)),),
+    )
+    content = encode_request(canonical).payload["input"][0]["content"]  # type: ignore[index]
+    assert content == [{"type": "output_text", "text": "a", "annotations": []}]
+
+
+def test_trap33_item_reference_cannot_be_sent_stateless() -> None:
+    reference = HostedToolPart(
+        provider="openai",
+        item_type="item_reference",
+        item={"type": "item_reference", "id": "msg_0"},
+    )
+    request = Request(
+        model="m", messages=(Message(role="assistant", parts=(reference,)),), continuation=STATELESS
+    )
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(request, policy=ReplayPolicy(mode="degrade"))
+    assert caught.value.code == "item_reference_unresolvable"
+    stored = Request(model="m", messages=(Message(role="assistant", parts=(reference,)),))
+    assert encode_request(stored).payload["input"] == [{"type": "item_reference", "id": "msg_0"}]
+
+
+def test_continuation_sends_only_items_after_the_last_model_output() -> None:
+    approval = ApprovalRequestPart(
+        approval_id="mcpr_1",
+        call=ToolCallPart(
+            call_id="mcpr_1",
+            name="ask",
+            arguments="{}",
+            owner="hosted",
+            server_label="wiki",
+            item_id="mcpr_1",
+        ),
+    )
+    decision = ApprovalResponsePart(approval_id="mcpr_1", approved=True)
+    messages = (
+        Message(
+            role="system",
+            parts=(TextPart(text="Be brief."),),
+            extra={"openai-responses": {"~instructions": True}},
+        ),
+        Message(role="user", parts=(TextPart(text="hi"),)),
+        Message(
+            role="assistant",
+            parts=(ReasoningPart(reasoning_kind="encrypted", item_id="rs_1"), approval),
+        ),
+        Message(role="user", parts=(decision, decision)),
+    )
+    request = Request(
+        model="m", messages=messages, continuation=Continuation(previous_response_id="resp_1")
+    )
+    payload = encode_request(request).payload
+    assert payload["instructions"] == "Be brief."  # instructions are not carried over (trap 29)
+    assert payload["input"] == [
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True}
+    ]
+    assert payload["previous_response_id"] == "resp_1"
+
+
+def test_local_control_parts_are_never_sent() -> None:
+    local = ApprovalRequestPart(
+        approval_id="a1", call=ToolCallPart(call_id="c", name="rm", arguments="{}")
+    )
+    messages = (
+        Message(role="assistant", parts=(local,)),
+        Message(
+            role="user",
+            parts=(
+                ApprovalResponsePart(approval_id="a1", approved=True),
+                InputRequestPart(request_id="r", occurrence_id="o", call_id="c", prompt="?"),
+            ),
+        ),
+        Message(role="user", parts=(TextPart(text="go"),)),
+    )
+    payload = encode_request(Request(model="m", messages=messages)).payload
+    assert payload["input"] == [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    ]
+
+
+def test_hosted_approval_items_travel_both_ways_in_a_full_history() -> None:
+    payload = {
+        "model": "m",
+        "input": [
+            {
+                "type": "mcp_approval_request",
+                "id": "mcpr_1",
+                "server_label": "s",
+                "name": "n",
+                "arguments": "{}",
+            },
+            {
+                "type": "mcp_approval_response",
+                "approval_request_id": "mcpr_1",
+                "approve": False,
+                "reason": "no",
+            },
+        ],
+    }
+    assert encode_request(decode_request(payload)).payload == payload  # type: ignore[arg-type]

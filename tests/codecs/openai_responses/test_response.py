@@ -1,0 +1,112 @@
+"""Response mapping: golden round trips, finish reasons, usage."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlock.codecs.openai_responses import DIALECT, decode_response, encode_response
+from interlock.transcript import (
+    ApprovalRequestPart,
+    DecodeError,
+    Message,
+    ReasoningPart,
+    Response,
+    TextPart,
+    ToolCallPart,
+    Usage,
+)
+from tests.codecs.openai_responses._fixtures import load, names
+
+
+@pytest.mark.parametrize("name", names("response_"))
+def test_golden_response_round_trips_exactly(name: str) -> None:
+    payload = load(name)
+    assert encode_response(decode_response(payload)) == payload
+
+
+def test_reasoning_call_response_decodes_finish_and_usage() -> None:
+    response = decode_response(load("response_reasoning_call.json"))
+    assert response.finish_reason == "tool_calls" and response.native_finish_reason == "completed"
+    assert response.usage == Usage(input_tokens=36, output_tokens=87, reasoning_tokens=64)
+    assert response.usage.total_tokens == 123  # output already includes reasoning (trap 31)
+    kinds = [type(part) for part in response.message.parts]
+    assert kinds == [ReasoningPart, ReasoningPart, ToolCallPart]
+
+
+def test_incomplete_response_keeps_native_reason_annotations_and_input_transformations() -> None:
+    """Trap 32 (native reason kept) and trap 16 (withheld reasoning surfaced, not swallowed)."""
+    response = decode_response(load("response_message_incomplete.json"))
+    assert (response.finish_reason, response.native_finish_reason) == (
+        "length",
+        "max_output_tokens",
+    )
+    assert response.extra[DIALECT]["input_transformations"][0]["reason"] == "model_mismatch"  # type: ignore[index]
+    text = response.message.parts[1]
+    assert (
+        isinstance(text, TextPart)
+        and text.extra[DIALECT]["annotations"][0]["type"] == "url_citation"
+    )  # type: ignore[index]
+
+
+def test_hosted_approval_request_output() -> None:
+    response = decode_response(load("response_mcp_approval.json"))
+    request = response.message.parts[1]
+    assert isinstance(request, ApprovalRequestPart) and request.call.owner == "hosted"
+    assert response.usage is None and response.finish_reason == "stop"
+
+
+@pytest.mark.parametrize(
+    ("finish", "native", "status", "details"),
+    [
+        ("stop", None, "completed", None),
+        ("tool_calls", None, "completed", None),
+        ("length", None, "incomplete", {"reason": "max_output_tokens"}),
+        ("content_filter", "SAFETY", "incomplete", {"reason": "content_filter"}),
+        ("error", None, "failed", None),
+        ("other", "cancelled", "cancelled", None),
+    ],
+)
+def test_canonical_finish_maps_to_status(
+    finish: str, native: str | None, status: str, details: object
+) -> None:
+    response = Response(
+        message=Message(role="assistant", parts=(TextPart(text="x"),)),
+        id="resp_1",
+        finish_reason=finish,
+        native_finish_reason=native,
+    )  # type: ignore[arg-type]
+    body = encode_response(response)
+    assert (body["status"], body["incomplete_details"]) == (status, details)
+
+
+def test_parts_without_ids_get_deterministic_item_ids() -> None:
+    response = Response(
+        message=Message(
+            role="assistant",
+            parts=(
+                ReasoningPart(reasoning_kind="summary", text="t"),
+                TextPart(text="a"),
+                ToolCallPart(call_id="c", name="f"),
+            ),
+        ),
+        id="resp_xyz",
+        finish_reason="tool_calls",
+    )
+    body = encode_response(response)
+    assert [item["id"] for item in body["output"]] == ["rs_xyz_0", "msg_xyz_1", "fc_xyz_2"]  # type: ignore[index]
+    assert encode_response(response) == body
+
+
+@pytest.mark.parametrize(
+    ("payload", "path"),
+    [
+        ({"id": "r"}, "output"),
+        ({"output": [{"type": "message", "role": "assistant", "content": 3}]}, "output[0].content"),
+        ({"output": [], "usage": {"input_tokens": "x"}}, "usage.input_tokens"),
+        ({"output": [], "created_at": "now"}, "created_at"),
+    ],
+)
+def test_malformed_responses_raise_decode_error(payload: dict[str, object], path: str) -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode_response(payload)  # type: ignore[arg-type]
+    assert caught.value.path == path

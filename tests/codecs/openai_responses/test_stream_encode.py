@@ -1,0 +1,72 @@
+"""Stream encoding: official sequence, SDK-parseable, re-decodes to the same response."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from openai.types.responses import ResponseStreamEvent
+from pydantic import TypeAdapter
+
+from interlock.codecs.openai_responses import (
+    StreamDecoder,
+    StreamEncoder,
+    decode_response,
+    encode_response,
+)
+from interlock.transcript import StreamFailed, fold_updates, response_to_updates
+from tests.codecs.openai_responses._fixtures import load, names, trace
+
+EVENTS: TypeAdapter[ResponseStreamEvent] = TypeAdapter(ResponseStreamEvent)
+
+
+def reencode(name: str) -> list[dict[str, object]]:
+    decoder, encoder = StreamDecoder(), StreamEncoder()
+    out = []
+    for event in trace(name):
+        for update in decoder.feed(event):
+            out.extend(encoder.encode(update))
+    out.extend(encoder.finish())
+    for event in out:
+        assert event.event == json.loads(event.data)["type"]
+    return [json.loads(event.data) for event in out]
+
+
+@pytest.mark.parametrize("name", names("stream_"))
+def test_decode_then_encode_gives_an_sdk_valid_equivalent_stream(name: str) -> None:
+    events = reencode(name)
+    for event in events:
+        EVENTS.validate_python(event)
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    original_final = json.loads(trace(name)[-1].data)["response"]
+    assert decode_response(events[-1]["response"]) == decode_response(original_final)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", names("response_"))
+def test_response_streams_as_the_official_sequence(name: str) -> None:
+    response = decode_response(load(name))
+    encoder = StreamEncoder()
+    events = [
+        e for u in response_to_updates(response) for e in encoder.encode(u)
+    ] + encoder.finish()
+    payloads = [json.loads(e.data) for e in events]
+    types = [p["type"] for p in payloads]
+    assert types[:2] == ["response.created", "response.in_progress"]
+    assert types[-1] in ("response.completed", "response.incomplete")
+    assert (
+        types.count("response.output_item.added")
+        == types.count("response.output_item.done")
+        == len(load(name)["output"])
+    )
+    assert payloads[-1]["response"] == encode_response(response)
+    for payload in payloads:
+        EVENTS.validate_python(payload)
+    decoder = StreamDecoder()
+    assert fold_updates([u for e in events for u in decoder.feed(e)]) == response
+
+
+def test_failure_is_an_error_event() -> None:
+    encoder = StreamEncoder()
+    [event] = encoder.encode(StreamFailed(code="server_error", message="boom"))
+    assert event.event == "error" and json.loads(event.data)["message"] == "boom"
+    assert encoder.finish() == []
