@@ -30,7 +30,7 @@ from interlock.codecs.agui._approvals import (
     input_interrupt,
 )
 from interlock.codecs.agui._ids import CONFIRM_CHANGES_TOOL, confirm_changes_call_id
-from interlock.codecs.agui._seal import SealError, seal
+from interlock.codecs.agui._seal import reasoning_attributes, seal_outbound
 from interlock.codecs.agui._wire import output_to_content
 from interlock.transcript import (
     ApprovalRequestPart,
@@ -168,9 +168,7 @@ class AguiEventEncoder:
             raise EncoderStateError("the run already ended with its terminal event")
 
     def _seal(self, opaque: Opaque, attributes: Mapping[str, str] | None = None) -> str:
-        if self._seal_key is None:
-            raise SealError("bad_key", "an opaque payload needs a seal key to leave the gateway")
-        return seal(opaque, key=self._seal_key, tenant=self._tenant, attributes=attributes)
+        return seal_outbound(opaque, key=self._seal_key, tenant=self._tenant, attributes=attributes)
 
     # ------------------------------------------------------------- lifecycle
 
@@ -503,9 +501,7 @@ class AguiEventEncoder:
             case "reasoning":
                 events = [self._emit("REASONING_MESSAGE_END", {"messageId": wire_id})]
                 if isinstance(part, ReasoningPart) and part.opaque is not None:
-                    attributes = {"kind": part.reasoning_kind}
-                    if part.item_id is not None:
-                        attributes["itemId"] = part.item_id
+                    attributes = reasoning_attributes(part)
                     events.append(self._encrypted("message", wire_id, part.opaque, attributes))
                 return events
             case "tool_call":

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast
 
-from interlock.transcript import JsonValue, Opaque
+from interlock.transcript import JsonValue, Opaque, ReasoningPart
 
 SEAL_VERSION = "ilk1"
 MIN_KEY_BYTES = 16
@@ -102,6 +102,27 @@ def seal(
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     payload = _b64encode(text.encode("utf-8"))
     return f"{SEAL_VERSION}.{payload}.{_b64encode(_tag(key, tenant, payload))}"
+
+
+def seal_outbound(
+    opaque: Opaque,
+    *,
+    key: bytes | None,
+    tenant: str,
+    attributes: Mapping[str, str] | None = None,
+) -> str:
+    """:func:`seal` for a payload about to leave; without a configured key it is refused."""
+    if key is None:
+        raise SealError("bad_key", "an opaque payload needs a seal key to leave the gateway")
+    return seal(opaque, key=key, tenant=tenant, attributes=attributes)
+
+
+def reasoning_attributes(part: ReasoningPart) -> dict[str, str]:
+    """What a sealed reasoning value carries besides its payload: its kind and item id."""
+    attributes = {"kind": part.reasoning_kind}
+    if part.item_id is not None:
+        attributes["itemId"] = part.item_id
+    return attributes
 
 
 def unseal(value: str, *, key: bytes, tenant: str) -> Opaque:

@@ -30,7 +30,7 @@ from interlock.codecs.agui._ids import (
     confirm_changes_call_id,
     parse_confirm_changes_call_id,
 )
-from interlock.codecs.agui._seal import SealError, seal
+from interlock.codecs.agui._seal import reasoning_attributes, seal_outbound
 from interlock.codecs.agui._wire import (
     agui_extra,
     compact_json,
@@ -64,9 +64,7 @@ class _Renderer:
         self.style: ApprovalStyle = style
 
     def seal(self, opaque: Opaque, attributes: Mapping[str, str] | None = None) -> str:
-        if self.seal_key is None:
-            raise SealError("bad_key", "an opaque payload needs a seal key to leave the gateway")
-        return seal(opaque, key=self.seal_key, tenant=self.tenant, attributes=attributes)
+        return seal_outbound(opaque, key=self.seal_key, tenant=self.tenant, attributes=attributes)
 
     def message(self, message: Message, message_id: str) -> list[JsonObject]:
         out = self._tool_messages(message, message_id)
@@ -143,10 +141,7 @@ class _Renderer:
             "content": part.text,
         }
         if part.opaque is not None:
-            attributes = {"kind": part.reasoning_kind}
-            if part.item_id is not None:
-                attributes["itemId"] = part.item_id
-            body["encryptedValue"] = self.seal(part.opaque, attributes)
+            body["encryptedValue"] = self.seal(part.opaque, reasoning_attributes(part))
         return body
 
     def _call(self, part: ToolCallPart) -> JsonObject:
