@@ -3,9 +3,14 @@
 Pure and synchronous: wire JSON ⇄ the canonical transcript, both directions, for requests,
 responses, streams and errors. See ``docs/codecs/gemini.md`` for the mapping and the
 replay policy.
+
+Beyond the codec contract, :func:`find_violation` applies the service's own request checks
+(unknown fields, function turn rules, current-turn thought signatures) as a pure
+pre-flight; the emulator and the gateway use it.
 """
 
 from interlock.codecs.gemini._errors import encode_error
+from interlock.codecs.gemini._preflight import Violation, find_violation
 from interlock.codecs.gemini._request import decode_request, encode_request
 from interlock.codecs.gemini._response import decode_response, encode_response
 from interlock.codecs.gemini._stream import StreamDecoder, StreamEncoder
@@ -15,9 +20,11 @@ __all__ = [
     "DIALECT",
     "StreamDecoder",
     "StreamEncoder",
+    "Violation",
     "decode_request",
     "decode_response",
     "encode_error",
     "encode_request",
     "encode_response",
+    "find_violation",
 ]

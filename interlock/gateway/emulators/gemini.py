@@ -1,0 +1,235 @@
+"""An emulated Gemini Developer API (``POST /v1beta/models/{model}:generateContent`` and
+``:streamGenerateContent``, SSE with ``?alt=sse``, else a streamed JSON array).
+
+It validates like the service (``find_violation``: unknown fields, function turn rules,
+Gemini 3 current-turn thought signatures with the exact error strings) and answers like a
+Gemini 3 model would: a unique ``id`` on every ``functionCall``, a thought signature on the
+first call of each response, or on the last part of a text-only response (streaming: on a
+trailing empty-text part), and thought summaries only when ``includeThoughts`` is set.
+
+Signatures are :func:`mint_token` tokens bound to the call's name and arguments, compared
+by decoded bytes (the SDK re-encodes them URL-safe, provider-wire.md trap 9): a token that
+was not minted here, or moved to another call, is "not valid". Gemini 1.x/2.x models
+(model name ``gemini-1…``/``gemini-2…``) do not enforce signatures, like the service.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import cast
+
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import Response as HttpResponse
+from starlette.routing import BaseRoute, Route
+
+from interlock.codecs._sse import format_sse
+from interlock.codecs.gemini import (
+    StreamDecoder,
+    StreamEncoder,
+    decode_request,
+    decode_response,
+    encode_error,
+    encode_response,
+    find_violation,
+)
+from interlock.gateway.emulators._brain import (
+    DefaultBrain,
+    Rejection,
+    ScriptBrain,
+    mint_token,
+    verify_token,
+)
+from interlock.transcript import (
+    DecodeError,
+    JsonObject,
+    JsonValue,
+    Message,
+    Opaque,
+    Part,
+    ReasoningPart,
+    Request,
+    Response,
+    TextPart,
+    ToolCallPart,
+    Update,
+    fold_updates,
+    response_to_updates,
+)
+
+SIGNATURE_KIND = "gemini.thought_signature"
+_UNPARSEABLE = "Invalid JSON payload received. Unexpected token."
+_METHODS = ("generateContent", "streamGenerateContent")
+
+
+def call_binding(name: str, args: JsonValue) -> str:
+    """What a call's signature is bound to: its name and canonical arguments."""
+    return f"call\x00{name}\x00{json.dumps(args, sort_keys=True, separators=(',', ':'))}"
+
+
+def _google(data: str) -> Opaque:
+    return Opaque(provider="google", format=SIGNATURE_KIND, data=data)
+
+
+def _signature_valid(decoded: bytes, part: JsonObject) -> bool:
+    """A present signature is genuine: minted here and, on a call, bound to that call."""
+    token = base64.b64encode(decoded).decode()
+    if not verify_token(SIGNATURE_KIND, token):
+        return False
+    call = part.get("functionCall", part.get("function_call"))
+    if not isinstance(call, dict):
+        return True
+    expected = mint_token(SIGNATURE_KIND, call_binding(str(call.get("name")), call.get("args", {})))
+    return token == expected
+
+
+class GeminiEmulator:
+    """A Gemini ``generateContent`` service answering from a script, then from the brain."""
+
+    def __init__(
+        self,
+        brain: DefaultBrain | ScriptBrain | None = None,
+        *,
+        require_signatures: bool | None = None,
+    ) -> None:
+        """``require_signatures``: ``None`` enforces them for every model but Gemini 1.x/2.x."""
+        self.brain: DefaultBrain | ScriptBrain = brain if brain is not None else DefaultBrain()
+        self.require_signatures = require_signatures
+        self.received: list[JsonObject] = []
+        self._counter = 0
+
+    def validate(self, payload: JsonObject, *, model: str | None = None) -> Rejection | None:
+        """The service's checks, in the order it reports them; ``model`` is the path's model."""
+        require = self.require_signatures
+        if require is None:
+            require = not (model or "").startswith(("gemini-1", "gemini-2"))
+        violation = find_violation(
+            payload, require_signatures=require, signature_valid=_signature_valid
+        )
+        if violation is None:
+            return None
+        body = encode_error(violation.status, violation.message, code=violation.rpc_status)
+        return Rejection(status=violation.status, body=body)
+
+    def routes(self) -> list[BaseRoute]:
+        """The service's paths (``v1beta`` as the SDK uses, and ``v1``)."""
+        return [
+            Route("/v1beta/models/{target}", self._handle, methods=["POST"]),
+            Route("/v1/models/{target}", self._handle, methods=["POST"]),
+        ]
+
+    async def _handle(self, http: HttpRequest) -> HttpResponse:
+        model, _, method = str(http.path_params["target"]).partition(":")
+        if method not in _METHODS:
+            message = f"models/{model} is not found for API version v1beta, or is not supported for {method or 'this method'}."
+            return JSONResponse(encode_error(404, message), status_code=404)
+        try:
+            payload = json.loads(await http.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return JSONResponse(encode_error(400, _UNPARSEABLE), status_code=400)
+        if not isinstance(payload, dict):
+            return JSONResponse(encode_error(400, _UNPARSEABLE), status_code=400)
+        body = cast(JsonObject, payload)
+        self.received.append(body)
+        rejection = self.validate(body, model=model)
+        if rejection is not None:
+            return JSONResponse(rejection.body, status_code=rejection.status)
+        stream = method == "streamGenerateContent"
+        try:
+            request = decode_request(body, model=model, stream=stream)
+        except DecodeError as error:
+            return JSONResponse(encode_error(400, str(error)), status_code=400)
+        sse = http.query_params.get("alt") == "sse"
+        return self._answer(request, sse)
+
+    def _answer(self, request: Request, sse: bool) -> HttpResponse:
+        entry = self.brain.next_entry() if isinstance(self.brain, ScriptBrain) else None
+        if entry is not None and "error" in entry:
+            error = cast(JsonObject, entry["error"])
+            return JSONResponse(error.get("body"), status_code=cast(int, error.get("status", 500)))
+        if entry is not None and "stream" in entry:
+            chunks = [_chunk(item) for item in cast(list[JsonValue], entry["stream"])]
+            if request.stream:
+                return _stream_response(chunks, sse)
+            decoder = StreamDecoder()
+            updates = [u for chunk in chunks for u in decoder.feed_chunk(chunk)]
+            return JSONResponse(encode_response(fold_updates(updates)))
+        if entry is not None and "response" in entry:
+            wire = cast(JsonObject, entry["response"])
+            if not request.stream:
+                return JSONResponse(wire)
+            return _stream_response(_encode_stream(response_to_updates(decode_response(wire))), sse)
+        brain = self.brain.fallback if isinstance(self.brain, ScriptBrain) else self.brain
+        response = self._dress(brain.respond(request), request)
+        if request.stream:
+            return _stream_response(_encode_stream(response_to_updates(response)), sse)
+        return JSONResponse(encode_response(response))
+
+    def _dress(self, response: Response, request: Request) -> Response:
+        """What the real service adds: ids, signatures, thoughts only when asked for."""
+        self._counter += 1
+        parts: list[Part] = [
+            part
+            for part in response.message.parts
+            if not isinstance(part, ReasoningPart) or request.options.include_reasoning
+        ]
+        calls = [index for index, part in enumerate(parts) if isinstance(part, ToolCallPart)]
+        if calls:
+            first = parts[calls[0]]
+            assert isinstance(first, ToolCallPart)
+            token = mint_token(SIGNATURE_KIND, call_binding(first.name, first.parsed_arguments))
+            parts[calls[0]] = replace(first, signature=_google(token))
+        else:
+            text = "".join(part.text for part in parts if isinstance(part, TextPart))
+            token = mint_token(SIGNATURE_KIND, f"text\x00{text}")
+            if request.stream or not parts or not isinstance(parts[-1], TextPart):
+                parts.append(ReasoningPart(reasoning_kind="encrypted", opaque=_google(token)))
+            else:
+                parts[-1] = replace(parts[-1], signature=_google(token))
+        return replace(
+            response,
+            id=f"emu-gemini-{self._counter:06d}",
+            model=request.model or response.model,
+            message=Message(role="assistant", parts=tuple(parts)),
+        )
+
+
+def _chunk(item: JsonValue) -> JsonObject:
+    """A scripted stream event: a chunk object, or its JSON text."""
+    value = cast(JsonValue, json.loads(item)) if isinstance(item, str) else item
+    if not isinstance(value, dict):
+        raise ValueError("a scripted Gemini stream event is a JSON object")
+    return value
+
+
+def _encode_stream(updates: list[Update]) -> list[JsonObject]:
+    encoder = StreamEncoder()
+    events = [event for update in updates for event in encoder.encode(update)]
+    events.extend(encoder.finish())
+    return [cast(JsonObject, json.loads(event.data)) for event in events]
+
+
+def _stream_response(chunks: list[JsonObject], sse: bool) -> StreamingResponse:
+    """SSE frames with ``?alt=sse``; otherwise one JSON array streamed element by element."""
+
+    async def frames() -> AsyncIterator[str]:
+        for chunk in chunks:
+            yield format_sse(json.dumps(chunk, ensure_ascii=False))
+
+    async def array() -> AsyncIterator[str]:
+        for index, chunk in enumerate(chunks):
+            yield ("[" if index == 0 else ",\r\n") + json.dumps(chunk, ensure_ascii=False)
+        yield "]" if chunks else "[]"
+
+    if sse:
+        return StreamingResponse(frames(), media_type="text/event-stream")
+    return StreamingResponse(array(), media_type="application/json")
+
+
+def create_app(emulator: GeminiEmulator) -> Starlette:
+    """A Starlette app serving ``emulator``."""
+    return Starlette(routes=emulator.routes())
