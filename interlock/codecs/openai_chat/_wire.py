@@ -89,14 +89,19 @@ def as_bool(value: JsonValue, path: str) -> bool:
 def required(obj: JsonObject, key: str, path: str) -> JsonValue:
     """``obj[key]``; a missing key is a :class:`DecodeError` naming ``path.key``."""
     if key not in obj:
-        raise DecodeError(f"{path}.{key}", "required field is missing")
+        raise DecodeError(join(path, key), "required field is missing")
     return obj[key]
 
 
 def optional_str(obj: JsonObject, key: str, path: str) -> str | None:
     """``obj[key]`` as a string; absent or ``null`` gives ``None``."""
     value = obj.get(key)
-    return None if value is None else as_str(value, f"{path}.{key}")
+    return None if value is None else as_str(value, join(path, key))
+
+
+def join(path: str, key: str) -> str:
+    """``path.key`` (just ``key`` at the top level)."""
+    return f"{path}.{key}" if path else key
 
 
 def rest(obj: Mapping[str, JsonValue], consumed: frozenset[str] | set[str]) -> JsonObject:
