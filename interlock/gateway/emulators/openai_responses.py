@@ -1,0 +1,362 @@
+"""An emulated OpenAI Responses service (``POST /v1/responses``).
+
+It validates like the service (provider-wire §1.6, pre-flight checks 1–7, with the
+service's error strings, statuses and ``param``), answers with a brain, issues reasoning
+items whose ``encrypted_content`` is minted by :func:`mint_token` (and verifies replayed
+ones), keeps stored responses in memory so ``previous_response_id`` works (and
+``previous_response_not_found`` is real), and streams the official event sequence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import cast
+
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import Response as HttpResponse
+from starlette.routing import BaseRoute, Route
+
+from interlock.codecs._sse import SseEvent, format_sse
+from interlock.codecs.openai_responses import (
+    ENCRYPTED_FORMAT,
+    StreamDecoder,
+    StreamEncoder,
+    decode_request,
+    decode_response,
+    encode_error,
+    encode_response,
+)
+from interlock.gateway.emulators._brain import (
+    DefaultBrain,
+    Rejection,
+    ScriptBrain,
+    mint_token,
+    verify_token,
+)
+from interlock.transcript import (
+    DecodeError,
+    JsonObject,
+    JsonValue,
+    Message,
+    Opaque,
+    Part,
+    ReasoningPart,
+    Request,
+    Response,
+    TextPart,
+    ToolCallPart,
+    fold_updates,
+    response_to_updates,
+)
+
+TOKEN_KIND = "openai.reasoning"
+_NOT_STORED = (
+    "Item with id '{id}' not found. Items are not persisted when `store` is set to false. "
+    "Try again with `store` set to true, or remove this item from your input."
+)
+
+
+def _reject(
+    status: int, message: str, *, param: str | None = "input", code: str | None = None
+) -> Rejection:
+    return Rejection(status=status, body=encode_error(status, message, code=code, param=param))
+
+
+@dataclass
+class _Stored:
+    """A stored response: the full item chain up to and including its output."""
+
+    items: list[JsonObject]
+
+
+@dataclass
+class _Ledger:
+    """Ids this emulator issued: item id → the reasoning id of its step (or ``None``)."""
+
+    reasoning_of: dict[str, str | None] = field(default_factory=dict[str, str | None])
+
+
+def _items(payload: JsonObject) -> list[JsonObject]:
+    value = payload.get("input")
+    if isinstance(value, str):
+        return [{"role": "user", "content": value}]
+    if not isinstance(value, list):
+        return []
+    return [cast(JsonObject, item) for item in value if isinstance(item, dict)]
+
+
+def _type(item: JsonObject) -> str:
+    kind = item.get("type")
+    if kind is None and "role" in item:
+        return "message"
+    return str(kind)
+
+
+class OpenAIResponsesEmulator:
+    """The emulated service; ``received`` lists every request body in order."""
+
+    def __init__(self, brain: DefaultBrain | ScriptBrain | None = None) -> None:
+        self.brain = brain or DefaultBrain()
+        self.received: list[JsonObject] = []
+        self.stored: dict[str, _Stored] = {}
+        self._ledger = _Ledger()
+        self._counter = 0
+
+    # ------------------------------------------------------------------ validation
+
+    def validate(self, payload: JsonObject) -> Rejection | None:
+        """The service's validation rules; ``None`` when the request is accepted."""
+        previous = payload.get("previous_response_id")
+        if previous is not None and payload.get("conversation") is not None:
+            message = (
+                "Mutually exclusive parameters: Ensure you are only providing one of: "
+                "'previous_response_id' or 'conversation'."
+            )
+            return _reject(400, message, param=None, code="mutually_exclusive_parameters")
+        if previous is not None and previous not in self.stored:
+            message = f"Previous response with id '{previous}' not found."
+            return _reject(
+                400, message, param="previous_response_id", code="previous_response_not_found"
+            )
+        items = _items(payload)
+        chain = self.stored[str(previous)].items if previous is not None else []
+        for check in (
+            self._assistant_parts,
+            self._duplicates,
+            self._encrypted,
+            self._reasoning_follow,
+        ):
+            rejection = check(items)
+            if rejection is not None:
+                return rejection
+        rejection = self._ids(items, chain, store=payload.get("store") is not False)
+        return rejection or self._pairing(chain + items)
+
+    def _assistant_parts(self, items: list[JsonObject]) -> Rejection | None:
+        """Check 6: assistant content parts are ``output_text`` / ``refusal`` only."""
+        for index, item in enumerate(items):
+            content = item.get("content")
+            if (
+                _type(item) != "message"
+                or item.get("role") != "assistant"
+                or not isinstance(content, list)
+            ):
+                continue
+            for position, part in enumerate(cast(list[JsonValue], content)):
+                kind = part.get("type") if isinstance(part, dict) else None
+                if kind not in ("output_text", "refusal"):
+                    message = f"Invalid value: '{kind}'. Supported values are: 'output_text' and 'refusal'."
+                    param = f"input[{index}].content[{position}]"
+                    return _reject(400, message, param=param, code="invalid_value")
+        return None
+
+    def _duplicates(self, items: list[JsonObject]) -> Rejection | None:
+        """Check 2: no item id twice."""
+        seen: set[str] = set()
+        for item in items:
+            item_id = item.get("id")
+            if _type(item) == "item_reference" or not isinstance(item_id, str):
+                continue
+            if item_id in seen:
+                message = f"Duplicate item found with id {item_id}. Remove duplicate items from your input and try again."
+                return _reject(400, message)
+            seen.add(item_id)
+        return None
+
+    def _encrypted(self, items: list[JsonObject]) -> Rejection | None:
+        """Replayed encrypted reasoning must be genuine (``invalid_encrypted_content``)."""
+        for item in items:
+            blob = item.get("encrypted_content")
+            if _type(item) != "reasoning" or blob is None:
+                continue
+            if not isinstance(blob, str) or not verify_token(TOKEN_KIND, blob):
+                item_id = item.get("id")
+                if isinstance(item_id, str):
+                    message = (
+                        f"The encrypted content for item {item_id} could not be verified. "
+                        "Reason: Encrypted content could not be decrypted or parsed."
+                    )
+                else:
+                    message = f"The encrypted content {blob} could not be verified."
+                return _reject(400, message, param=None, code="invalid_encrypted_content")
+        return None
+
+    def _reasoning_follow(self, items: list[JsonObject]) -> Rejection | None:
+        """Check 3: a reasoning item is immediately followed by a model-output item."""
+        for index, item in enumerate(items):
+            if _type(item) != "reasoning":
+                continue
+            following = items[index + 1] if index + 1 < len(items) else None
+            ok = following is not None and _type(following) not in (
+                "reasoning",
+                "function_call_output",
+                "mcp_approval_response",
+            )
+            if ok and following is not None and _type(following) == "message":
+                ok = following.get("role") == "assistant"
+            if not ok:
+                name = item.get("id", "")
+                message = f"Item '{name}' of type 'reasoning' was provided without its required following item."
+                return _reject(400, message)
+        return None
+
+    def _ids(
+        self, items: list[JsonObject], chain: list[JsonObject], *, store: bool
+    ) -> Rejection | None:
+        """Checks 4–5: ids must resolve; a stepped item needs its reasoning; store=false needs blobs."""
+        present = {str(item["id"]) for item in items + chain if isinstance(item.get("id"), str)}
+        blobs = {
+            str(item["id"])
+            for item in items
+            if _type(item) == "reasoning"
+            and isinstance(item.get("id"), str)
+            and item.get("encrypted_content")
+        }
+        for item in items:
+            item_id = item.get("id")
+            kind = _type(item)
+            if not isinstance(item_id, str) or kind in ("item_reference", "function_call_output"):
+                continue
+            if kind == "message" and item.get("role") != "assistant":
+                continue
+            if item_id not in self._ledger.reasoning_of:
+                return _reject(404, f"Item with id '{item_id}' not found.")
+            reasoning = self._ledger.reasoning_of[item_id]
+            unbacked = reasoning is None or reasoning not in blobs
+            if not store and (item_id not in blobs if kind == "reasoning" else unbacked):
+                return _reject(404, _NOT_STORED.format(id=item_id))
+            if reasoning is not None and kind != "reasoning" and reasoning not in present:
+                message = (
+                    f"Item '{item_id}' of type '{kind}' was provided without its required "
+                    f"'reasoning' item: '{reasoning}'."
+                )
+                return _reject(400, message)
+        return None
+
+    def _pairing(self, items: list[JsonObject]) -> Rejection | None:
+        """Check 1: every call has an output and every output a call."""
+        calls: list[str] = []
+        outputs: set[str] = set()
+        for item in items:
+            call_id = item.get("call_id")
+            if not isinstance(call_id, str):
+                continue
+            if _type(item) == "function_call":
+                calls.append(call_id)
+            elif _type(item) == "function_call_output":
+                if call_id not in calls:
+                    message = f"No tool call found for function call output with call_id {call_id}."
+                    return _reject(400, message)
+                outputs.add(call_id)
+        for call_id in calls:
+            if call_id not in outputs:
+                return _reject(400, f"No tool output found for function call {call_id}.")
+        return None
+
+    # ------------------------------------------------------------------ answering
+
+    def routes(self) -> list[BaseRoute]:
+        """The service's path."""
+        return [Route("/v1/responses", self._handle, methods=["POST"])]
+
+    async def _handle(self, http: HttpRequest) -> HttpResponse:
+        try:
+            payload = json.loads(await http.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            message = "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly.)"
+            return JSONResponse(encode_error(400, message), status_code=400)
+        if not isinstance(payload, dict):
+            return JSONResponse(
+                encode_error(400, "The request body must be a JSON object."), status_code=400
+            )
+        body = cast(JsonObject, payload)
+        self.received.append(body)
+        rejection = self.validate(body)
+        if rejection is not None:
+            return JSONResponse(rejection.body, status_code=rejection.status)
+        try:
+            request = decode_request(body)
+        except DecodeError as error:
+            return JSONResponse(
+                encode_error(400, error.detail, param=error.path or None), status_code=400
+            )
+        return self._answer(body, request)
+
+    def _answer(self, body: JsonObject, request: Request) -> HttpResponse:
+        entry = self.brain.next_entry() if isinstance(self.brain, ScriptBrain) else None
+        if entry is not None and "error" in entry:
+            error = cast(JsonObject, entry["error"])
+            return JSONResponse(error.get("body"), status_code=cast(int, error.get("status", 500)))
+        if entry is not None and "stream" in entry:
+            events = [cast(JsonObject, event) for event in cast(list[JsonValue], entry["stream"])]
+            if request.stream:
+                return _sse(
+                    [SseEvent(data=json.dumps(e), event=str(e.get("type"))) for e in events]
+                )
+            decoder = StreamDecoder()
+            updates = [u for e in events for u in decoder.feed(SseEvent(data=json.dumps(e)))]
+            return JSONResponse(encode_response(fold_updates(updates)))
+        if entry is not None and "response" in entry:
+            response = decode_response(cast(JsonObject, entry["response"]))
+        else:
+            brain = self.brain.fallback if isinstance(self.brain, ScriptBrain) else self.brain
+            response = self._finalize(brain.respond(request), request)
+        self._remember(body, response)
+        if request.stream:
+            encoder = StreamEncoder()
+            events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
+            return _sse(events + encoder.finish())
+        return JSONResponse(encode_response(response))
+
+    def _finalize(self, response: Response, request: Request) -> Response:
+        """Own ids on every item, encrypted content on every reasoning item, summary on request."""
+        self._counter += 1
+        stem = f"emu{self._counter:06d}"
+        parts: list[Part] = []
+        reasoning_id: str | None = None
+        for index, part in enumerate(response.message.parts):
+            if isinstance(part, ReasoningPart):
+                reasoning_id = f"rs_{stem}_{index}"
+                if request.options.reasoning_summary is not None and part.text:
+                    parts.append(replace(part, item_id=reasoning_id))
+                blob = mint_token(TOKEN_KIND, f"{stem}:{reasoning_id}")
+                opaque = Opaque(provider="openai", format=ENCRYPTED_FORMAT, data=blob)
+                parts.append(
+                    ReasoningPart(reasoning_kind="encrypted", opaque=opaque, item_id=reasoning_id)
+                )
+                self._ledger.reasoning_of[reasoning_id] = None
+                continue
+            if isinstance(part, TextPart | ToolCallPart):
+                prefix = "fc" if isinstance(part, ToolCallPart) else "msg"
+                item_id = f"{prefix}_{stem}_{index}"
+                self._ledger.reasoning_of[item_id] = reasoning_id
+                parts.append(replace(part, item_id=item_id))
+                continue
+            parts.append(part)
+        message = Message(role="assistant", parts=tuple(parts))
+        return replace(response, id=f"resp_{stem}", message=message)
+
+    def _remember(self, body: JsonObject, response: Response) -> None:
+        if body.get("store") is False or response.id is None:
+            return
+        previous = body.get("previous_response_id")
+        chain = list(self.stored[str(previous)].items) if previous is not None else []
+        output = cast(list[JsonObject], encode_response(response)["output"])
+        self.stored[response.id] = _Stored(items=chain + _items(body) + output)
+
+
+def _sse(events: list[SseEvent]) -> StreamingResponse:
+    async def body() -> AsyncIterator[str]:
+        for event in events:
+            yield format_sse(event.data, event.event)
+
+    return StreamingResponse(body(), media_type="text/event-stream")
+
+
+def create_app(emulator: OpenAIResponsesEmulator) -> Starlette:
+    """A Starlette app serving ``emulator``."""
+    return Starlette(routes=emulator.routes())
