@@ -368,9 +368,8 @@ def test_script_entries_are_replayed_verbatim_then_the_default_brain_answers(
         f"{base_url}/v1beta/models/{MODEL}:streamGenerateContent?alt=sse", json={"contents": [USER]}
     )
     events = SseParser().feed(reply.content)
-    assert [json.loads(event.data)["candidates"][0].get("content") for event in events][
-        0
-    ] == scripted["candidates"][0]["content"]  # type: ignore[index]
+    first_chunk = json.loads(events[0].data)
+    assert first_chunk["candidates"][0]["content"] == scripted["candidates"][0]["content"]  # type: ignore[index]
     assert client.models.generate_content(model=MODEL, contents="again").text == "You said: again"
 
 
