@@ -9,7 +9,6 @@ events. Every encoded trace (and every recorded one) is queued for the official 
 from __future__ import annotations
 
 from interlock.conformance._codecs import AguiCodec
-from interlock.conformance._cross import agui_input
 from interlock.conformance._results import Collector, first_difference, value_at
 from interlock.conformance._same import CODEC_ERRORS
 from interlock.conformance._vectors import Vector
@@ -62,7 +61,9 @@ class AguiChecks:
         encoded = self.codec.encode_messages(messages)
         self._expect("round-trip", list(encoded), wire.get("messages"), "decode → encode")
         expected = load_transcript(self.vector.canonical)
-        again = self.codec.decode_run_input(agui_input(self.codec.encode_messages(expected)))
+        again = self.codec.decode_run_input(
+            {**wire, "messages": list(self.codec.encode_messages(expected))}
+        )
         self._expect(
             "identity",
             dump_transcript(again),

@@ -90,9 +90,13 @@ class CrossDialect:
         self.warned: dict[str, TranslationWarning] = {}
 
     def run(self) -> None:
-        """History path in both modes, then the response path."""
-        for mode in MODES:
-            self._history(mode)
+        """History path in both modes, then the response path.
+
+        A strict refusal refuses the items at its location; the other items of that history
+        take, for strict too, the outcome the degrade run finds for them.
+        """
+        refused = self._history("strict")
+        self._history("degrade", also_strict=refused)
         if self.source.response is not None and isinstance(self.codec, ProviderCodec):
             self._response(self.source.response, self.codec)
 
@@ -111,7 +115,8 @@ class CrossDialect:
         if not any(result.failure for result in results):
             self.found.passed()
 
-    def _history(self, mode: Mode) -> None:
+    def _history(self, mode: Mode, also_strict: set[str] | None = None) -> set[str] | None:
+        """Returns the refused locations of a refusal (``None``: no refusal)."""
         check = self._check(mode)
         try:
             items, warnings = self._translate_history(mode)
@@ -123,12 +128,17 @@ class CrossDialect:
                 )
                 refused = [ItemResult(item, "refused", detail=error.reason) for item in self.items]
             self._record(refused, (mode,), check)
-            return
+            return {result.item.location for result in refused}
         except CODEC_ERRORS as error:
             self.found.fail(self.source.vector, check, "-", f"translation crashed: {error!r}")
-            return
+            return None
         self.warned.update({warning.location: warning for warning in warnings})
-        self._record(compare_items(self.items, items, warnings, self.target), (mode,), check)
+        results = compare_items(self.items, items, warnings, self.target)
+        self._record(results, (mode,), check)
+        if also_strict is not None:
+            kept = [result for result in results if result.item.location not in also_strict]
+            self._record([result for result in kept if result.failure is None], ("strict",), check)
+        return None
 
     def _translate_history(self, mode: Mode) -> tuple[list[Item], tuple[TranslationWarning, ...]]:
         codec, history = self.codec, self.source.history
