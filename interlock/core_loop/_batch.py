@@ -10,8 +10,9 @@ for input, middleware terminates, or client-owned calls remain.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from interlock.core_loop._agent import Agent, IdSource
 from interlock.core_loop._events import (
@@ -70,9 +71,28 @@ class _Slot:
     call: ToolCallPart
     result: ToolResultPart | None = None
     emit: bool = True
+    work: Coroutine[Any, Any, Execution] | None = None
     task: asyncio.Task[Execution] | None = None
     waiting: tuple[InputRequestPart, ...] = ()
     client: bool = False
+
+
+def _run_concurrently(slots: list[_Slot]) -> None:
+    """Several calls run as tasks; a single call runs inline (no task, less overhead)."""
+    running = [slot for slot in slots if slot.work is not None]
+    if len(running) > 1:
+        for slot in running:
+            assert slot.work is not None
+            slot.task = asyncio.ensure_future(slot.work)
+
+
+def _stop(slots: list[_Slot]) -> None:
+    """Cancel what is still running when settling ends early (cancellation, close)."""
+    for slot in slots:
+        if slot.task is not None:
+            slot.task.cancel()
+        elif slot.work is not None:
+            slot.work.close()
 
 
 class BatchSettler:
@@ -175,17 +195,16 @@ class BatchSettler:
             for item in batch.calls:
                 slot = await self._open(item, records)
                 slots.append(slot)
-                if slot.task is not None:
+                if slot.work is not None:
                     yield ToolStarted(message_id=message_id, call=slot.call)
+            _run_concurrently(slots)
             terminate = False
             for slot in slots:
                 terminate = await self._close(slot) or terminate
                 if slot.result is not None and slot.emit:
                     yield ToolFinished(message_id=message_id, call=slot.call, result=slot.result)
         finally:
-            for slot in slots:
-                if slot.task is not None and not slot.task.done():
-                    slot.task.cancel()
+            _stop(slots)
         async for event in self._conclude(batch, slots, terminate, message_id):
             yield event
 
@@ -242,20 +261,23 @@ class BatchSettler:
                 )
             return _Slot(call=call, result=make_result(call, INDETERMINATE, "interrupted"))
         if not resumed:
-            self.budget = replace(self.budget, function_calls=self.budget.function_calls + 1)
-        tool = self.tools[call.name]
-        task = asyncio.create_task(
-            execute(
-                tool,
-                call,
-                thread_id=self.thread_id,
-                middleware=self.agent.middleware,
-                answers=answers,
-                approval=record,
-                detailed_errors=self.agent.detailed_errors,
+            budget = self.budget
+            self.budget = Budget(
+                iterations=budget.iterations,
+                function_calls=budget.function_calls + 1,
+                consecutive_errors=budget.consecutive_errors,
             )
+        tool = self.tools[call.name]
+        work = execute(
+            tool,
+            call,
+            thread_id=self.thread_id,
+            middleware=self.agent.middleware,
+            answers=answers,
+            approval=record,
+            detailed_errors=self.agent.detailed_errors,
         )
-        return _Slot(call=call, task=task)
+        return _Slot(call=call, work=work)
 
     async def _done(self, call: ToolCallPart, result: ToolResultPart) -> _Slot:
         await self.ledger.complete_execution(self.thread_id, call.occurrence_id or "", result)
@@ -263,9 +285,10 @@ class BatchSettler:
 
     async def _close(self, slot: _Slot) -> bool:
         """Wait for a running call and journal its outcome; True if it asks to terminate."""
-        if slot.task is None:
+        if slot.work is None:
             return False
-        execution = await slot.task
+        execution = await (slot.task if slot.task is not None else slot.work)
+        slot.work = None
         occurrence = slot.call.occurrence_id or ""
         if execution.result is not None:
             slot.result = execution.result
@@ -291,7 +314,12 @@ class BatchSettler:
         if produced:
             failed = any(result.outcome == "failed" for result in produced)
             errors = self.budget.consecutive_errors + 1 if failed else 0
-            self.budget = replace(self.budget, consecutive_errors=errors)
+            budget = self.budget
+            self.budget = Budget(
+                iterations=budget.iterations,
+                function_calls=budget.function_calls,
+                consecutive_errors=errors,
+            )
         waiting = tuple(request for slot in slots for request in slot.waiting)
         clients = tuple(slot.call for slot in slots if slot.client)
         if waiting and not terminate:

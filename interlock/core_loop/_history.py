@@ -45,15 +45,25 @@ def project_history(
     current = len(messages) if current_from is None else current_from
     results: dict[str, ToolResultPart] = {}
     hosted_answered: dict[str, int] = {}
+    plain: list[bool] = []
     for index, message in enumerate(messages):
+        clean = True
         for part in message.parts:
-            if isinstance(part, ToolResultPart) and part.occurrence_id is not None:
-                results.setdefault(part.occurrence_id, part)
-            elif isinstance(part, ApprovalResponsePart):
-                hosted_answered[part.approval_id] = index
+            if type(part) in _SPECIAL:
+                clean = False
+                if isinstance(part, ToolResultPart):
+                    occurrence = part.occurrence_id
+                    if occurrence is not None and occurrence not in results:
+                        results[occurrence] = part
+                elif isinstance(part, ApprovalResponsePart):
+                    hosted_answered[part.approval_id] = index
+        plain.append(clean)
     hosted_requests: set[str] = set()
     out: list[Message] = []
     for index, message in enumerate(messages):
+        if plain[index]:
+            out.append(message)
+            continue
         parts, follow = _project_parts(
             message, results, hosted_answered, hosted_requests, current, index
         )
@@ -65,6 +75,19 @@ def project_history(
         if follow:
             out.append(Message(role="tool", parts=tuple(follow)))
     return tuple(out)
+
+
+_SPECIAL: frozenset[type] = frozenset(
+    {
+        ToolCallPart,
+        ToolResultPart,
+        ApprovalRequestPart,
+        ApprovalResponsePart,
+        InputRequestPart,
+        InputResponsePart,
+    }
+)
+"""Part types the projection may change; a message without any is passed through."""
 
 
 def _project_parts(
@@ -113,18 +136,6 @@ class MessageGroup:
     has_reasoning: bool = False
 
 
-def _is_tool_call(part: Part) -> bool:
-    return isinstance(part, ToolCallPart | HostedToolPart)
-
-
-def _reasoning_only(message: Message) -> bool:
-    return (
-        message.role == "assistant"
-        and bool(message.parts)
-        and all(isinstance(part, ReasoningPart) for part in message.parts)
-    )
-
-
 class _Pairing:
     """Pairs results with calls: by occurrence id when set, else by call id only when
     exactly one earlier call with that id is still open (ambiguity pairs nothing)."""
@@ -148,11 +159,30 @@ class _Pairing:
         return None
 
 
+_CALL, _RESULT, _REASONING, _OTHER = 1, 2, 4, 8
+
+
+def _flags(message: Message) -> int:
+    flags = 0
+    for part in message.parts:
+        kind = type(part)
+        if kind is ToolCallPart or kind is HostedToolPart:
+            flags |= _CALL
+        elif kind is ToolResultPart:
+            flags |= _RESULT
+        elif kind is ReasoningPart:
+            flags |= _REASONING
+        else:
+            flags |= _OTHER
+    return flags
+
+
 class _Grouper:
     """Union-find over message indexes; the root of a group is its first message."""
 
     def __init__(self, messages: Sequence[Message]) -> None:
         self.messages = messages
+        self.flags = [_flags(message) for message in messages]
         self.parent = list(range(len(messages)))
         self.pairing = _Pairing()
         self.tail: int | None = None
@@ -170,11 +200,14 @@ class _Grouper:
         if a != b:
             self.parent[max(a, b)] = min(a, b)
 
+    def reasoning_only(self, index: int) -> bool:
+        return self.flags[index] == _REASONING and self.messages[index].role == "assistant"
+
     def add(self, index: int) -> None:
-        message = self.messages[index]
-        if message.role == "assistant" and any(_is_tool_call(part) for part in message.parts):
+        message, flags = self.messages[index], self.flags[index]
+        if flags & _CALL and message.role == "assistant":
             back = index - 1
-            while back >= 0 and _reasoning_only(self.messages[back]):
+            while back >= 0 and self.reasoning_only(back):
                 self.join(back, index)
                 back -= 1
             for part in message.parts:
@@ -184,8 +217,8 @@ class _Grouper:
             self.tail = index
             return
         adjacent = self.tail is not None and self.tail == index - 1
-        paired = self.pair_results(message, index)
-        if adjacent and not paired and (message.role == "tool" or _reasoning_only(message)):
+        paired = bool(flags & _RESULT) and self.pair_results(message, index)
+        if adjacent and not paired and (message.role == "tool" or self.reasoning_only(index)):
             assert self.tail is not None
             self.join(self.tail, index)
             paired = True
@@ -216,25 +249,27 @@ def group_messages(messages: Sequence[Message]) -> tuple[MessageGroup, ...]:
     for index in range(len(messages)):
         grouper.add(index)
     members: dict[int, list[int]] = {}
+    combined: dict[int, int] = {}
     for index in range(len(messages)):
-        members.setdefault(grouper.root(index), []).append(index)
-    return tuple(_describe(messages, indexes) for indexes in members.values())
+        top = grouper.root(index)
+        members.setdefault(top, []).append(index)
+        combined[top] = combined.get(top, 0) | grouper.flags[index]
+    return tuple(
+        MessageGroup(
+            kind=_kind(combined[top], messages[top].role),
+            indexes=tuple(indexes),
+            has_reasoning=bool(combined[top] & _REASONING),
+        )
+        for top, indexes in members.items()
+    )
 
 
-def _describe(messages: Sequence[Message], indexes: list[int]) -> MessageGroup:
-    group = [messages[index] for index in indexes]
-    parts = [part for message in group for part in message.parts]
-    has_reasoning = any(isinstance(part, ReasoningPart) for part in parts)
-    kind: GroupKind
-    if any(_is_tool_call(part) or isinstance(part, ToolResultPart) for part in parts):
-        kind = "tool_call"
-    elif group[0].role in ("system", "developer"):
-        kind = "system"
-    elif group[0].role == "user":
-        kind = "user"
-    else:
-        kind = "assistant_text"
-    return MessageGroup(kind=kind, indexes=tuple(indexes), has_reasoning=has_reasoning)
+def _kind(flags: int, role: str) -> GroupKind:
+    if flags & (_CALL | _RESULT):
+        return "tool_call"
+    if role in ("system", "developer"):
+        return "system"
+    return "user" if role == "user" else "assistant_text"
 
 
 def keep_last_groups(messages: Sequence[Message], count: int) -> tuple[Message, ...]:

@@ -212,9 +212,14 @@ class Run(BatchSettler):
     ) -> AsyncIterator[LoopEvent]:
         request = self._request(tools_enabled)
         if tools_enabled:
-            self.budget = replace(self.budget, iterations=self.budget.iterations + 1)
+            budget = self.budget
+            self.budget = Budget(
+                iterations=budget.iterations + 1,
+                function_calls=budget.function_calls,
+                consecutive_errors=budget.consecutive_errors,
+            )
         self.calls_made += 1
-        occurrences: dict[int, str] = {}
+        occurrences: dict[int, ToolCallPart] = {}
         dropped: set[int] = set()
         stream = self.model.stream(request)
         try:
@@ -232,20 +237,31 @@ class Run(BatchSettler):
             if close is not None:
                 await close()
 
-    def _assign(self, update: Update, occurrences: dict[int, str]) -> Update:
-        """Give streamed local calls their occurrence id and owner before anyone sees them."""
+    def _assign(self, update: Update, occurrences: dict[int, ToolCallPart]) -> Update:
+        """Give streamed local calls their occurrence id and owner before anyone sees them.
+
+        The assigned part is remembered per index, so a finished part that is the started
+        one (or equal to it) is not rebuilt.
+        """
         if not isinstance(update, PartStarted | PartFinished):
             return update
         part = update.part
         if not isinstance(part, ToolCallPart) or part.owner == "hosted":
             return update
-        occurrence = occurrences.get(update.index) or part.occurrence_id or self.ids("occ")
-        occurrences[update.index] = occurrence
+        known = occurrences.get(update.index)
+        if known is not None and known.occurrence_id == part.occurrence_id and known == part:
+            return update
+        occurrence = (
+            (known.occurrence_id if known else None) or part.occurrence_id or self.ids("occ")
+        )
         tool = self.tools.get(part.name)
         owner = "client" if tool is not None and tool.client_owned else part.owner
-        if part.occurrence_id == occurrence and part.owner == owner:
-            return update
-        return replace(update, part=replace(part, occurrence_id=occurrence, owner=owner))
+        if part.occurrence_id != occurrence or part.owner != owner:
+            part = replace(part, occurrence_id=occurrence, owner=owner)
+        occurrences[update.index] = part
+        if isinstance(update, PartStarted):
+            return PartStarted(index=update.index, part=part)
+        return PartFinished(index=update.index, part=part)
 
     def _fallback(self, message: Message) -> list[LoopEvent]:
         """A deterministic text when the final tool-less answer shows nothing."""
