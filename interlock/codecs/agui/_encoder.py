@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, TypeVar, assert_never
+from typing import Literal, TypeAlias, TypeVar, assert_never, cast
 
 from interlock.codecs.agui import _events
 from interlock.codecs.agui._approvals import (
@@ -463,18 +463,17 @@ class AguiEventEncoder:
         open_part.sent += delta
         match open_part.stream:
             case "text":
-                fields = {"messageId": open_part.wire_id, "delta": delta}
-                return [self._emit("TEXT_MESSAGE_CONTENT", fields)]
+                built = {"type": "TEXT_MESSAGE_CONTENT", "messageId": open_part.wire_id}
             case "reasoning":
-                fields = {"messageId": open_part.wire_id, "delta": delta}
-                return [self._emit("REASONING_MESSAGE_CONTENT", fields)]
+                built = {"type": "REASONING_MESSAGE_CONTENT", "messageId": open_part.wire_id}
             case "tool_call":
-                fields = {"toolCallId": open_part.wire_id, "delta": delta}
-                return [self._emit("TOOL_CALL_ARGS", fields)]
+                built = {"type": "TOOL_CALL_ARGS", "toolCallId": open_part.wire_id}
             case "other":
                 raise EncoderStateError(f"part {index} ({open_part.part.kind}) takes no deltas")
             case _:
                 assert_never(open_part.stream)
+        built["delta"] = delta
+        return [self._stamp(cast(JsonObject, built))]
 
     def _part_finished(self, index: int, part: Part) -> list[JsonObject]:
         if index in self._done and index not in self._open:

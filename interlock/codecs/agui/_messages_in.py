@@ -88,6 +88,8 @@ class SealContext:
 
 
 def _message_extra(message: AguiMessage) -> dict[str, JsonObject]:
+    if message.metadata is None and message.subagent_run_id is None:
+        return {}
     own = without_none(
         {
             "metadata": cast(JsonValue, message.metadata),
@@ -135,7 +137,7 @@ def _tool_call_part(
     signature = None
     if call.encrypted_value is not None:
         signature, _ = seals.open(call.encrypted_value, f"{path}.encryptedValue")
-    own = without_none({"metadata": cast(JsonValue, call.metadata)})
+    own: JsonObject = {} if call.metadata is None else {"metadata": cast(JsonValue, call.metadata)}
     return ToolCallPart(
         call_id=call.id,
         name=call.function.name,
