@@ -166,6 +166,8 @@ def merge_fields(
 
     ``core`` wins over a kept field of the same name (the canonical value is current).
     """
+    if not kept and not defaults:
+        return core
     absent = kept.get(ABSENT)
     absent_keys = set(cast(list[str], absent)) if isinstance(absent, list) else set[str]()
     out = dict(core)
