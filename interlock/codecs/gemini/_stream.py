@@ -58,6 +58,9 @@ from interlock.transcript import (
 )
 
 _ORIGIN: JsonObject = {}
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_CHUNK_HEAD = '{"candidates":[{"content":{"role":"model","parts":['
+_CHUNK_MIDDLE = ']},"index":0}]'
 
 
 @dataclass(slots=True)
@@ -197,11 +200,39 @@ class StreamDecoder:
         if parts is None:
             return
         for position, item in enumerate(as_list(parts, "candidates[0].content.parts")):
+            if isinstance(item, dict) and self._plain_fragment(item, updates):
+                continue
             path = f"candidates[0].content.parts[{position}]"
             part = decode_part(item, path, minted_call_id(self._response_id, self._calls))
             if part.kind == "tool_call":
                 self._calls += 1
             self._part(part, updates)
+
+    def _plain_fragment(self, item: JsonObject, updates: list[Update]) -> bool:
+        """Fast path for the common chunk: an unsigned text or thought fragment, nothing else."""
+        text = item.get("text")
+        if not isinstance(text, str) or len(item) > 2:
+            return False
+        if len(item) == 2:
+            if item.get("thought") is not True:
+                return False
+            thought = True
+        else:
+            thought = False
+        run = self._open
+        if run is not None and run.thought == thought:
+            if text:
+                run.fragments.append(text)
+                updates.append(PartDelta(index=run.index, delta=text))
+            return True
+        if not text:
+            return True
+        self._close(updates)
+        index = self._next_index
+        self._next_index += 1
+        self._open = _OpenRun(index=index, thought=thought, fragments=[text])
+        updates.append(PartStarted(index=index, part=self._open.part()))
+        return True
 
     def _part(self, part: Part, updates: list[Update]) -> None:
         kind = _run_kind(part)
@@ -241,10 +272,11 @@ class _Sent:
 class StreamEncoder:
     """Canonical updates → Gemini SSE events, each a ``GenerateContentResponse`` chunk."""
 
-    __slots__ = ("_encoder", "_id", "_model", "_sent", "_usage")
+    __slots__ = ("_encoder", "_id", "_model", "_sent", "_tail", "_usage")
 
     def __init__(self) -> None:
         self._encoder = PartEncoder(ReplayPolicy(), for_request=False, prefix="message")
+        self._tail = "}"
         self._id: str | None = None
         self._model: str | None = None
         self._usage: JsonObject | None = None
@@ -255,6 +287,9 @@ class StreamEncoder:
         match update:
             case ResponseStarted():
                 self._id, self._model = update.id, update.model
+                self._tail = _JSON(self._stamp({}))[1:] if update.id or update.model else "}"
+                if self._tail != "}":
+                    self._tail = "," + self._tail
                 return []
             case PartStarted(index=index, part=part):
                 return self._started(index, part)
@@ -263,7 +298,7 @@ class StreamEncoder:
                 if sent is None or not delta:
                     return []
                 sent.sent += delta
-                return [self._chunk(_fragment(delta, sent.thought))]
+                return [self._text_chunk(delta, sent.thought)]
             case PartFinished(index=index, part=part):
                 return self._finished(index, part)
             case UsageUpdate(usage=usage):
@@ -277,7 +312,7 @@ class StreamEncoder:
                     "message": update.message,
                     "status": update.code,
                 }
-                return [SseEvent(data=json.dumps({"error": body}, ensure_ascii=False))]
+                return [SseEvent(data=_JSON({"error": body}))]
             case _:
                 assert_never(update)
 
@@ -294,7 +329,7 @@ class StreamEncoder:
             signed = part.signature if isinstance(part, TextPart) else part.opaque
             if part.text and signed is None and not part.extra.get(DIALECT):
                 sent.sent = part.text
-                return [self._chunk(_fragment(part.text, sent.thought))]
+                return [self._text_chunk(part.text, sent.thought)]
         return []
 
     def _finished(self, index: int, part: Part) -> list[SseEvent]:
@@ -303,7 +338,7 @@ class StreamEncoder:
             remainder = part.text[len(sent.sent) :] if part.text.startswith(sent.sent) else ""
             signed = part.signature if isinstance(part, TextPart) else part.opaque
             if not is_signature(signed):
-                return [self._chunk(_fragment(remainder, sent.thought))] if remainder else []
+                return [self._text_chunk(remainder, sent.thought)] if remainder else []
             tail = _fragment(remainder, sent.thought)
             tail["thoughtSignature"] = signed.data  # pyright: ignore[reportOptionalMemberAccess] -- is_signature checked it
             return [self._chunk(tail)]
@@ -313,10 +348,13 @@ class StreamEncoder:
         return [self._chunk(wire)]
 
     def _chunk(self, part: JsonObject) -> SseEvent:
-        chunk: JsonObject = {
-            "candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]
-        }
-        return SseEvent(data=json.dumps(self._stamp(chunk), ensure_ascii=False))
+        return SseEvent(data=f"{_CHUNK_HEAD}{_JSON(part)}{_CHUNK_MIDDLE}{self._tail}")
+
+    def _text_chunk(self, text: str, thought: bool) -> SseEvent:
+        body = (
+            f'{{"text":{_JSON(text)},"thought":true}}' if thought else f'{{"text":{_JSON(text)}}}'
+        )
+        return SseEvent(data=f"{_CHUNK_HEAD}{body}{_CHUNK_MIDDLE}{self._tail}")
 
     def _stamp(self, chunk: JsonObject) -> JsonObject:
         if self._model is not None:
@@ -338,7 +376,7 @@ class StreamEncoder:
         self._stamp(chunk)
         if marks is not None:
             chunk.update(object_entry(marks, "fields"))
-        return SseEvent(data=json.dumps(chunk, ensure_ascii=False))
+        return SseEvent(data=_JSON(chunk))
 
 
 def _fragment(text: str, thought: bool) -> JsonObject:
