@@ -218,8 +218,9 @@ class MessageEncoder:
             built["content"] = content
         elif texts:
             built["content"] = texts[0].text
-        elif layout.get("content") != "absent":
-            built["content"] = None if any(isinstance(p, ToolCallPart) for _, p in parts) else ""
+        elif layout.get("content") != "absent" and "content" not in extra_of(message.extra):
+            carried = refusals or any(isinstance(p, ToolCallPart) for _, p in parts)
+            built["content"] = None if carried else ""
         if refusals:
             built["refusal"] = "".join(refusals)
 

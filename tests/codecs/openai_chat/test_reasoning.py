@@ -28,7 +28,13 @@ from interlock.transcript import (
 
 OPENAI_BLOB = Opaque(provider="openai", format="openai.responses.encrypted_content", data="gAAA")
 GEMINI_SIG = Opaque(provider="google", format="gemini.thought_signature", data="CiIB4/H/Xk==")
-DETAIL: JsonObject = {"type": "reasoning.text", "text": "raw", "signature": "sig", "format": "anthropic-claude-v1", "index": 0}
+DETAIL: JsonObject = {
+    "type": "reasoning.text",
+    "text": "raw",
+    "signature": "sig",
+    "format": "anthropic-claude-v1",
+    "index": 0,
+}
 OPENROUTER = Opaque(provider="openrouter", format="openrouter.reasoning_detail", data=DETAIL)
 
 RAW = ReasoningPart(reasoning_kind="raw", text="raw thought")
@@ -44,7 +50,9 @@ def _history(parts: tuple[Part, ...], *, current: bool = True) -> Request:
     messages = [
         Message(role="user", parts=(TextPart(text="go"),)),
         Message(role="assistant", parts=(*parts, CALL)),
-        Message(role="tool", parts=(ToolResultPart(call_id="call_1", output=(TextPart(text="ok"),)),)),
+        Message(
+            role="tool", parts=(ToolResultPart(call_id="call_1", output=(TextPart(text="ok"),)),)
+        ),
     ]
     if not current:
         messages.append(Message(role="user", parts=(TextPart(text="next"),)))
@@ -70,49 +78,93 @@ CASES = [
         "raw-to-openrouter-as-text-detail",
         RAW,
         "openrouter",
-        {"reasoning_details": [{"type": "reasoning.text", "text": "raw thought", "format": "unknown"}]},
+        {
+            "reasoning_details": [
+                {"type": "reasoning.text", "text": "raw thought", "format": "unknown"}
+            ]
+        },
     ),
     # Trap 4: a summary is never sent as raw reasoning; the key stays (trap 12), empty.
-    Case("summary-to-deepseek-not-fabricated", SUMMARY, "reasoning_content", {"reasoning_content": ""}, ("reasoning_summary_dropped",)),
-    Case("summary-to-vllm-not-fabricated", SUMMARY, "reasoning", {}, ("reasoning_summary_dropped",)),
+    Case(
+        "summary-to-deepseek-not-fabricated",
+        SUMMARY,
+        "reasoning_content",
+        {"reasoning_content": ""},
+        ("reasoning_summary_dropped",),
+    ),
+    Case(
+        "summary-to-vllm-not-fabricated", SUMMARY, "reasoning", {}, ("reasoning_summary_dropped",)
+    ),
     Case(
         "summary-to-openrouter",
         SUMMARY,
         "openrouter",
-        {"reasoning_details": [{"type": "reasoning.summary", "summary": "a summary", "format": "unknown"}]},
+        {
+            "reasoning_details": [
+                {"type": "reasoning.summary", "summary": "a summary", "format": "unknown"}
+            ]
+        },
     ),
     # Trap 1 outside the current turn: nothing needs it any more; dropped with a warning.
     Case("openai-blob-old-turn-to-none", ENCRYPTED, "none", {}, ("opaque_dropped",), current=False),
-    Case("openai-blob-to-deepseek", ENCRYPTED, "reasoning_content", {"reasoning_content": ""}, ("opaque_dropped",)),
+    Case(
+        "openai-blob-to-deepseek",
+        ENCRYPTED,
+        "reasoning_content",
+        {"reasoning_content": ""},
+        ("opaque_dropped",),
+    ),
     Case(
         "summary-with-blob-to-openrouter",
         SUMMARY_WITH_BLOB,
         "openrouter",
-        {"reasoning_details": [{"type": "reasoning.summary", "summary": "a summary", "format": "unknown"}]},
+        {
+            "reasoning_details": [
+                {"type": "reasoning.summary", "summary": "a summary", "format": "unknown"}
+            ]
+        },
         ("opaque_dropped",),
     ),
     # Trap 14: OpenRouter details go back whole, keys and order untouched.
     Case("openrouter-detail-whole", ROUTER_DETAIL, "openrouter", {"reasoning_details": [DETAIL]}),
-    Case("openrouter-detail-to-vllm", ROUTER_DETAIL, "reasoning", {"reasoning": "raw"}, ("opaque_dropped",)),
+    Case(
+        "openrouter-detail-to-vllm",
+        ROUTER_DETAIL,
+        "reasoning",
+        {"reasoning": "raw"},
+        ("opaque_dropped",),
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_reasoning_replay_table(case: Case) -> None:
-    encoded = encode_request(_history((case.part,), current=case.current), reasoning_dialect=case.dialect)
+    encoded = encode_request(
+        _history((case.part,), current=case.current), reasoning_dialect=case.dialect
+    )
     assistant = encoded.payload["messages"][1]  # type: ignore[index]
-    fields = {k: v for k, v in assistant.items() if k in ("reasoning_content", "reasoning", "reasoning_details")}  # type: ignore[union-attr]
+    fields = {
+        k: v
+        for k, v in assistant.items()
+        if k in ("reasoning_content", "reasoning", "reasoning_details")
+    }  # type: ignore[union-attr]
     assert fields == case.fields
     assert tuple(w.code for w in encoded.warnings) == case.warnings
     assert all(w.location == "messages[1].parts[0]" for w in encoded.warnings)
 
 
-@pytest.mark.parametrize("part", [ENCRYPTED, ReasoningPart(reasoning_kind="encrypted", opaque=GEMINI_SIG)])
-def test_trap1_current_turn_opaque_reasoning_is_refused_for_openai_chat(part: ReasoningPart) -> None:
+@pytest.mark.parametrize(
+    "part", [ENCRYPTED, ReasoningPart(reasoning_kind="encrypted", opaque=GEMINI_SIG)]
+)
+def test_trap1_current_turn_opaque_reasoning_is_refused_for_openai_chat(
+    part: ReasoningPart,
+) -> None:
     with pytest.raises(LossyHistoryError) as caught:
         encode_request(_history((part,)), reasoning_dialect="none")
     assert caught.value.location == "messages[1].parts[0]"
-    degraded = encode_request(_history((part,)), reasoning_dialect="none", policy=ReplayPolicy(mode="degrade"))
+    degraded = encode_request(
+        _history((part,)), reasoning_dialect="none", policy=ReplayPolicy(mode="degrade")
+    )
     assert [w.code for w in degraded.warnings] == ["reasoning_required"]
 
 
@@ -141,7 +193,9 @@ def test_trap13_every_carrier_is_read() -> None:
     both = decode_request(_assistant({"reasoning_content": "a", "reasoning": "b"}))
     parts = both.messages[0].parts
     assert [(p.kind, getattr(p, "text", None)) for p in parts] == [
-        ("reasoning", "a"), ("reasoning", "b"), ("text", "x"),
+        ("reasoning", "a"),
+        ("reasoning", "b"),
+        ("text", "x"),
     ]
     vllm = decode_request(_assistant({"reasoning": "b"}))
     moved = encode_request(vllm, reasoning_dialect="reasoning_content")
@@ -151,13 +205,20 @@ def test_trap13_every_carrier_is_read() -> None:
 def test_trap14_openrouter_flat_reasoning_is_not_decoded_twice() -> None:
     details = [
         {"type": "reasoning.summary", "summary": "S", "format": "openai-responses-v1", "index": 0},
-        {"type": "reasoning.encrypted", "data": "blob", "format": "openai-responses-v1", "index": 1},
+        {
+            "type": "reasoning.encrypted",
+            "data": "blob",
+            "format": "openai-responses-v1",
+            "index": 1,
+        },
         {"type": "reasoning.future", "payload": {"x": 1}, "index": 2},
     ]
     request = decode_request(_assistant({"reasoning": "S", "reasoning_details": details}))
     reasoning = [p for p in request.messages[0].parts if isinstance(p, ReasoningPart)]
     assert [(p.reasoning_kind, p.text) for p in reasoning] == [
-        ("summary", "S"), ("encrypted", ""), ("encrypted", ""),
+        ("summary", "S"),
+        ("encrypted", ""),
+        ("encrypted", ""),
     ]
     assert [p.opaque.data for p in reasoning if p.opaque] == details
 
@@ -173,16 +234,31 @@ def test_trap15_gemini_signatures_stay_on_their_exact_part() -> None:
                     "content": "thinking aloud",
                     "extra_content": {"google": {"thought_signature": "TEXT=="}, "other": 1},
                     "tool_calls": [
-                        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}, "extra_content": {"google": {"thought_signature": "CALL=="}}},
-                        {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                        {
+                            "id": "a",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                            "extra_content": {"google": {"thought_signature": "CALL=="}},
+                        },
+                        {
+                            "id": "b",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        },
                     ],
                 },
             ],
         }
     )
     text, first, second = request.messages[1].parts
-    assert isinstance(text, TextPart) and text.signature is not None and text.signature.data == "TEXT=="
-    assert isinstance(first, ToolCallPart) and first.signature == Opaque(provider="google", format="gemini.thought_signature", data="CALL==")
+    assert (
+        isinstance(text, TextPart)
+        and text.signature is not None
+        and text.signature.data == "TEXT=="
+    )
+    assert isinstance(first, ToolCallPart) and first.signature == Opaque(
+        provider="google", format="gemini.thought_signature", data="CALL=="
+    )
     assert isinstance(second, ToolCallPart) and second.signature is None
     assert request.messages[1].extra["openai-chat"] == {"extra_content": {"other": 1}}
 
@@ -195,7 +271,9 @@ def _gemini_turn(signature: Opaque | None) -> Request:
         messages=(
             Message(role="user", parts=(TextPart(text="go"),)),
             Message(role="assistant", parts=(call, second)),
-            Message(role="tool", parts=(ToolResultPart(call_id="c1"), ToolResultPart(call_id="c2"))),
+            Message(
+                role="tool", parts=(ToolResultPart(call_id="c1"), ToolResultPart(call_id="c2"))
+            ),
         ),
     )
 
@@ -216,11 +294,16 @@ def test_gemini_compat_refuses_a_current_turn_call_without_signature() -> None:
         _gemini_turn(None), reasoning_dialect="gemini-compat", policy=ReplayPolicy(mode="degrade")
     )
     calls = degraded.payload["messages"][1]["tool_calls"]  # type: ignore[index]
-    assert calls[0]["extra_content"]["google"]["thought_signature"] == "skip_thought_signature_validator"  # type: ignore[index]
+    assert (
+        calls[0]["extra_content"]["google"]["thought_signature"]
+        == "skip_thought_signature_validator"
+    )  # type: ignore[index]
     assert [w.code for w in degraded.warnings] == ["signature_required"]
 
 
 def test_gemini_signature_to_another_dialect_is_dropped_with_a_warning() -> None:
     encoded = encode_request(_gemini_turn(GEMINI_SIG), reasoning_dialect="reasoning")
     assert "extra_content" not in encoded.payload["messages"][1]["tool_calls"][0]  # type: ignore[index, operator]
-    assert [(w.code, w.location) for w in encoded.warnings] == [("opaque_dropped", "messages[1].parts[0]")]
+    assert [(w.code, w.location) for w in encoded.warnings] == [
+        ("opaque_dropped", "messages[1].parts[0]")
+    ]

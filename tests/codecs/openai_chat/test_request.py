@@ -92,16 +92,23 @@ def test_golden_request_round_trip_is_exact(name: str, dialect: ReasoningDialect
 def test_encoded_messages_validate_against_the_sdk_types(
     name: str, dialect: ReasoningDialect
 ) -> None:
-    encoded = encode_request(decode_request(load(f"request_{name}.json")), reasoning_dialect=dialect)
+    encoded = encode_request(
+        decode_request(load(f"request_{name}.json")), reasoning_dialect=dialect
+    )
     validate_messages(encoded.payload["messages"], dialect)  # type: ignore[arg-type]  # wire list
     for tool in encoded.payload.get("tools", []):  # type: ignore[union-attr]  # wire list
-        kind = ChatCompletionCustomToolParam if tool["type"] == "custom" else ChatCompletionFunctionToolParam  # type: ignore[index]
+        kind = (
+            ChatCompletionCustomToolParam
+            if tool["type"] == "custom"
+            else ChatCompletionFunctionToolParam
+        )  # type: ignore[index]
         _validate(kind, tool)  # type: ignore[arg-type]
 
 
 def test_the_validator_catches_a_vendor_key_in_the_wrong_dialect() -> None:
     encoded = encode_request(
-        decode_request(load("request_reasoning_content.json")), reasoning_dialect="reasoning_content"
+        decode_request(load("request_reasoning_content.json")),
+        reasoning_dialect="reasoning_content",
     )
     with pytest.raises(ValidationError, match="reasoning_content"):
         validate_messages(encoded.payload["messages"], "none")  # type: ignore[arg-type]
@@ -124,7 +131,14 @@ def test_decoded_request_is_canonical() -> None:
     assert request.tool_choice is not None and request.tool_choice.names == ("get_weather", "haiku")
     assert request.extra["openai-chat"]["stream_options"] == {"include_usage": True}
     assert [m.role for m in request.messages] == [
-        "developer", "system", "user", "assistant", "tool", "tool", "assistant", "user",
+        "developer",
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "user",
     ]
     user = request.messages[2]
     assert user.name == "ada"
@@ -213,7 +227,11 @@ MALFORMED: list[tuple[dict[str, Any], str]] = [
                 {
                     "role": "assistant",
                     "tool_calls": [
-                        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{oops"}}
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{oops"},
+                        }
                     ],
                 }
             ],
@@ -224,7 +242,12 @@ MALFORMED: list[tuple[dict[str, Any], str]] = [
         {
             "model": "m",
             "messages": [
-                {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": {}}}]}
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "c", "type": "function", "function": {"name": "f", "arguments": {}}}
+                    ],
+                }
             ],
         },
         "messages[0].tool_calls[0].function.arguments",
@@ -241,7 +264,10 @@ MALFORMED: list[tuple[dict[str, Any], str]] = [
     ({"model": "m", "messages": [], "tools": [{"type": "web"}]}, "tools[0].type"),
     ({"model": "m", "messages": [], "temperature": "hot"}, "temperature"),
     ({"model": "m", "messages": [], "stop": [1]}, "stop[0]"),
-    ({"model": "m", "messages": [{"role": "function", "name": "f", "content": "x"}]}, "messages[0].name"),
+    (
+        {"model": "m", "messages": [{"role": "function", "name": "f", "content": "x"}]},
+        "messages[0].name",
+    ),
 ]
 
 

@@ -1,0 +1,184 @@
+"""Canonical messages → Chat messages: pairing pre-flight, tool results, control parts."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlock.codecs.openai_chat import decode_request, encode_request
+from interlock.transcript import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    HostedToolPart,
+    HostedToolSpec,
+    JsonPart,
+    LossyHistoryError,
+    MediaPart,
+    Message,
+    ReplayPolicy,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+USER = Message(role="user", parts=(TextPart(text="go"),))
+CALL_A = ToolCallPart(call_id="a", name="f", arguments="{}")
+CALL_B = ToolCallPart(call_id="b", name="f", arguments="{}")
+
+
+def _result(call_id: str, *output: TextPart | JsonPart | MediaPart) -> Message:
+    return Message(role="tool", parts=(ToolResultPart(call_id=call_id, output=output),))
+
+
+def _request(*messages: Message) -> Request:
+    return Request(model="m", messages=messages)
+
+
+def test_missing_result_is_refused_naming_the_assistant_message() -> None:
+    history = _request(USER, Message(role="assistant", parts=(CALL_A, CALL_B)), _result("a"), USER)
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(history)
+    assert caught.value.location == "messages[1]"
+    assert caught.value.reason.endswith("did not have response messages: b")
+    assert caught.value.code == "tool_pairing"
+
+
+def test_orphan_result_is_refused_naming_the_tool_message() -> None:
+    history = _request(USER, _result("zzz"))
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(history)
+    assert caught.value.location == "messages[1]"
+    assert "must be a response to a preceeding message" in caught.value.reason
+
+
+def test_interleaved_text_breaks_pairing() -> None:
+    text = Message(role="assistant", parts=(TextPart(text="hm"),))
+    history = _request(USER, Message(role="assistant", parts=(CALL_A,)), text, _result("a"))
+    with pytest.raises(LossyHistoryError):
+        encode_request(history)
+
+
+def test_several_results_in_one_message_become_one_tool_message_each() -> None:
+    both = Message(role="tool", parts=(ToolResultPart(call_id="b"), ToolResultPart(call_id="a")))
+    encoded = encode_request(
+        _request(USER, Message(role="assistant", parts=(CALL_A, CALL_B)), both)
+    )
+    wire = encoded.payload["messages"]
+    assert [m["role"] for m in wire] == ["user", "assistant", "tool", "tool"]  # type: ignore[index, union-attr]
+    assert [m.get("tool_call_id") for m in wire] == [None, None, "b", "a"]  # type: ignore[union-attr]
+
+
+def test_trap20_json_results_are_serialized_and_media_refused_or_dropped() -> None:
+    image = MediaPart(media_type="image/png", data="iVBO")
+    history = _request(
+        USER,
+        Message(role="assistant", parts=(CALL_A,)),
+        _result("a", TextPart(text="t="), JsonPart(value={"temp": 15}), image),
+    )
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(history)
+    assert caught.value.location == "messages[2].parts[0].output[2]"
+    degraded = encode_request(history, policy=ReplayPolicy(mode="degrade"))
+    assert degraded.payload["messages"][2]["content"] == 't={"temp":15}'  # type: ignore[index]
+    assert [w.code for w in degraded.warnings] == ["tool_result_media"]
+
+
+def test_approval_control_parts_are_never_sent() -> None:
+    approval = ApprovalRequestPart(approval_id="ap1", call=CALL_A)
+    decision = ApprovalResponsePart(approval_id="ap1", approved=True)
+    history = _request(
+        USER,
+        Message(role="assistant", parts=(CALL_A, approval)),
+        Message(role="user", parts=(decision,)),
+        _result("a", TextPart(text="done")),
+    )
+    encoded = encode_request(history)
+    assert [m["role"] for m in encoded.payload["messages"]] == ["user", "assistant", "tool"]  # type: ignore[index, union-attr]
+    assert encoded.warnings == ()
+    assert "approval" not in str(encoded.payload)
+
+
+def test_hosted_items_have_no_chat_form() -> None:
+    item = HostedToolPart(provider="openai", item_type="mcp_call", item={"type": "mcp_call"})
+    history = _request(USER, Message(role="assistant", parts=(item, TextPart(text="ok"))))
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(history)
+    assert caught.value.location == "messages[1].parts[0]"
+    hosted = Request(
+        model="m",
+        messages=(USER,),
+        hosted_tools=(HostedToolSpec(provider="openai", spec={"type": "web_search"}),),
+    )
+    with pytest.raises(LossyHistoryError):
+        encode_request(hosted)
+    degraded = encode_request(history, policy=ReplayPolicy(mode="degrade"))
+    assert degraded.payload["messages"][1] == {"role": "assistant", "content": "ok"}  # type: ignore[index]
+
+
+def test_media_in_user_and_system_messages() -> None:
+    image = MediaPart(media_type="image/jpeg", data="/9j/")
+    remote = MediaPart(media_type="video/mp4", uri="gs://bucket/clip.mp4")
+    user = Message(role="user", parts=(TextPart(text="look"), image))
+    encoded = encode_request(_request(user))
+    assert encoded.payload["messages"][0]["content"][1] == {  # type: ignore[index]
+        "type": "image_url",
+        "image_url": {"url": "data:image/jpeg;base64,/9j/"},
+    }
+    with pytest.raises(LossyHistoryError):
+        encode_request(_request(Message(role="user", parts=(remote,))))
+    with pytest.raises(LossyHistoryError):
+        encode_request(_request(Message(role="system", parts=(image,)), USER))
+
+
+def test_deprecated_function_messages_are_converted_explicitly() -> None:
+    payload = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": "f", "arguments": "{}"},
+            },
+            {"role": "function", "name": "f", "content": "42"},
+        ],
+    }
+    request = decode_request(payload)
+    call = request.messages[1].tool_calls[0]
+    result = request.messages[2].tool_results[0]
+    assert (call.call_id, result.call_id, result.name) == ("call_fn_1", "call_fn_1", "f")
+    encoded = encode_request(request)
+    assert encoded.payload["messages"][1]["tool_calls"] == [  # type: ignore[index]
+        {"id": "call_fn_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    ]
+    assert encoded.payload["messages"][2] == {
+        "role": "tool",
+        "tool_call_id": "call_fn_1",
+        "content": "42",
+    }  # type: ignore[index]
+    assert [w.code for w in encoded.warnings] == ["deprecated_function_converted"] * 2
+
+
+def test_several_text_parts_keep_their_boundaries_as_a_list() -> None:
+    parts = (TextPart(text="a"), TextPart(text="b"))
+    encoded = encode_request(_request(USER, Message(role="assistant", parts=parts)))
+    assert encoded.payload["messages"][1]["content"] == [  # type: ignore[index]
+        {"type": "text", "text": "a"},
+        {"type": "text", "text": "b"},
+    ]
+
+
+def test_refusals_round_trip_in_both_places() -> None:
+    payload = {
+        "model": "m",
+        "messages": [
+            {"role": "assistant", "content": None, "refusal": "No."},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "x"}, {"type": "refusal", "refusal": "No."}],
+            },
+        ],
+    }
+    request = decode_request(payload)
+    assert [p.kind for p in request.messages[0].parts] == ["refusal"]
+    assert encode_request(request).payload == payload
