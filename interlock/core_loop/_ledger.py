@@ -147,8 +147,9 @@ class LedgerStore(Protocol):
 
     Atomicity each method must give:
 
-    - :meth:`hold_batch` stores the batch and all its approval records together (all or
-      nothing); ids are fresh, so it never overwrites.
+    - :meth:`hold_batch` stores (or replaces, same ``batch_id``) the batch and adds all its
+      approval records together, all or nothing. Approval ids are fresh; a record is never
+      replaced by ``hold_batch`` (only :meth:`claim_approval` changes one).
     - :meth:`claim_approval` is an atomic compare-and-set: it sets the decision only if the
       record exists and has none yet, and returns the updated record; otherwise ``None``.
       Of two concurrent claims of one approval exactly one gets a record.
@@ -245,7 +246,7 @@ class InMemoryLedgerStore:
         thread = self._thread(thread_id)
         thread.batches[batch.batch_id] = batch
         for record in approvals:
-            thread.approvals[record.approval_id] = record
+            thread.approvals.setdefault(record.approval_id, record)
 
     async def held_batches(self, thread_id: str) -> tuple[HeldBatch, ...]:
         """Every held batch of the thread, oldest first."""
