@@ -1,0 +1,94 @@
+"""The AG-UI binding: agents from ``[[agents]]`` served to frontends over SSE and WebSocket.
+
+``POST /agui/{agent}`` streams one run as server-sent events; ``WS /agui/{agent}/ws``
+carries runs one after another (with cancel) on one socket. Both run the core loop over a
+server-owned thread and speak AG-UI 1.0 through :mod:`interlock.codecs.agui`. See
+``docs/agui.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request as HttpRequest
+from starlette.responses import Response as HttpResponse
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from interlock.gateway.agui._agents import (
+    PROVIDERS,
+    AgentRuntime,
+    ToolNameConflictError,
+    build_agent,
+    load_tool,
+)
+from interlock.gateway.agui._binding import KEEPALIVE_SECONDS, AguiBinding
+from interlock.gateway.agui._model import UPSTREAM_CODES, UpstreamChatModel
+from interlock.gateway.agui._run import AguiRun, RunContext, ThreadLocks
+from interlock.gateway.agui._sse import handle_post
+from interlock.gateway.agui._threads import Plan, RunRefusedError, reconcile
+from interlock.gateway.agui._ws import SessionState, WebSocketSession, handle_websocket
+from interlock.gateway.auth import KeyRing
+
+if TYPE_CHECKING:
+    from interlock.gateway.app import Gateway
+
+
+def binding_routes(binding: AguiBinding) -> list[BaseRoute]:
+    """The two AG-UI endpoints over ``binding``."""
+
+    async def post(http_request: HttpRequest) -> HttpResponse:
+        return await handle_post(binding, http_request)
+
+    async def socket(websocket: WebSocket) -> None:
+        await handle_websocket(binding, websocket)
+
+    return [
+        Route("/agui/{agent}", post, methods=["POST"]),
+        WebSocketRoute("/agui/{agent}/ws", socket),
+    ]
+
+
+def gateway_binding(gateway: Gateway) -> AguiBinding:
+    """The binding for a gateway's configured agents (models call their routed upstream)."""
+    routes = gateway.proxy.routes
+    agents = {
+        config.name: build_agent(config, routes, UpstreamChatModel(routes[config.model].upstream))
+        for config in gateway.config.agents
+    }
+    return AguiBinding(
+        agents=agents,
+        context=RunContext(store=gateway.store, seal_key=gateway.seal_key()),
+        keys=KeyRing(gateway.config.server.api_keys),
+        max_frame_bytes=gateway.config.server.max_body_bytes,
+    )
+
+
+def routes(gateway: Gateway) -> Sequence[BaseRoute]:
+    """The route module the app mounts: ``POST /agui/{agent}`` and ``WS /agui/{agent}/ws``."""
+    return binding_routes(gateway_binding(gateway))
+
+
+__all__ = [
+    "KEEPALIVE_SECONDS",
+    "PROVIDERS",
+    "UPSTREAM_CODES",
+    "AgentRuntime",
+    "AguiBinding",
+    "AguiRun",
+    "Plan",
+    "RunContext",
+    "RunRefusedError",
+    "SessionState",
+    "ThreadLocks",
+    "ToolNameConflictError",
+    "UpstreamChatModel",
+    "WebSocketSession",
+    "binding_routes",
+    "build_agent",
+    "gateway_binding",
+    "load_tool",
+    "reconcile",
+    "routes",
+]

@@ -1,0 +1,110 @@
+"""Agents from ``[[agents]]`` config: model route, instructions, tools, approvals, limits.
+
+Tools are import paths (``module:attribute``). The attribute is a plain callable (its
+schema comes from its signature) or a ready :class:`~interlock.core_loop.Tool`; names in
+``approval_required`` always need a human decision. Frontend tools from a run's
+``RunAgentInput.tools`` join the agent per run as client-owned declarations; a frontend
+tool may never shadow a server tool.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from interlock.core_loop import Agent, ChatModel, Limits, Tool
+from interlock.gateway.config import AgentConfig, ApprovalStyle, ConfigError
+from interlock.gateway.proxy import Route
+from interlock.transcript import ToolSpec
+
+PROVIDERS = {"openai-responses": "openai", "openai-chat": "openai", "gemini": "google"}
+"""The ``TokenUsage.provider`` label for each upstream protocol."""
+
+
+class ToolNameConflictError(ValueError):
+    """A frontend tool has the name of a server tool (``RUN_ERROR`` ``TOOL_NAME_CONFLICT``)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__(
+            "frontend tools may not reuse server tool names: " + ", ".join(sorted(names))
+        )
+        self.names = tuple(names)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentRuntime:
+    """One configured agent, ready to run: the loop's agent, its model and AG-UI style."""
+
+    name: str
+    agent: Agent
+    model: ChatModel
+    approval_style: ApprovalStyle
+    provider: str
+
+    @property
+    def server_tools(self) -> frozenset[str]:
+        """The names of the agent's own tools."""
+        return frozenset(tool.name for tool in self.agent.tools)
+
+    def for_run(self, frontend_tools: Sequence[ToolSpec]) -> Agent:
+        """The agent with this run's frontend tools added as client-owned declarations.
+
+        Raises :class:`ToolNameConflictError` if a frontend tool reuses a server tool name.
+        """
+        conflicts = [spec.name for spec in frontend_tools if spec.name in self.server_tools]
+        if conflicts:
+            raise ToolNameConflictError(conflicts)
+        if not frontend_tools:
+            return self.agent
+        declared = tuple(
+            Tool.client(spec.name, description=spec.description, parameters=spec.parameters)
+            for spec in frontend_tools
+        )
+        return replace(self.agent, tools=(*self.agent.tools, *declared))
+
+
+def load_tool(path: str, *, approval: bool, key: str) -> Tool:
+    """The tool at ``module:attribute``; ``approval`` forces a decision before each call."""
+    module_name, _, attribute = path.partition(":")
+    try:
+        target: object = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise ConfigError(key, f"cannot import tool {path!r}: {error}") from error
+    mode = "always" if approval else "never"
+    if isinstance(target, Tool):
+        return replace(target, approval=mode) if approval else target
+    if not callable(target):
+        raise ConfigError(key, f"{path!r} is neither a Tool nor a callable")
+    return Tool.from_function(target, name=attribute, approval=mode)
+
+
+def build_agent(config: AgentConfig, routes: Mapping[str, Route], model: ChatModel) -> AgentRuntime:
+    """The runtime for one ``[[agents]]`` entry; raises :class:`ConfigError` on bad tools."""
+    route = routes[config.model]
+    required = set(config.approval_required)
+    tools = tuple(
+        load_tool(
+            path,
+            approval=path.rpartition(":")[2] in required,
+            key=f"agents.{config.name}.tools[{index}]",
+        )
+        for index, path in enumerate(config.tools)
+    )
+    limits = Limits(
+        max_iterations=config.max_iterations,
+        max_function_calls=config.max_function_calls or None,
+    )
+    agent = Agent(
+        model=route.model.model,
+        instructions=config.instructions or None,
+        tools=tools,
+        limits=limits,
+    )
+    return AgentRuntime(
+        name=config.name,
+        agent=agent,
+        model=model,
+        approval_style=config.approval_style,
+        provider=PROVIDERS[route.upstream.dialect.name],
+    )

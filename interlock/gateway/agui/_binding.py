@@ -1,0 +1,69 @@
+"""The binding's shared half: agents by name, input decoding, starting runs.
+
+Transports (SSE, WebSocket) stay thin: they parse frames, ask :class:`AguiBinding` for a
+decoded input and a started :class:`~interlock.gateway.agui._run.AguiRun`, and write out
+its frames.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from interlock.codecs.agui import RunInput, SealError, decode_run_input
+from interlock.gateway.agui._agents import AgentRuntime
+from interlock.gateway.agui._run import AguiRun, RunContext
+from interlock.gateway.agui._threads import RunRefusedError
+from interlock.gateway.auth import KeyRing
+from interlock.transcript import JsonObject, JsonValue
+
+KEEPALIVE_SECONDS = 15.0
+"""The longest an SSE stream stays silent: a ``: ping`` comment goes out after this."""
+
+
+def dumps(frame: JsonValue) -> str:
+    """Compact JSON text of one frame (UTF-8 kept, no spaces)."""
+    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(slots=True, kw_only=True)
+class AguiBinding:
+    """Agents served over AG-UI and everything their runs share.
+
+    ``max_frame_bytes`` bounds an SSE body and a WebSocket text frame alike.
+    """
+
+    agents: Mapping[str, AgentRuntime]
+    context: RunContext
+    keys: KeyRing
+    max_frame_bytes: int = 16 * 1024 * 1024
+    keepalive_seconds: float = KEEPALIVE_SECONDS
+
+    def agent(self, name: str) -> AgentRuntime | None:
+        """The agent called ``name``, if configured."""
+        return self.agents.get(name)
+
+    def decode(self, payload: JsonValue, tenant: str) -> RunInput:
+        """A validated ``RunAgentInput``.
+
+        Raises ``DecodeError`` (malformed input: HTTP 400 / ``INVALID_INPUT``) or
+        :class:`RunRefusedError` ``SEAL_INVALID`` for a tampered or foreign sealed value.
+        """
+        try:
+            return decode_run_input(payload, seal_key=self.context.seal_key, tenant=tenant)
+        except SealError as error:
+            raise RunRefusedError(
+                "SEAL_INVALID", f"{error.path or 'encryptedValue'}: {error.detail}"
+            ) from None
+
+    def start(self, runtime: AgentRuntime, run_input: RunInput, tenant: str) -> AguiRun:
+        """A started run; read its frames with :meth:`AguiRun.next_batch`."""
+        run = AguiRun(self.context, runtime, run_input, tenant)
+        run.start()
+        return run
+
+
+def error_event(message: str, code: str) -> JsonObject:
+    """A bare ``RUN_ERROR`` for input refused before any run started."""
+    return {"type": "RUN_ERROR", "message": message, "code": code}

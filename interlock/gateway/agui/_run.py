@@ -1,0 +1,361 @@
+"""One AG-UI run: the core loop driven over a server-owned thread, encoded as AG-UI events.
+
+:class:`AguiRun` runs in its own task and hands frames (JSON-ready AG-UI events) to the
+transport through a queue, so SSE and WebSocket share one producer and a cancel reaches
+the model call and the tools wherever the loop is waiting. Every run emits exactly one
+terminal event; before it, the thread is saved and re-sent as ``MESSAGES_SNAPSHOT`` (and
+``STATE_SNAPSHOT``), so the client holds the server's ids and nothing half-done.
+
+What a run saves: the accepted input, then the loop's messages. A run that fails or is
+cancelled keeps only the longest prefix of its messages in which every tool call has its
+result (the step that broke is dropped), so no orphaned call is ever left in the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias, assert_never
+
+from interlock.codecs.agui import AguiEventEncoder, RunInput, messages_to_agui
+from interlock.core_loop import (
+    ApprovalRequested,
+    ClientCallsPending,
+    DecisionRefusedError,
+    InputRequested,
+    LoopEvent,
+    ModelStreamError,
+    ModelUpdate,
+    RunFinished,
+    ToolFinished,
+    ToolStarted,
+    fold_events,
+    run_loop,
+)
+from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
+from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
+from interlock.gateway.stores import Store, ThreadRecord
+from interlock.transcript import (
+    JsonObject,
+    JsonValue,
+    Message,
+    ResponseFinished,
+    StreamFailed,
+    ToolCallPart,
+    ToolResultPart,
+    assign_occurrences,
+)
+
+LOGGER = logging.getLogger("interlock.gateway.agui")
+
+Phase: TypeAlias = Literal["new", "preparing", "looping", "saving", "ended"]
+
+
+def epoch_millis() -> int:
+    """Integer milliseconds since the epoch (AG-UI ``timestamp``)."""
+    return time.time_ns() // 1_000_000
+
+
+class ThreadLocks:
+    """One lock per (tenant, thread) in this process: runs on a thread never overlap here.
+
+    Across processes the store's compare-and-set (ledger claims, thread revisions) decides.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, tenant: str, thread_id: str) -> AsyncGenerator[None]:
+        """Hold the thread's lock for the duration of the block."""
+        key = (tenant, thread_id)
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+@dataclass(slots=True, kw_only=True)
+class RunContext:
+    """What every run of one gateway shares."""
+
+    store: Store
+    seal_key: bytes
+    locks: ThreadLocks = field(default_factory=ThreadLocks)
+    clock: Callable[[], int] = epoch_millis
+
+
+_END: JsonObject = {}
+"""Queue sentinel (identity-compared): the run's frames are all out."""
+
+
+class AguiRun:
+    """One run of ``runtime`` over ``run_input`` for ``tenant``.
+
+    Call :meth:`start`, read frames with :meth:`next_batch` until it returns ``None``, and
+    :meth:`cancel` to stop it (the run then ends with outcome ``cancelled``). The phases go
+    ``new → preparing → looping → saving → ended``; a cancel is honoured only while the
+    loop runs (before that the run has not started anything; after it, saving must finish).
+    """
+
+    def __init__(
+        self, context: RunContext, runtime: AgentRuntime, run_input: RunInput, tenant: str
+    ) -> None:
+        self.context = context
+        self.runtime = runtime
+        self.input = run_input
+        self.tenant = tenant
+        self.phase: Phase = "new"
+        self.cancel_requested = False
+        self._queue: asyncio.Queue[JsonObject] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.encoder = AguiEventEncoder(
+            thread_id=run_input.thread_id,
+            run_id=run_input.run_id,
+            seal_key=context.seal_key,
+            tenant=tenant,
+            approval_style=runtime.approval_style,
+            client_tools=[tool.name for tool in run_input.tools],
+            clock=context.clock,
+            provider=runtime.provider,
+            parent_run_id=run_input.parent_run_id,
+        )
+
+    @property
+    def run_id(self) -> str:
+        """The client's run id."""
+        return self.input.run_id
+
+    def start(self) -> None:
+        """Start producing frames in a task of the running event loop."""
+        if self.phase != "new":
+            raise RuntimeError("the run was already started")
+        self.phase = "preparing"
+        self._task = asyncio.create_task(self._drive())
+
+    def cancel(self) -> bool:
+        """Stop the run (``RUN_FINISHED`` outcome ``cancelled``); ``False`` if too late."""
+        if self.phase in ("saving", "ended") or self._task is None:
+            return False
+        self.cancel_requested = True
+        if self.phase == "looping":
+            self._task.cancel()
+        return True
+
+    async def next_batch(self) -> list[JsonObject] | None:
+        """The frames available now (waiting for at least one); ``None`` after the last."""
+        first = await self._queue.get()
+        if first is _END:
+            return None
+        frames = [first]
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is _END:
+                self._queue.put_nowait(_END)
+                break
+            frames.append(item)
+        return frames
+
+    async def aclose(self) -> None:
+        """Cancel if still running and wait until the thread is saved (client went away)."""
+        task = self._task
+        if task is None or task.done():
+            return
+        self.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+
+    def _emit(self, frames: Sequence[JsonObject]) -> None:
+        for frame in frames:
+            self._queue.put_nowait(frame)
+
+    async def _drive(self) -> None:
+        self._emit(self.encoder.start())
+        try:
+            async with self.context.locks.hold(self.tenant, self.input.thread_id):
+                await self._run()
+        except RunRefusedError as error:
+            self._fail(error.message, error.code)
+        except Exception:  # a bug must still end the run with RUN_ERROR, never a hang
+            LOGGER.exception("AG-UI run %s failed", self.input.run_id)
+            self._fail("internal gateway error", "INTERNAL_ERROR")
+        finally:
+            self.phase = "ended"
+            self._queue.put_nowait(_END)
+
+    def _fail(self, message: str, code: str) -> None:
+        if not self.encoder.ended:
+            self._emit(self.encoder.fail(message, code=code))
+
+    async def _run(self) -> None:
+        store = self.context.store
+        thread_id = self.input.thread_id
+        ledger = store.ledger(self.tenant)
+        thread = await store.load_thread(self.tenant, thread_id) or ThreadRecord()
+        try:
+            agent = self.runtime.for_run(self.input.tools)
+        except ToolNameConflictError as error:
+            raise RunRefusedError("TOOL_NAME_CONFLICT", str(error)) from None
+        plan: Plan = await reconcile(thread, self.input, ledger, thread_id)
+        state = self.input.state if self.input.state is not None else thread.state
+        if plan.replay or self.cancel_requested:
+            await self._finish_replay(thread, state)
+            return
+        messages = assign_occurrences([*thread.messages, *plan.accepted])
+        events: list[LoopEvent] = []
+        ending = _Ending()
+        self.phase = "looping"
+        try:
+            async for event in run_loop(
+                agent, self.runtime.model, messages, ledger=ledger, thread_id=thread_id
+            ):
+                events.append(event)
+                self._emit(self._encode(event))
+        except DecisionRefusedError as error:
+            raise RunRefusedError(error.code.upper(), str(error)) from None
+        except ModelStreamError as error:
+            ending.failure = (error.code, str(error).partition(": ")[2] or error.code)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            ending.cancelled = True
+        self.phase = "saving"
+        await self._save_and_finish(thread, messages, events, state, ending)
+
+    def _encode(self, event: LoopEvent) -> list[JsonObject]:
+        encoder = self.encoder
+        match event:
+            case ModelUpdate(update=update):
+                if isinstance(update, StreamFailed):
+                    return []  # ends the loop with ModelStreamError: reported once, at the end
+                return encoder.encode(update)
+            case ToolFinished(result=result):
+                return encoder.tool_result(result)
+            case ApprovalRequested(request=request):
+                return encoder.approval_request(request)
+            case InputRequested(request=request):
+                return encoder.input_request(request)
+            case ToolStarted() | ClientCallsPending() | RunFinished():
+                return []
+            case _:
+                assert_never(event)
+
+    async def _finish_replay(self, thread: ThreadRecord, state: JsonValue) -> None:
+        """Nothing new to act on: re-send the thread as it is and finish."""
+        if state != thread.state:
+            updated = ThreadRecord(
+                messages=thread.messages,
+                state=state,
+                pending_interrupts=thread.pending_interrupts,
+                revision=thread.revision,
+            )
+            if await self.context.store.save_thread(self.tenant, self.input.thread_id, updated):
+                thread = updated
+        self._emit(self._snapshots(thread.messages, state))
+        outcome = "cancelled" if self.cancel_requested else "success"
+        self._emit(self.encoder.finish(outcome=outcome))
+
+    async def _save_and_finish(
+        self,
+        thread: ThreadRecord,
+        messages: Sequence[Message],
+        events: list[LoopEvent],
+        state: JsonValue,
+        ending: _Ending,
+    ) -> None:
+        finished = events[-1] if events and isinstance(events[-1], RunFinished) else None
+        if finished is None:
+            produced = _consistent_prefix(_fold_partial(events))
+            pending: tuple[JsonObject, ...] = ()
+        else:
+            produced = fold_events(events).messages
+            pending = interrupt_entries(
+                finished.pending_approvals, finished.pending_inputs, self.runtime.approval_style
+            )
+        record = ThreadRecord(
+            messages=(*messages, *produced),
+            state=state,
+            pending_interrupts=pending,
+            revision=thread.revision,
+        )
+        saved = await self.context.store.save_thread(self.tenant, self.input.thread_id, record)
+        if saved is None:
+            raise RunRefusedError(
+                "THREAD_CONFLICT", "another run changed this thread at the same time; retry"
+            )
+        self._emit(self._snapshots(saved.messages, state))
+        if ending.failure is not None:
+            code, message = ending.failure
+            self._fail(message, code)
+        elif ending.cancelled or finished is None:
+            self._emit(self.encoder.finish(outcome="cancelled"))
+        elif finished.outcome == "awaiting_client":
+            calls = [call.call_id for call in finished.pending_calls]
+            self._emit(self.encoder.finish(pending_tool_call_ids=calls))
+        else:
+            self._emit(self.encoder.finish())
+
+    def _snapshots(self, messages: Sequence[Message], state: JsonValue) -> list[JsonObject]:
+        frames: list[JsonObject] = []
+        if state is not None:
+            frames += self.encoder.state_snapshot(state)
+        rendered = messages_to_agui(
+            messages,
+            seal_key=self.context.seal_key,
+            tenant=self.tenant,
+            approval_style=self.runtime.approval_style,
+        )
+        return frames + self.encoder.messages_snapshot(rendered)
+
+
+@dataclass(slots=True)
+class _Ending:
+    """How the loop stopped when it did not reach ``RunFinished`` normally."""
+
+    failure: tuple[str, str] | None = None
+    cancelled: bool = False
+
+
+def _fold_partial(events: Sequence[LoopEvent]) -> tuple[Message, ...]:
+    """The messages of a run that stopped early, without its unfinished model step."""
+    unfinished: set[str] = set()
+    for event in events:
+        if isinstance(event, ModelUpdate):
+            if isinstance(event.update, ResponseFinished):
+                unfinished.discard(event.message_id)
+            else:
+                unfinished.add(event.message_id)
+    kept = [
+        event
+        for event in events
+        if not (isinstance(event, ModelUpdate) and event.message_id in unfinished)
+        and not isinstance(event, RunFinished)
+    ]
+    return fold_events([*kept, RunFinished(outcome="terminated")]).messages
+
+
+def _consistent_prefix(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """The longest prefix in which every local or client tool call has its result."""
+    open_calls: set[str] = set()
+    best = 0
+    for position, message in enumerate(messages, start=1):
+        for part in message.parts:
+            if isinstance(part, ToolCallPart) and part.owner != "hosted":
+                open_calls.add(part.occurrence_id or part.call_id)
+            elif isinstance(part, ToolResultPart):
+                open_calls.discard(part.occurrence_id or part.call_id)
+        if not open_calls:
+            best = position
+    return tuple(messages[:best])

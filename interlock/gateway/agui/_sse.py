@@ -1,0 +1,97 @@
+"""``POST /agui/{agent}``: one run per request, streamed as server-sent events.
+
+Frames are ``data: <json>\\n\\n`` (LF only, one ``data:`` line: JSON text never holds a raw
+newline), flushed as they come; a ``: ping`` comment goes out whenever the stream has
+been silent for the keep-alive interval. Anything wrong with the request itself (unknown
+agent, bad key, oversized or malformed body, invalid ``RunAgentInput``) is an HTTP 4xx
+with a JSON body and no stream; a refusal that needs the thread or the seal key is a
+``RUN_ERROR`` inside the stream. A client that goes away cancels the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from starlette.requests import Request as HttpRequest
+from starlette.responses import Response as HttpResponse
+from starlette.responses import StreamingResponse
+
+from interlock.gateway.agui._binding import AguiBinding, dumps, error_event
+from interlock.gateway.agui._run import AguiRun
+from interlock.gateway.agui._threads import RunRefusedError
+from interlock.gateway.auth import Unauthorized
+from interlock.gateway.proxy import ProxyError, json_response, parse_payload, read_body
+from interlock.transcript import DecodeError, JsonObject
+
+PING = b": ping\n\n"
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+def error_response(status: int, message: str, code: str, param: str | None = None) -> HttpResponse:
+    """A 4xx answer: ``{"error": {"message", "code", "param"?}}``."""
+    error: JsonObject = {"message": message, "code": code}
+    if param:
+        error["param"] = param
+    return json_response({"error": error}, status)
+
+
+def sse_frames(frames: list[JsonObject]) -> bytes:
+    """Frames as SSE ``data:`` blocks."""
+    return "".join(f"data: {dumps(frame)}\n\n" for frame in frames).encode()
+
+
+async def run_stream(run: AguiRun, keepalive_seconds: float) -> AsyncIterator[bytes]:
+    """The SSE body of one run, with keep-alive comments; cancels the run on disconnect."""
+    waiting: asyncio.Future[list[JsonObject] | None] | None = None
+    try:
+        while True:
+            if waiting is None:
+                waiting = asyncio.ensure_future(run.next_batch())
+            done, _ = await asyncio.wait({waiting}, timeout=keepalive_seconds)
+            if not done:
+                yield PING
+                continue
+            batch = waiting.result()
+            waiting = None
+            if batch is None:
+                return
+            yield sse_frames(batch)
+    finally:
+        if waiting is not None:
+            waiting.cancel()
+        await run.aclose()
+
+
+async def _refused(frame: JsonObject) -> AsyncIterator[bytes]:
+    yield sse_frames([frame])
+
+
+async def handle_post(binding: AguiBinding, http_request: HttpRequest) -> HttpResponse:
+    """Parse, delegate to a run, stream it back."""
+    name = http_request.path_params["agent"]
+    runtime = binding.agent(name)
+    if runtime is None:
+        return error_response(404, f"no agent named {name!r}", "unknown_agent")
+    try:
+        tenant = binding.keys.tenant(http_request.headers, http_request.query_params)
+    except Unauthorized as error:
+        return error_response(401, str(error), "invalid_api_key")
+    try:
+        payload = parse_payload(await read_body(http_request, binding.max_frame_bytes))
+        run_input = binding.decode(payload, tenant)
+    except ProxyError as error:
+        return error_response(error.status, error.message, error.code or "invalid_request")
+    except DecodeError as error:
+        return error_response(400, str(error), "invalid_input", error.path)
+    except RunRefusedError as error:
+        refused = error_event(error.message, error.code)
+        return StreamingResponse(
+            _refused(refused), media_type="text/event-stream", headers=SSE_HEADERS
+        )
+    run = binding.start(runtime, run_input, tenant)
+    return StreamingResponse(
+        run_stream(run, binding.keepalive_seconds),
+        media_type="text/event-stream",
+        headers=SSE_HEADERS,
+    )

@@ -1,0 +1,220 @@
+"""``WS /agui/{agent}/ws``: runs one after another on one socket, with cancel.
+
+Client → server text frames: a ``RunAgentInput`` (bare, or ``{"type": "run", "input": …}``)
+or ``{"type": "cancel", "runId": …}``. Server → client: one text frame per AG-UI event,
+verbatim. The session is an explicit state machine (:class:`SessionState`):
+
+======== ============== =========================================================
+state    frame/event    result
+======== ============== =========================================================
+idle     run            start the run → ``running``
+running  run            refused: ``RUN_ERROR`` ``RUN_IN_PROGRESS`` (run goes on)
+running  cancel runId   the run ends with ``RUN_FINISHED`` outcome ``cancelled``
+running  cancel other   refused: ``RUN_ERROR`` ``UNKNOWN_RUN``
+idle     cancel         refused: ``RUN_ERROR`` ``NO_ACTIVE_RUN``
+running  run ended      → ``idle``
+any      bad frame      ``RUN_ERROR`` with a code (``INVALID_FRAME``, ``INVALID_INPUT``…)
+any      oversized      close 1009 → ``closed``
+any      disconnect     the active run is cancelled → ``closed``
+======== ============== =========================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Literal, TypeAlias, cast
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from interlock.gateway.agui._agents import AgentRuntime
+from interlock.gateway.agui._binding import AguiBinding, dumps, error_event
+from interlock.gateway.agui._run import AguiRun
+from interlock.gateway.agui._threads import RunRefusedError
+from interlock.gateway.auth import Unauthorized
+from interlock.transcript import DecodeError, JsonObject, JsonValue
+
+SessionState: TypeAlias = Literal["idle", "running", "closed"]
+
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+
+_TRANSITIONS: dict[tuple[SessionState, str], SessionState] = {
+    ("idle", "run"): "running",
+    ("running", "ended"): "idle",
+    ("idle", "close"): "closed",
+    ("running", "close"): "closed",
+}
+
+
+class IllegalTransitionError(RuntimeError):
+    """The session was asked to move along a transition its table does not have."""
+
+
+class _FrameError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class WebSocketSession:
+    """One socket's state machine; see the module docstring for the table."""
+
+    def __init__(
+        self, binding: AguiBinding, runtime: AgentRuntime, websocket: WebSocket, tenant: str
+    ) -> None:
+        self.binding = binding
+        self.runtime = runtime
+        self.websocket = websocket
+        self.tenant = tenant
+        self.state: SessionState = "idle"
+        self.run: AguiRun | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._send_lock = asyncio.Lock()
+
+    def _move(self, action: str) -> None:
+        target = _TRANSITIONS.get((self.state, action))
+        if target is None:
+            raise IllegalTransitionError(f"no transition from {self.state!r} on {action!r}")
+        self.state = target
+
+    async def serve(self) -> None:
+        """Receive frames until the client goes away or a frame is too large."""
+        try:
+            while self.state != "closed":
+                message = await self.websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                await self._frame(message.get("text"), message.get("bytes"))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            if self.state != "closed":
+                self._move("close")
+            await self._stop_run()
+
+    async def _frame(self, text: str | None, data: bytes | None) -> None:
+        if text is None:
+            size = len(data or b"")
+            if size > self.binding.max_frame_bytes:
+                await self._close_too_big()
+                return
+            await self._send_error("INVALID_FRAME", "frames are JSON text, not binary")
+            return
+        if len(text) > self.binding.max_frame_bytes // 4 and (
+            len(text.encode()) > self.binding.max_frame_bytes
+        ):
+            await self._close_too_big()
+            return
+        try:
+            kind, body = _classify(text)
+            if kind == "cancel":
+                await self._cancel(body)
+            else:
+                await self._start(body)
+        except _FrameError as error:
+            await self._send_error(error.code, error.message)
+
+    async def _close_too_big(self) -> None:
+        self._move("close")
+        await self._stop_run()
+        with contextlib.suppress(RuntimeError):
+            await self.websocket.close(
+                code=CLOSE_TOO_BIG,
+                reason=f"frame exceeds {self.binding.max_frame_bytes} bytes",
+            )
+
+    async def _cancel(self, body: JsonObject) -> None:
+        run_id = body.get("runId")
+        if not isinstance(run_id, str):
+            raise _FrameError("INVALID_FRAME", "a cancel frame needs a string runId")
+        if self.state != "running" or self.run is None:
+            raise _FrameError(
+                "NO_ACTIVE_RUN", f"no run is active on this socket (runId {run_id!r})"
+            )
+        if run_id != self.run.run_id:
+            raise _FrameError("UNKNOWN_RUN", f"run {run_id!r} is not the active run")
+        self.run.cancel()
+
+    async def _start(self, body: JsonObject) -> None:
+        if self.state == "running":
+            raise _FrameError("RUN_IN_PROGRESS", "a run is already active on this socket")
+        try:
+            run_input = self.binding.decode(body, self.tenant)
+        except DecodeError as error:
+            raise _FrameError("INVALID_INPUT", str(error)) from None
+        except RunRefusedError as error:
+            raise _FrameError(error.code, error.message) from None
+        self._move("run")
+        self.run = self.binding.start(self.runtime, run_input, self.tenant)
+        self._pump = asyncio.create_task(self._forward(self.run))
+
+    async def _forward(self, run: AguiRun) -> None:
+        """Send the run's frames, then go back to ``idle``."""
+        try:
+            while (batch := await run.next_batch()) is not None:
+                async with self._send_lock:
+                    for frame in batch:
+                        await self.websocket.send_text(dumps(frame))
+        except (WebSocketDisconnect, RuntimeError):
+            await run.aclose()
+        finally:
+            if self.run is run:
+                self.run = None
+                if self.state == "running":
+                    self._move("ended")
+
+    async def _send_error(self, code: str, message: str) -> None:
+        async with self._send_lock:
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                await self.websocket.send_text(dumps(error_event(message, code)))
+
+    async def _stop_run(self) -> None:
+        run, pump = self.run, self._pump
+        if run is not None:
+            await run.aclose()
+        if pump is not None and not pump.done():
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
+
+
+def _classify(text: str) -> tuple[Literal["run", "cancel"], JsonObject]:
+    """What a client frame asks for; raises :class:`_FrameError` for anything else."""
+    try:
+        frame: JsonValue = json.loads(text)
+    except ValueError as error:
+        raise _FrameError("INVALID_FRAME", f"the frame is not JSON: {error}") from None
+    if not isinstance(frame, dict):
+        raise _FrameError("INVALID_FRAME", "a frame is a JSON object")
+    kind = frame.get("type")
+    if kind == "cancel":
+        return "cancel", frame
+    if kind == "run":
+        body = frame.get("input")
+        if not isinstance(body, dict):
+            raise _FrameError("INVALID_FRAME", 'a run frame carries its RunAgentInput in "input"')
+        return "run", cast(JsonObject, body)
+    if kind is None and "threadId" in frame:
+        return "run", frame
+    raise _FrameError(
+        "INVALID_FRAME", 'expected a RunAgentInput, {"type":"run",…} or {"type":"cancel",…}'
+    )
+
+
+async def handle_websocket(binding: AguiBinding, websocket: WebSocket) -> None:
+    """Authenticate, accept, and serve one socket."""
+    name = websocket.path_params["agent"]
+    runtime = binding.agent(name)
+    try:
+        tenant = binding.keys.tenant(websocket.headers, websocket.query_params)
+    except Unauthorized:
+        await websocket.close(code=CLOSE_POLICY, reason="missing or invalid API key")
+        return
+    if runtime is None:
+        await websocket.close(code=CLOSE_POLICY, reason=f"no agent named {name!r}")
+        return
+    await websocket.accept()
+    await WebSocketSession(binding, runtime, websocket, tenant).serve()
