@@ -1,0 +1,131 @@
+"""tools / toolConfig / generationConfig mapping (trap 26) and their round trips."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlock.codecs import gemini
+from interlock.transcript import (
+    GenerationOptions,
+    HostedToolSpec,
+    JsonObject,
+    Message,
+    Request,
+    TextPart,
+    ToolChoice,
+    ToolSpec,
+)
+from tests.codecs.gemini.wire_fixtures import validate_request
+
+HI = Message(role="user", parts=(TextPart(text="hi"),))
+
+
+def encode(**fields: object) -> tuple[JsonObject, list[str]]:
+    encoded = gemini.encode_request(Request(model="m", messages=(HI,), **fields))  # pyright: ignore[reportArgumentType]
+    validate_request(encoded.payload)
+    return encoded.payload, [warning.code for warning in encoded.warnings]
+
+
+@pytest.mark.parametrize(
+    ("choice", "config"),
+    [
+        (ToolChoice(mode="auto"), {"mode": "AUTO"}),
+        (ToolChoice(mode="none"), {"mode": "NONE"}),
+        (ToolChoice(mode="required"), {"mode": "ANY"}),
+        (ToolChoice(mode="required", names=("f",)), {"mode": "ANY", "allowedFunctionNames": ["f"]}),
+    ],
+)
+def test_tool_choice_maps_to_function_calling_mode(choice: ToolChoice, config: JsonObject) -> None:
+    payload, _ = encode(tools=(ToolSpec(name="f"),), tool_choice=choice)
+    assert payload["toolConfig"] == {"functionCallingConfig": config}
+    assert gemini.decode_request(payload).tool_choice == choice
+
+
+def test_validated_mode_survives_in_extra() -> None:
+    payload: JsonObject = {
+        "contents": [],
+        "toolConfig": {
+            "functionCallingConfig": {"mode": "VALIDATED", "allowedFunctionNames": ["f"]}
+        },
+    }
+    request = gemini.decode_request(payload)
+    assert request.tool_choice == ToolChoice(mode="auto", names=("f",))
+    assert gemini.encode_request(request).payload == payload
+
+
+def test_foreign_tools_use_json_schema_and_report_what_gemini_cannot_carry() -> None:
+    payload, warnings = encode(
+        tools=(
+            ToolSpec(
+                name="f",
+                description="d",
+                parameters={"type": "object", "additionalProperties": False},
+                strict=True,
+            ),
+        ),
+        hosted_tools=(
+            HostedToolSpec(provider="openai", spec={"type": "web_search"}),
+            HostedToolSpec(provider="google", spec={"urlContext": {}}),
+        ),
+        parallel_tool_calls=False,
+    )
+    assert payload["tools"] == [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "f",
+                    "description": "d",
+                    "parametersJsonSchema": {"type": "object", "additionalProperties": False},
+                }
+            ]
+        },
+        {"urlContext": {}},
+    ]
+    assert warnings == ["parallel_tool_calls_ignored", "tool_strict_dropped", "hosted_tool_dropped"]
+
+
+def test_tool_grouping_round_trips() -> None:
+    payload: JsonObject = {
+        "contents": [],
+        "tools": [
+            {"googleSearch": {}},
+            {"functionDeclarations": [{"name": "a"}]},
+            {
+                "functionDeclarations": [{"name": "b", "parameters": {"type": "STRING"}}],
+                "codeExecution": {},
+            },
+        ],
+    }
+    request = gemini.decode_request(payload)
+    assert [tool.name for tool in request.tools] == ["a", "b"]
+    assert gemini.encode_request(request).payload == payload
+
+
+def test_thinking_options_map_both_ways() -> None:
+    options = GenerationOptions(
+        temperature=0.5,
+        max_output_tokens=9,
+        stop=("x",),
+        seed=1,
+        include_reasoning=True,
+        thinking_budget=-1,
+        reasoning_effort="high",
+    )
+    payload, warnings = encode(options=options)
+    assert payload["generationConfig"] == {
+        "temperature": 0.5,
+        "maxOutputTokens": 9,
+        "stopSequences": ["x"],
+        "seed": 1,
+        "thinkingConfig": {"includeThoughts": True, "thinkingBudget": -1, "thinkingLevel": "HIGH"},
+    }
+    assert warnings == []
+    assert gemini.decode_request(payload).options == options
+
+
+def test_openai_reasoning_settings_translate_or_warn() -> None:
+    payload, warnings = encode(
+        options=GenerationOptions(reasoning_effort="none", reasoning_summary="auto")
+    )
+    assert payload["generationConfig"] == {"thinkingConfig": {"includeThoughts": True}}
+    assert warnings == ["reasoning_effort_dropped"]
