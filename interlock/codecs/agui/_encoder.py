@@ -201,7 +201,9 @@ class AguiEventEncoder:
         elif self._interrupts:
             wire_outcome = {"type": "interrupt", "interrupts": list(self._interrupts)}
         else:
-            pending = list(pending_tool_call_ids or self._pending_calls())
+            pending = list(
+                self._pending_calls() if pending_tool_call_ids is None else pending_tool_call_ids
+            )
             wire_outcome = {"type": "success"}
             if pending:
                 wire_outcome["pendingToolCallIds"] = list[JsonValue](pending)

@@ -397,6 +397,10 @@ def test_pending_ids_can_be_given_explicitly_and_cancel_wins() -> None:
         "type": "success",
         "pendingToolCallIds": ["x"],
     }
+    none_pending = encoder(client_tools=frozenset({"ui"}))
+    none_pending.start()
+    feed(none_pending, [PartFinished(index=0, part=ToolCallPart(call_id="a", name="ui"))])
+    assert none_pending.finish(pending_tool_call_ids=[])[-1]["outcome"] == {"type": "success"}
     cancelled = encoder()
     cancelled.start()
     cancelled.input_request(
