@@ -148,16 +148,11 @@ class StreamDecoder:
             value = delta.get(key)
             if value is None or (key == "reasoning" and details is not None):
                 continue
-            text = as_str(value, f"{path}.{key}")
-            part = ReasoningPart(reasoning_kind="raw", extra=with_extra({}, {"carrier": key}))
-            self._text(("raw", key), part, text, updates)
+            self._text(("raw", key), as_str(value, f"{path}.{key}"), updates)
         if (content := delta.get("content")) is not None:
-            part = TextPart(text="", signature=self._signature)
-            self._text(("text", 0), part, as_str(content, f"{path}.content"), updates)
+            self._text(("text", 0), as_str(content, f"{path}.content"), updates)
         if (refusal := delta.get("refusal")) is not None:
-            self._text(
-                ("refusal", 0), RefusalPart(text=""), as_str(refusal, f"{path}.refusal"), updates
-            )
+            self._text(("refusal", 0), as_str(refusal, f"{path}.refusal"), updates)
         if (calls := delta.get("tool_calls")) is not None:
             for i, call in enumerate(as_list(calls, f"{path}.tool_calls")):
                 where = f"{path}.tool_calls[{i}]"
@@ -169,18 +164,24 @@ class StreamDecoder:
         updates.append(PartStarted(index=slot.index, part=part))
         return slot
 
-    def _text(
-        self, key: tuple[str, int | str], empty: Part, text: str, updates: list[Update]
-    ) -> None:
+    def _text(self, key: tuple[str, int | str], text: str, updates: list[Update]) -> None:
         slot = self._slots.get(key)
         if slot is None:
             if not text:
                 return  # the role chunk's "content": "" opens nothing
-            initial = _with_text(empty, text)
-            self._open(key, initial, updates).pieces.append(text)
+            self._open(key, self._first_part(key, text), updates).pieces.append(text)
         elif text:
             slot.pieces.append(text)
             updates.append(PartDelta(index=slot.index, delta=text))
+
+    def _first_part(self, key: tuple[str, int | str], text: str) -> Part:
+        kind, name = key
+        if kind == "text":
+            return TextPart(text=text, signature=self._signature)
+        if kind == "refusal":
+            return RefusalPart(text=text)
+        carrier = with_extra({}, {"carrier": name})
+        return ReasoningPart(reasoning_kind="raw", text=text, extra=carrier)
 
     def _detail(self, fragment: JsonObject, updates: list[Update]) -> None:
         position = fragment.get("index")

@@ -31,7 +31,6 @@ from interlock.codecs.openai_chat._usage import encode_usage
 from interlock.codecs.openai_chat._wire import ReasoningDialect, extra_of
 from interlock.transcript import (
     JsonObject,
-    JsonValue,
     Part,
     PartDelta,
     PartFinished,
@@ -51,8 +50,8 @@ from interlock.transcript import (
 DONE = SseEvent(data="[DONE]")
 
 
-def _dumps(value: JsonValue) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""Compact JSON, with one encoder built once (``json.dumps`` with options builds one per call)."""
 
 
 @dataclass(slots=True)

@@ -190,6 +190,9 @@ def check_arguments(arguments: str, path: str) -> None:
 
 def encode_tool_call(part: ToolCallPart) -> JsonObject:
     """One ``tool_calls[]`` entry (signatures are the caller's business)."""
+    if not part.extra:  # the common case, kept cheap for long histories
+        function: JsonObject = {"name": part.name, "arguments": part.arguments}
+        return {"id": part.call_id, "type": "function", "function": function}
     layout = extra_of(part.extra, LAYOUT)
     kind = "custom" if layout.get("type") == "custom" else "function"
     field = "input" if kind == "custom" else "arguments"

@@ -71,9 +71,12 @@ def _reasoned(*parts: Any) -> Response:
 def test_response_reasoning_per_dialect_never_relabels_a_summary() -> None:
     raw = ReasoningPart(reasoning_kind="raw", text="raw")
     summary = ReasoningPart(reasoning_kind="summary", text="sum")
-    message = lambda d: encode_response(_reasoned(raw, summary), reasoning_dialect=d)["choices"][0][
-        "message"
-    ]  # noqa: E731
+
+    def message(d):
+        return encode_response(_reasoned(raw, summary), reasoning_dialect=d)["choices"][0][
+            "message"
+        ]
+
     assert message("reasoning_content")["reasoning_content"] == "raw"
     assert message("reasoning")["reasoning"] == "raw"
     assert "reasoning_content" not in message("none") and "reasoning" not in message("none")

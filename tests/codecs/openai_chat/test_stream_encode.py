@@ -85,10 +85,13 @@ def test_reasoning_per_dialect_in_streams() -> None:
     raw = ReasoningPart(reasoning_kind="raw", text="think")
     summary = ReasoningPart(reasoning_kind="summary", text="sum")
     updates = response_to_updates(_response(raw, summary, TextPart(text="ok")))
-    deltas = lambda d: [
-        json.loads(line)["choices"][0]["delta"]
-        for line in encode_all(updates, d, usage=False)[1:-2]
-    ]  # noqa: E731
+
+    def deltas(d):
+        return [
+            json.loads(line)["choices"][0]["delta"]
+            for line in encode_all(updates, d, usage=False)[1:-2]
+        ]
+
     assert deltas("reasoning_content") == [{"reasoning_content": "think"}, {"content": "ok"}]
     assert deltas("reasoning") == [{"reasoning": "think"}, {"content": "ok"}]
     assert deltas("none") == [{"content": "ok"}]
