@@ -35,6 +35,7 @@ from interlock.codecs.gemini._wire import (
     as_list,
     as_object,
     as_str,
+    camel,
     is_signature,
     object_entry,
     split_fields,
@@ -61,6 +62,7 @@ _ORIGIN: JsonObject = {}
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _CHUNK_HEAD = '{"candidates":[{"content":{"role":"model","parts":['
 _CHUNK_MIDDLE = ']},"index":0}]'
+_PLAIN_CANDIDATE = frozenset({"content", "finishReason", "index"})
 
 
 @dataclass(slots=True)
@@ -127,47 +129,57 @@ class StreamDecoder:
         updates: list[Update] = []
         if "error" in chunk:
             return self._failed(chunk, updates)
-        fields, unknown = split_fields(chunk, RESPONSE_FIELDS)
-        self._fields.update(unknown)
+        fields: dict[str, JsonValue] = chunk
+        if not chunk.keys() <= RESPONSE_FIELDS:
+            fields, unknown = split_fields(chunk, RESPONSE_FIELDS)
+            self._fields.update(unknown)
         if not self._started:
-            self._started = True
-            response_id = fields.get("responseId")
-            model = fields.get("modelVersion")
-            self._response_id = None if response_id is None else as_str(response_id, "responseId")
-            updates.append(
-                ResponseStarted(
-                    id=self._response_id,
-                    model=None if model is None else as_str(model, "modelVersion"),
-                )
-            )
+            self._start(fields, updates)
+        raw: JsonObject = {}
+        candidate: dict[str, JsonValue] = raw
         candidates = as_list(fields.get("candidates", []), "candidates")
-        candidate: dict[str, JsonValue] = {}
-        candidate_unknown: JsonObject = {}
         if candidates:
-            candidate, candidate_unknown = split_fields(
-                as_object(candidates[0], "candidates[0]"), CANDIDATE_FIELDS
-            )
+            raw = candidate = as_object(candidates[0], "candidates[0]")
+            if not raw.keys() <= _PLAIN_CANDIDATE:
+                candidate = split_fields(raw, CANDIDATE_FIELDS)[0]
             if "content" in candidate:
                 self._content(candidate["content"], updates)
         if "usageMetadata" in fields:
-            updates.append(
-                UsageUpdate(usage=decode_usage(fields["usageMetadata"], "usageMetadata"))
-            )
+            usage = decode_usage(fields["usageMetadata"], "usageMetadata")
+            updates.append(UsageUpdate(usage=usage))
         if "finishReason" in candidate:
-            native = as_str(candidate["finishReason"], "candidates[0].finishReason")
-            self._close(updates)
-            self._finished = True
-            marks: JsonObject = {"candidate": candidate_unknown}
-            if self._fields:
-                marks["fields"] = self._fields
-            updates.append(
-                ResponseFinished(
-                    finish_reason=decode_finish(native, self._calls > 0),
-                    native_finish_reason=native,
-                    extra={DIALECT: marks},
-                )
-            )
+            self._finish(candidate["finishReason"], raw, updates)
         return updates
+
+    def _start(self, fields: dict[str, JsonValue], updates: list[Update]) -> None:
+        self._started = True
+        response_id = fields.get("responseId")
+        model = fields.get("modelVersion")
+        self._response_id = None if response_id is None else as_str(response_id, "responseId")
+        updates.append(
+            ResponseStarted(
+                id=self._response_id,
+                model=None if model is None else as_str(model, "modelVersion"),
+            )
+        )
+
+    def _finish(self, reason: JsonValue, raw: JsonObject, updates: list[Update]) -> None:
+        native = as_str(reason, "candidates[0].finishReason")
+        kept: JsonObject = {
+            key: item for key, item in raw.items() if camel(key) not in CANDIDATE_FIELDS
+        }
+        self._close(updates)
+        self._finished = True
+        marks: JsonObject = {"candidate": kept}
+        if self._fields:
+            marks["fields"] = self._fields
+        updates.append(
+            ResponseFinished(
+                finish_reason=decode_finish(native, self._calls > 0),
+                native_finish_reason=native,
+                extra={DIALECT: marks},
+            )
+        )
 
     def finish(self) -> list[Update]:
         """The stream ended; a stream cut before ``finishReason`` is reported as failed."""
