@@ -1,0 +1,36 @@
+"""Tools for the AG-UI binding tests: each counts its executions per argument."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+EXECUTIONS: Counter[tuple[str, str]] = Counter()
+"""(tool, key argument) → completed executions. Tests use unique arguments."""
+STARTED: Counter[str] = Counter()
+
+
+def get_weather(city: str = "Paris") -> str:
+    """Today's weather for ``city``."""
+    EXECUTIONS["get_weather", city] += 1
+    return f"sunny in {city}"
+
+
+def delete_file(path: str = "default") -> str:
+    """Delete ``path`` (needs approval)."""
+    EXECUTIONS["delete_file", path] += 1
+    return f"deleted {path}"
+
+
+def send_email(to: str = "default") -> str:
+    """Send an email to ``to`` (needs approval)."""
+    EXECUTIONS["send_email", to] += 1
+    return f"sent to {to}"
+
+
+async def slow_task(tag: str = "default") -> str:
+    """Takes a long time; cancelled runs never finish it."""
+    STARTED[tag] += 1
+    await asyncio.sleep(30)
+    EXECUTIONS["slow_task", tag] += 1
+    return "finished"
