@@ -8,6 +8,7 @@ HTTP/WebSocket framing, the loop, the codec, the upstream codec and the emulator
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -65,10 +66,21 @@ approval_style = "confirm_changes"
 TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
 
 
-def make_gateway(state_dir: str, *, store: str = "memory://", max_body: int = 65536) -> Gateway:
-    """A gateway over the test config (seal key generated under ``state_dir``)."""
+def make_gateway(
+    state_dir: str,
+    *,
+    store: str = "memory://",
+    max_body: int = 65536,
+    upstream: httpx.AsyncBaseTransport | None = None,
+) -> Gateway:
+    """A gateway over the test config (seal key generated under ``state_dir``).
+
+    ``upstream`` replaces the gateway's own in-process emulator (to keep one emulator, the
+    "provider", alive across gateway restarts).
+    """
     text = CONFIG.format(state_dir=state_dir, store=store, max_body=max_body, tools=TOOLS)
-    return build_gateway(parse_config(text, {}))
+    transports = {"emulated": upstream} if upstream is not None else None
+    return build_gateway(parse_config(text, {}), transports=transports)
 
 
 def make_app(binding: AguiBinding) -> Starlette:
@@ -126,6 +138,10 @@ def serve(binding: AguiBinding) -> Iterator[Server]:
         yield server
     finally:
         server.stop()
+
+
+running = contextlib.contextmanager(serve)
+"""``with running(binding) as server``."""
 
 
 def binding_for(gateway: Gateway) -> AguiBinding:
