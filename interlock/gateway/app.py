@@ -19,7 +19,7 @@ import httpx
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
-from interlock.gateway import access_log, routes_ops, routes_proxy
+from interlock.gateway import access_log, agui, routes_ops, routes_proxy
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
@@ -72,7 +72,12 @@ def ops_routes(gateway: Gateway) -> Sequence[BaseRoute]:
     )
 
 
-ROUTE_MODULES: list[RouteModule] = [ops_routes, proxy_routes]
+def agui_routes(gateway: Gateway) -> Sequence[BaseRoute]:
+    """The AG-UI endpoints for the configured agents (see :mod:`interlock.gateway.agui`)."""
+    return agui.routes(gateway)
+
+
+ROUTE_MODULES: list[RouteModule] = [ops_routes, proxy_routes, agui_routes]
 """Route modules every app gets, in order."""
 
 
