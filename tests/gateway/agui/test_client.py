@@ -1,0 +1,199 @@
+"""The official TypeScript client (``@ag-ui/client`` 1.0.0, in ``tests/agui_client``) as
+the judge.
+
+``HttpAgent`` drives the SSE endpoint of a real ``interlock serve`` subprocess: plain chat,
+reasoning, a server tool, a frontend tool continued in a second run, an approval via
+interrupt and resume. WebSocket traces recorded with the Python ``websockets`` client are
+replayed through the same package's ``enforceEvents → transformChunks → verifyEvents``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gateway.agui.harness import (
+    CONFIG,
+    TOOLS,
+    Server,
+    binding_for,
+    make_gateway,
+    new_id,
+    open_socket,
+    resume_all,
+    run_input,
+    serve,
+    user,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+CLIENT_DIR = ROOT / "tests" / "agui_client"
+NODE = shutil.which("node")
+HAVE_CLIENT = (CLIENT_DIR / "node_modules" / "@ag-ui" / "client" / "package.json").exists()
+
+pytestmark = pytest.mark.skipif(
+    NODE is None or not HAVE_CLIENT,
+    reason="needs Node 20+ and `npm ci` in tests/agui_client (@ag-ui/client 1.0.0)",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"interlock serve exited with {process.returncode}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError("interlock serve did not start listening")
+
+
+@pytest.fixture(params=["embedded-demo", "responses-upstream"])
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """``(base URL, agent)`` of a running ``interlock serve`` subprocess."""
+    port = _free_port()
+    command = [sys.executable, "-m", "interlock.gateway.cli", "serve", "--port", str(port)]
+    agent = "demo"
+    if request.param == "responses-upstream":
+        config = tmp_path / "interlock.toml"
+        config.write_text(
+            CONFIG.format(
+                state_dir=tmp_path / "state",
+                store=f"sqlite:///{tmp_path / 'interlock.db'}",
+                max_body=1 << 20,
+                tools=TOOLS,
+            )
+        )
+        command += ["--config", str(config)]
+        agent = "assistant"
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        _wait_for(port, process)
+        yield f"http://127.0.0.1:{port}", agent
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def _node(script: str, *arguments: str, stdin: str | None = None) -> dict[str, Any]:
+    assert NODE is not None
+    completed = subprocess.run(
+        [NODE, str(CLIENT_DIR / script), *arguments],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    try:
+        return json.loads(completed.stdout)
+    except ValueError:
+        raise AssertionError(f"{script} printed no verdict: {completed.stderr[-2000:]}") from None
+
+
+def test_http_agent_drives_every_scenario_without_a_verification_failure(
+    served: tuple[str, str],
+) -> None:
+    base_url, agent = served
+    verdict = _node("http_agent.mjs", base_url, agent)
+    failures = {s["name"]: s.get("error") for s in verdict["scenarios"] if not s["ok"]}
+    assert failures == {}
+    names = [scenario["name"] for scenario in verdict["scenarios"]]
+    assert names == [
+        "plain_chat",
+        "reasoning",
+        "server_tool",
+        "frontend_tool",
+        "approval_interrupt",
+    ]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from serve(binding_for(make_gateway(str(tmp_path_factory.mktemp("agui-client")))))
+
+
+async def _record(server: Server) -> list[dict[str, Any]]:
+    """One trace per socket: several runs each, as the client would receive them."""
+    traces: list[dict[str, Any]] = []
+    thread = new_id("t")
+    async with open_socket(server) as ws:
+        await ws.run(run_input(thread, [user("hello")]))
+        await ws.run(run_input(thread, [user('call get_weather with {"city":"Oslo"}')]))
+        finished = (await ws.run(run_input(thread, [user('call delete_file with {"path":"w"}')])))[
+            -1
+        ]
+        await ws.run(run_input(thread, resume=resume_all(finished, {"approved": True})))
+        await ws.send("not json")
+        await ws.receive()
+        await ws.run(run_input(thread, [user("bye")]), wrapped=True)
+        traces.append({"name": "chat-tool-interrupt-resume", "events": ws.frames})
+    tools = [{"name": "pick_color", "description": "Ask for a color"}]
+    async with open_socket(server) as ws:
+        thread = new_id("t")
+        first = await ws.run(run_input(thread, [user("call pick_color")], tools=tools))
+        (call_id,) = first[-1]["outcome"]["pendingToolCallIds"]
+        result = {"id": new_id("tm"), "role": "tool", "toolCallId": call_id, "content": "red"}
+        await ws.run(run_input(thread, [result], tools=tools))
+        body = run_input(new_id("t"), [user('call slow_task with {"tag":"trace"}')])
+        await ws.send(body)
+        while (await ws.receive())["type"] != "TOOL_CALL_END":
+            pass
+        await ws.send({"type": "cancel", "runId": body["runId"]})
+        await ws.until_terminal()
+        traces.append({"name": "frontend-tool-and-cancel", "events": ws.frames})
+    for accepted in (True, False):
+        async with open_socket(server, "confirmer") as ws:
+            thread = new_id("t")
+            first = await ws.run(run_input(thread, [user('call delete_file with {"path":"c"}')]))
+            (confirm_id,) = first[-1]["outcome"]["pendingToolCallIds"]
+            answer = {
+                "id": new_id("tm"),
+                "role": "tool",
+                "toolCallId": confirm_id,
+                "content": json.dumps({"accepted": accepted}),
+            }
+            await ws.run(run_input(thread, [answer]))
+            traces.append({"name": f"confirm-changes-{accepted}", "events": ws.frames})
+    return traces
+
+
+async def test_websocket_traces_pass_verify_events(server: Server) -> None:
+    traces = await _record(server)
+    assert all(trace["events"] for trace in traces)
+    verdict = _node("verify.mjs", stdin=json.dumps({"traces": traces}))
+    failures = {trace["name"]: trace.get("error") for trace in verdict["traces"] if not trace["ok"]}
+    assert failures == {}
+    assert len(verdict["traces"]) == len(traces)
+
+
+def test_the_verifier_rejects_a_broken_trace() -> None:
+    broken = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    verdict = _node("verify.mjs", stdin=json.dumps(broken))
+    assert verdict["ok"] is False
