@@ -169,3 +169,38 @@ def test_malformed_response_raises_decode_error_naming_the_path(
     with pytest.raises(DecodeError) as caught:
         gemini.decode_response(payload)
     assert caught.value.path == path
+
+
+def test_fields_newer_than_the_sdk_survive_the_round_trip() -> None:
+    """Trap 36: the SDK's response parser strips unknown fields; the codec keeps them."""
+    payload: JsonObject = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        {"text": "hi", "futureSignatureField": "abc", "partMetadata": {"k": 1}}
+                    ],
+                    "futureContentField": True,
+                },
+                "finishReason": "STOP",
+                "futureCandidateField": [1],
+            }
+        ],
+        "modelStatus": {"state": "ACTIVE"},
+        "futureTopLevel": {"x": None},
+    }
+    response = gemini.decode_response(copy.deepcopy(payload))
+    assert response.message.parts[0] == TextPart(
+        text="hi",
+        extra={"gemini": {"fields": {"futureSignatureField": "abc", "partMetadata": {"k": 1}}}},
+    )
+    assert gemini.encode_response(response) == payload
+    stream = gemini.StreamDecoder()
+    import json
+
+    from interlock.codecs._sse import SseEvent
+    from interlock.transcript import fold_updates
+
+    folded = fold_updates(stream.feed(SseEvent(data=json.dumps(payload))))
+    assert folded.message.parts == response.message.parts
