@@ -32,6 +32,7 @@ from interlock.codecs.openai_responses._wire import (
 from interlock.transcript import (
     DecodeError,
     JsonObject,
+    JsonValue,
     Part,
     PartDelta,
     PartFinished,
@@ -48,6 +49,14 @@ from interlock.transcript import (
 )
 
 _Key = tuple[str, int]
+_DELTAS: dict[str, tuple[str, str | None]] = {
+    # event type → (sub-part slot, the event field giving the position in that slot)
+    "response.output_text.delta": ("c", "content_index"),
+    "response.refusal.delta": ("c", "content_index"),
+    "response.reasoning_text.delta": ("c", "content_index"),
+    "response.reasoning_summary_text.delta": ("s", "summary_index"),
+    "response.function_call_arguments.delta": ("x", None),
+}
 
 
 @dataclass(slots=True)
@@ -90,12 +99,15 @@ class StreamDecoder:
 
     def feed(self, event: SseEvent) -> list[Update]:
         """Decode one event; raises :class:`DecodeError` on malformed input."""
-        try:
-            payload = json.loads(event.data)
-        except json.JSONDecodeError as error:
-            raise DecodeError("event.data", f"malformed JSON: {error.msg}") from error
-        data = as_object(payload, "event")
-        kind = required_str(data, "type", "event")
+        data = _parse_event(event.data)
+        kind = data.get("type")
+        if type(kind) is not str:
+            kind = required_str(data, "type", "event")
+        route = _DELTAS.get(kind)
+        if route is not None:
+            # The hot path: most events of a stream are deltas.
+            slot, position = route
+            return self._delta(data, (slot, 0 if position is None else _int(data, position)), kind)
         return self._dispatch(kind, data)
 
     def finish(self) -> list[Update]:
@@ -137,16 +149,6 @@ class StreamDecoder:
                 part = as_object(data.get("part"), "event.part")
                 text = optional_str(part, "text", "event.part") or ""
                 return self._open(data, ("s", _int(data, "summary_index")), "summary", text)
-            case (
-                "response.output_text.delta"
-                | "response.refusal.delta"
-                | "response.reasoning_text.delta"
-            ):
-                return self._delta(data, ("c", _int(data, "content_index")), kind)
-            case "response.reasoning_summary_text.delta":
-                return self._delta(data, ("s", _int(data, "summary_index")), kind)
-            case "response.function_call_arguments.delta":
-                return self._delta(data, ("x", 0), kind)
             case _:
                 return []
 
@@ -214,12 +216,16 @@ class StreamDecoder:
 
     def _delta(self, data: JsonObject, key: _Key, kind: str) -> list[Update]:
         _, state = self._item(data)
-        delta = required_str(data, "delta", "event")
-        updates: list[Update] = []
-        if key not in state.indexes:
-            updates.extend(self._implicit_part(state, key, kind))
-        updates.append(PartDelta(index=state.indexes[key], delta=delta))
-        return updates
+        delta = data.get("delta")
+        if type(delta) is not str:
+            delta = required_str(data, "delta", "event")
+        index = state.indexes.get(key)
+        if index is None:
+            return [
+                *self._implicit_part(state, key, kind),
+                PartDelta(index=state.indexes[key], delta=delta),
+            ]
+        return [PartDelta(index=index, delta=delta)]
 
     def _implicit_part(self, state: _Item, key: _Key, kind: str) -> list[Update]:
         """A delta whose ``*.added`` event was skipped by the server: open the part now."""
@@ -293,11 +299,39 @@ class StreamDecoder:
         return [StreamFailed(code="failed", message="response failed")]
 
 
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _parse_event(text: str) -> JsonObject:
+    """The event's JSON object; ``json.loads`` semantics and errors, without its layers.
+
+    Well-formed input (the usual case) is decoded in one call; anything else (leading or
+    trailing whitespace, a BOM, malformed JSON) goes through ``json.loads``, which
+    accepts it or raises exactly as it always does.
+    """
+    value: JsonValue = None
+    end = -1
+    if type(text) is str:
+        try:
+            value, end = _raw_decode(text)
+        except json.JSONDecodeError:
+            end = -1
+    if end < 0 or end != len(text):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise DecodeError("event.data", f"malformed JSON: {error.msg}") from error
+    return as_object(value, "event")
+
+
 def _output_index(data: JsonObject) -> int:
     return _int(data, "output_index")
 
 
 def _int(data: JsonObject, key: str) -> int:
+    value = data.get(key)
+    if type(value) is int:
+        return value
     value = optional_int(data, key, "event")
     if value is None:
         raise DecodeError(f"event.{key}", "required integer field is missing")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import assert_never, cast
 
 from interlock.codecs._sse import SseEvent
@@ -46,6 +47,25 @@ from interlock.transcript import (
     UsageUpdate,
 )
 
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""The event encoder (one instance: ``json.dumps`` with options builds one per call)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _DeltaTemplate:
+    """The fixed text around ``delta`` in one part's delta events.
+
+    Valid while the part object and its slot are the ones it was built for; the event
+    text is ``head + JSON(delta) + tail + sequence_number + "}"``, byte for byte what
+    encoding the whole event object gives.
+    """
+
+    part: Part
+    slot: int
+    kind: str
+    head: str
+    tail: str
+
 
 @dataclass(slots=True)
 class _Open:
@@ -57,6 +77,7 @@ class _Open:
     slots: dict[int, int] = field(default_factory=dict[int, int])
     parts: dict[int, Part] = field(default_factory=dict[int, Part])
     finished: set[int] = field(default_factory=set[int])
+    templates: dict[int, _DeltaTemplate] = field(default_factory=dict[int, _DeltaTemplate])
     superseded: bool = False
     closed: bool = False
 
@@ -92,6 +113,9 @@ class StreamEncoder:
     def encode(self, update: Update) -> list[SseEvent]:
         """Events for one update."""
         self._builder.add(update)
+        if type(update) is PartDelta:
+            # The hot path: most updates of a stream are deltas.
+            return self._part_delta(update.index, update.delta)
         match update:
             case ResponseStarted():
                 return self._started(update)
@@ -122,9 +146,7 @@ class StreamEncoder:
     def _event(self, kind: str, fields: JsonObject) -> SseEvent:
         payload: JsonObject = {"type": kind, **fields, "sequence_number": self._sequence}
         self._sequence += 1
-        return SseEvent(
-            data=json.dumps(payload, separators=(",", ":"), ensure_ascii=False), event=kind
-        )
+        return SseEvent(data=_JSON.encode(payload), event=kind)
 
     def _snapshot(self, response: Response, items: list[JsonValue]) -> JsonObject:
         return response_object(response, items)
@@ -238,35 +260,44 @@ class StreamEncoder:
         if current is None:
             return []
         part = current.parts[index]
-        where = self._where(current)
         slot = current.slots.get(index, 0)
+        template = current.templates.get(index)
+        if template is None or template.part is not part or template.slot != slot:
+            template = self._delta_template(current, part, slot)
+            if template is None:
+                return []
+            current.templates[index] = template
+        data = f"{template.head}{encode_basestring(delta)}{template.tail}{self._sequence}}}"
+        self._sequence += 1
+        return [SseEvent(data=data, event=template.kind)]
+
+    def _delta_template(self, current: _Open, part: Part, slot: int) -> _DeltaTemplate | None:
+        """The delta event of ``part`` around its ``delta`` (``None``: no delta events)."""
+        before = self._where(current)
+        after: JsonObject = {}
         match part:
             case TextPart():
-                fields: JsonObject = {
-                    **where,
-                    "content_index": slot,
-                    "delta": delta,
-                    "logprobs": [],
-                }
-                return [self._event("response.output_text.delta", fields)]
+                kind = "response.output_text.delta"
+                before["content_index"] = slot
+                after["logprobs"] = []
             case RefusalPart():
-                return [
-                    self._event(
-                        "response.refusal.delta", {**where, "content_index": slot, "delta": delta}
-                    )
-                ]
+                kind = "response.refusal.delta"
+                before["content_index"] = slot
             case ReasoningPart(reasoning_kind="summary"):
-                fields = {**where, "summary_index": slot, "delta": delta}
-                return [self._event("response.reasoning_summary_text.delta", fields)]
+                kind = "response.reasoning_summary_text.delta"
+                before["summary_index"] = slot
             case ReasoningPart(reasoning_kind="raw"):
-                fields = {**where, "content_index": slot, "delta": delta}
-                return [self._event("response.reasoning_text.delta", fields)]
+                kind = "response.reasoning_text.delta"
+                before["content_index"] = slot
             case ToolCallPart():
-                return [
-                    self._event("response.function_call_arguments.delta", {**where, "delta": delta})
-                ]
+                kind = "response.function_call_arguments.delta"
             case _:
-                return []
+                return None
+        head = _JSON.encode({"type": kind, **before})[:-1] + ',"delta":'
+        tail = "," + _JSON.encode(after)[1:-1] if after else ""
+        return _DeltaTemplate(
+            part=part, slot=slot, kind=kind, head=head, tail=f'{tail},"sequence_number":'
+        )
 
     def _part_finished(self, index: int, part: Part) -> list[SseEvent]:
         if index not in self._owner and not _skipped(part):
