@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 from google.genai import types
 
 from interlock.codecs import gemini
+from interlock.codecs._sse import SseEvent
 from interlock.transcript import (
     DecodeError,
     JsonObject,
@@ -19,6 +21,7 @@ from interlock.transcript import (
     TextPart,
     ToolCallPart,
     Usage,
+    fold_updates,
 )
 from tests.codecs.gemini.wire_fixtures import fixture_names, load, validate_response
 
@@ -197,10 +200,5 @@ def test_fields_newer_than_the_sdk_survive_the_round_trip() -> None:
     )
     assert gemini.encode_response(response) == payload
     stream = gemini.StreamDecoder()
-    import json
-
-    from interlock.codecs._sse import SseEvent
-    from interlock.transcript import fold_updates
-
     folded = fold_updates(stream.feed(SseEvent(data=json.dumps(payload))))
     assert folded.message.parts == response.message.parts
