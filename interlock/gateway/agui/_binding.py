@@ -22,9 +22,16 @@ KEEPALIVE_SECONDS = 15.0
 """The longest an SSE stream stays silent: a ``: ping`` comment goes out after this."""
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(frame: JsonValue) -> str:
-    """Compact JSON text of one frame (UTF-8 kept, no spaces)."""
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON text of one frame (UTF-8 kept, no spaces).
+
+    One shared encoder: ``json.dumps`` with options builds a new encoder on every call,
+    which costs more than encoding a small event.
+    """
+    return _ENCODER.encode(frame)
 
 
 @dataclass(slots=True, kw_only=True)
