@@ -3,12 +3,16 @@
 One canonical message may become several wire messages (each tool result is its own
 ``tool`` message); ``origins`` maps every wire message back to its canonical index so
 errors name the canonical message. Control parts (approvals, input requests) are never
-sent. Anything Chat cannot carry goes through :class:`Degradations`.
+sent: those of *local* calls silently (they are the caller's control plane), while an
+approval of a *hosted* call (``call.owner == "hosted"``, e.g. a Responses MCP approval, and
+the decision answering it) is model history Chat cannot carry, so it goes through
+:class:`Degradations` like anything else Chat cannot carry. A request message left with
+nothing to send (only control or hosted parts) is not sent at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from interlock.codecs.openai_chat._content import (
@@ -36,6 +40,9 @@ from interlock.codecs.openai_chat._wire import (
 )
 from interlock.transcript import (
     CONTROL_PART_TYPES,
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    HostedToolPart,
     JsonObject,
     JsonPart,
     JsonValue,
@@ -65,6 +72,30 @@ def current_turn_start(messages: Sequence[Message]) -> int:
     return 0
 
 
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """The approval ids of a history: those of hosted calls and those of local calls.
+
+    A decision is hosted when it answers a hosted request; a decision answering no request
+    of the history cannot be told apart, so it is reported rather than dropped silently.
+    """
+
+    hosted: frozenset[str] = frozenset()
+    local: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, messages: Iterable[Message]) -> Approvals:
+        """Collect the approval requests of ``messages``."""
+        hosted: set[str] = set()
+        local: set[str] = set()
+        for message in messages:
+            for part in message.parts:
+                if isinstance(part, ApprovalRequestPart):
+                    owner = hosted if part.call.owner == "hosted" else local
+                    owner.add(part.approval_id)
+        return cls(hosted=frozenset(hosted), local=frozenset(local))
+
+
 @dataclass(slots=True)
 class MessageEncoder:
     """Encodes one request's messages; ``wire`` and ``origins`` grow together.
@@ -77,6 +108,7 @@ class MessageEncoder:
     degrade: Degradations
     turn_start: int
     response: bool = False
+    approvals: Approvals = field(default_factory=Approvals)
     wire: list[JsonValue] = field(default_factory=list[JsonValue])
     origins: list[int] = field(default_factory=list[int])
 
@@ -91,11 +123,16 @@ class MessageEncoder:
 
     def _message(self, message: Message, index: int) -> None:
         location = f"messages[{index}]"
-        parts: list[tuple[int, Part]] = [
-            (i, part)
-            for i, part in enumerate(message.parts)
-            if not isinstance(part, CONTROL_PART_TYPES)
-        ]
+        parts: list[tuple[int, Part]] = []
+        for i, part in enumerate(message.parts):
+            if isinstance(part, CONTROL_PART_TYPES):
+                self._control(part, f"{location}.parts[{i}]")
+            else:
+                parts.append((i, part))
+        if not self.response and message.parts and self._nothing_to_send(parts):
+            for i, part in parts:
+                self._unsupported(part, f"{location}.parts[{i}]", message.role)
+            return
         if message.role == "assistant":
             self._assistant(message, parts, index)
             return
@@ -136,6 +173,30 @@ class MessageEncoder:
             else:
                 self._unsupported(part, f"{location}.parts[{i}]", role)
         return texts
+
+    def _control(self, part: Part, location: str) -> None:
+        """Skip a control part; an approval of a hosted call is history Chat cannot carry."""
+        if isinstance(part, ApprovalRequestPart):
+            hosted = part.call.owner == "hosted"
+        elif isinstance(part, ApprovalResponsePart):
+            hosted = part.approval_id in self.approvals.hosted
+            if not hosted and part.approval_id not in self.approvals.local:
+                reason = "an approval decision answering no approval request of this history"
+                self.degrade.drop("approval_dropped", location, f"{reason} is not sent")
+                return
+        else:
+            return
+        if hosted:
+            reason = (
+                f"an approval {part.kind.removeprefix('approval_')} of a hosted tool call has "
+                "no Chat Completions form (only the Responses API carries MCP approvals)"
+            )
+            self.degrade.lossy("hosted_approval_unsupported", location, reason)
+
+    @staticmethod
+    def _nothing_to_send(parts: list[tuple[int, Part]]) -> bool:
+        """True when every part left is a hosted item (no Chat form at all)."""
+        return all(isinstance(part, HostedToolPart) for _, part in parts)
 
     def _unsupported(self, part: Part, location: str, role: str) -> None:
         if isinstance(part, ReasoningPart):

@@ -9,7 +9,11 @@ same-dialect round trip is exact.
 from __future__ import annotations
 
 from interlock.codecs.openai_chat._message_decode import decode_messages
-from interlock.codecs.openai_chat._message_encode import MessageEncoder, current_turn_start
+from interlock.codecs.openai_chat._message_encode import (
+    Approvals,
+    MessageEncoder,
+    current_turn_start,
+)
 from interlock.codecs.openai_chat._pairing import find_pairing_violation
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._tools import (
@@ -138,6 +142,7 @@ def encode_request(
         dialect=reasoning_dialect,
         degrade=degrade,
         turn_start=current_turn_start(request.messages),
+        approvals=Approvals.of(request.messages),
     )
     encoder.encode(request.messages)
     violation = find_pairing_violation(encoder.wire)

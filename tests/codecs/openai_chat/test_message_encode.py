@@ -115,6 +115,77 @@ def test_hosted_items_have_no_chat_form() -> None:
     assert degraded.payload["messages"][1] == {"role": "assistant", "content": "ok"}  # type: ignore[index]
 
 
+HOSTED_CALL = ToolCallPart(
+    call_id="mcpr_1",
+    name="ask_question",
+    arguments='{"q":"x"}',
+    owner="hosted",
+    server_label="deepwiki",
+)
+LISTING = HostedToolPart(
+    provider="openai", item_type="mcp_list_tools", item={"type": "mcp_list_tools"}
+)
+
+
+def _hosted_approval_history() -> Request:
+    return _request(
+        USER,
+        Message(
+            role="assistant",
+            parts=(LISTING, ApprovalRequestPart(approval_id="mcpr_1", call=HOSTED_CALL)),
+        ),
+        Message(role="user", parts=(ApprovalResponsePart(approval_id="mcpr_1", approved=True),)),
+    )
+
+
+def test_hosted_approvals_are_refused_in_strict_mode() -> None:
+    """A hosted MCP approval (and its decision) is model history, never silently dropped."""
+    approval_only = _request(
+        USER,
+        Message(
+            role="assistant",
+            parts=(
+                TextPart(text="checking"),
+                ApprovalRequestPart(approval_id="mcpr_1", call=HOSTED_CALL),
+            ),
+        ),
+    )
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(approval_only)
+    assert caught.value.location == "messages[1].parts[1]"
+    assert caught.value.code == "hosted_approval_unsupported"
+    decision_only = _request(
+        USER,
+        Message(role="assistant", parts=(ApprovalRequestPart(approval_id="ap", call=HOSTED_CALL),)),
+        Message(role="user", parts=(ApprovalResponsePart(approval_id="ap", approved=False),)),
+    )
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(decision_only)
+    assert caught.value.location == "messages[1].parts[0]"
+
+
+def test_hosted_approvals_are_dropped_with_warnings_in_degrade_mode() -> None:
+    encoded = encode_request(_hosted_approval_history(), policy=ReplayPolicy(mode="degrade"))
+    warned = {(w.code, w.location) for w in encoded.warnings}
+    assert warned == {
+        ("part_unsupported", "messages[1].parts[0]"),
+        ("hosted_approval_unsupported", "messages[1].parts[1]"),
+        ("hosted_approval_unsupported", "messages[2].parts[0]"),
+    }
+    # Nothing else of those messages could be sent: no empty assistant turn is invented.
+    assert encoded.payload["messages"] == [{"role": "user", "content": "go"}]
+
+
+def test_a_decision_answering_no_request_is_reported() -> None:
+    history = _request(
+        USER, Message(role="user", parts=(ApprovalResponsePart(approval_id="x", approved=True),))
+    )
+    encoded = encode_request(history)
+    assert [(w.code, w.location) for w in encoded.warnings] == [
+        ("approval_dropped", "messages[1].parts[0]")
+    ]
+
+
 def test_media_in_user_and_system_messages() -> None:
     image = MediaPart(media_type="image/jpeg", data="/9j/")
     remote = MediaPart(media_type="video/mp4", uri="gs://bucket/clip.mp4")
