@@ -201,7 +201,9 @@ def encode_output_part(part: TextPart | RefusalPart) -> JsonObject:
 
 def is_plain_text(part: OutputPart) -> bool:
     """A text part with nothing but its text (encodes as a bare string)."""
-    return isinstance(part, TextPart) and not own(part.extra) and part.signature is None
+    if not isinstance(part, TextPart) or part.signature is not None:
+        return False
+    return not (part.extra and own(part.extra))
 
 
 def decode_tool_output(value: JsonValue, path: str) -> tuple[tuple[OutputPart, ...], str | None]:

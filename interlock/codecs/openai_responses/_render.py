@@ -5,6 +5,10 @@ with the same ``item_id`` form one ``message`` item, consecutive reasoning parts
 same ``item_id`` one ``reasoning`` item, unless a part carries the ``~item`` boundary
 hint; every other part is an item of its own. Parts keep their order, so a reasoning item
 stays immediately before the item it belongs to.
+
+Parts without any extra (the usual case for history built by a loop or another dialect)
+render straight to their default shapes; parts with extras go through the generic
+extra/defaults merge. Both give the same JSON for the same part.
 """
 
 from __future__ import annotations
@@ -29,9 +33,14 @@ from interlock.codecs.openai_responses._wire import (
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
+    Extra,
     HostedToolPart,
+    InputRequestPart,
+    InputResponsePart,
     JsonObject,
+    JsonPart,
     JsonValue,
+    MediaPart,
     Message,
     OutputPart,
     Part,
@@ -43,6 +52,20 @@ from interlock.transcript import (
 )
 
 GroupKind = Literal["message", "reasoning", "single"]
+_GROUP_KINDS: dict[type, GroupKind] = {
+    TextPart: "message",
+    RefusalPart: "message",
+    ReasoningPart: "reasoning",
+    ToolCallPart: "single",
+    ToolResultPart: "single",
+    JsonPart: "single",
+    MediaPart: "single",
+    ApprovalRequestPart: "single",
+    ApprovalResponsePart: "single",
+    InputRequestPart: "single",
+    InputResponsePart: "single",
+    HostedToolPart: "single",
+}
 
 
 @dataclass(slots=True)
@@ -56,15 +79,23 @@ class ItemGroup:
     @property
     def item_id(self) -> str | None:
         """The wire item id the group's parts carry."""
-        return cast(str | None, getattr(self.parts[0], "item_id", None))
+        return getattr(self.parts[0], "item_id", None)
 
 
 def _group_kind(part: Part) -> GroupKind:
+    kind = _GROUP_KINDS.get(type(part))
+    if kind is not None:
+        return kind
     if isinstance(part, TextPart | RefusalPart):
         return "message"
     if isinstance(part, ReasoningPart):
         return "reasoning"
     return "single"
+
+
+def _marks_item(part: Part) -> bool:
+    """True when ``part`` carries the ``~item`` hint (it starts a new item)."""
+    return bool(part.extra) and ITEM in own(part.extra)
 
 
 def continues_item(previous: Part | None, part: Part) -> bool:
@@ -74,21 +105,31 @@ def continues_item(previous: Part | None, part: Part) -> bool:
     kind = _group_kind(part)
     if kind == "single" or kind != _group_kind(previous):
         return False
-    if ITEM in own(part.extra):
+    if _marks_item(part):
         return False
     return getattr(previous, "item_id", None) == getattr(part, "item_id", None)
 
 
 def group_parts(parts: Sequence[Part]) -> list[ItemGroup]:
-    """The wire items of a message's parts, in order."""
+    """The wire items of a message's parts, in order (one pass; see :func:`continues_item`)."""
     groups: list[ItemGroup] = []
-    previous: Part | None = None
+    current: ItemGroup | None = None
+    current_id: str | None = None
     for index, part in enumerate(parts):
-        if groups and continues_item(previous, part):
-            groups[-1].parts.append(part)
-        else:
-            groups.append(ItemGroup(kind=_group_kind(part), start=index, parts=[part]))
-        previous = part
+        kind = _GROUP_KINDS.get(type(part)) or _group_kind(part)
+        item_id: str | None = getattr(part, "item_id", None)
+        if (
+            current is not None
+            and kind != "single"
+            and kind == current.kind
+            and item_id == current_id
+            and not _marks_item(part)
+        ):
+            current.parts.append(part)
+            continue
+        current = ItemGroup(kind=kind, start=index, parts=[part])
+        current_id = item_id
+        groups.append(current)
     return groups
 
 
@@ -108,8 +149,18 @@ def _plain(part: TextPart | RefusalPart) -> bool:
     return all(key == ITEM for key in own(part.extra))
 
 
+def _hint_free(parts: Sequence[Part]) -> bool:
+    """True when no part carries any extra (so every part renders to its default shape)."""
+    for part in parts:  # noqa: SIM110 -- a plain loop: no generator on the hot path
+        if part.extra:
+            return False
+    return True
+
+
 def render_message(parts: Sequence[TextPart | RefusalPart], item_id: str | None) -> JsonObject:
     """An assistant ``message`` item (string content when that is the default shape)."""
+    if _hint_free(parts):
+        return _render_plain_message(parts, item_id)
     fields = item_fields(parts[0])
     content_parts = [part for part in parts if hint(part.extra, "~empty") is not True]
     shape = fields.get("~content")
@@ -125,25 +176,47 @@ def render_message(parts: Sequence[TextPart | RefusalPart], item_id: str | None)
     return merge_fields(core, fields, message_defaults(item_id))
 
 
+def _render_plain_message(
+    parts: Sequence[TextPart | RefusalPart], item_id: str | None
+) -> JsonObject:
+    """:func:`render_message` for parts without extras: the default shapes, no merge."""
+    content: JsonValue
+    if item_id is None and len(parts) == 1 and isinstance(parts[0], TextPart):
+        content = parts[0].text
+    else:
+        content = [
+            {"type": "output_text", "text": part.text, "annotations": []}
+            if isinstance(part, TextPart)
+            else {"type": "refusal", "refusal": part.text}
+            for part in parts
+        ]
+    if item_id is None:
+        return {"role": "assistant", "content": content, "type": "message"}
+    item: JsonObject = {"id": item_id, "role": "assistant", "content": content}
+    item |= {"type": "message", "status": "completed"}
+    return item
+
+
+def _with_own(core: JsonObject, extra: Extra) -> JsonObject:
+    """``core`` merged with this dialect's kept fields of ``extra`` (``core`` when none)."""
+    return merge_fields(core, own(extra)) if extra else core
+
+
 def render_reasoning(parts: Sequence[ReasoningPart], item_id: str | None) -> JsonObject:
     """A ``reasoning`` item; foreign opaque payloads are never rendered."""
     summary: list[JsonValue] = []
     content: list[JsonValue] = []
     blob: str | None = None
     for part in parts:
-        entry_fields = own(part.extra)
         match part.reasoning_kind:
             case "summary":
-                summary.append(
-                    merge_fields({"type": "summary_text", "text": part.text}, entry_fields)
-                )
+                summary.append(_with_own({"type": "summary_text", "text": part.text}, part.extra))
             case "raw":
-                content.append(
-                    merge_fields({"type": "reasoning_text", "text": part.text}, entry_fields)
-                )
+                content.append(_with_own({"type": "reasoning_text", "text": part.text}, part.extra))
             case "encrypted":
-                if blob is None and part.opaque is not None and is_own_opaque(part.opaque):
-                    blob = cast(str, part.opaque.data)
+                opaque = part.opaque
+                if blob is None and opaque is not None and is_own_opaque(opaque):
+                    blob = cast(str, opaque.data)
     item: JsonObject = {"type": "reasoning"}
     if item_id is not None:
         item["id"] = item_id
@@ -152,7 +225,7 @@ def render_reasoning(parts: Sequence[ReasoningPart], item_id: str | None) -> Jso
         item["content"] = content
     if blob is not None:
         item["encrypted_content"] = blob
-    return merge_fields(item, item_fields(parts[0]))
+    return merge_fields(item, item_fields(parts[0])) if parts[0].extra else item
 
 
 def render_single(part: Part, item_id: str | None) -> JsonObject | None:
@@ -163,7 +236,11 @@ def render_single(part: Part, item_id: str | None) -> JsonObject | None:
             if item_id is not None:
                 core["id"] = item_id
             core |= {"call_id": part.call_id, "name": part.name, "arguments": part.arguments}
-            return merge_fields(core, own(part.extra), call_defaults(item_id))
+            if part.extra:
+                return merge_fields(core, own(part.extra), call_defaults(item_id))
+            if item_id is not None:
+                core["status"] = "completed"
+            return core
         case ToolResultPart():
             return render_tool_result(part)
         case ApprovalRequestPart():
@@ -187,6 +264,9 @@ def render_tool_result(part: ToolResultPart) -> JsonObject:
     if part.item_id is not None:
         core["id"] = part.item_id
     core["call_id"] = part.call_id
+    if not part.extra:
+        core["output"] = encode_tool_output(part.output, None)
+        return core
     core["output"] = encode_tool_output(part.output, hint(part.extra, "~output"))
     return merge_fields(core, own(part.extra))
 
@@ -205,15 +285,17 @@ def render_group(group: ItemGroup, *, strip_id: bool = False) -> JsonObject | No
     item_id = None if strip_id else group.item_id
     match group.kind:
         case "message":
-            return render_message(cast(list[TextPart | RefusalPart], group.parts), item_id)
+            return render_message(cast("list[TextPart | RefusalPart]", group.parts), item_id)
         case "reasoning":
-            return render_reasoning(cast(list[ReasoningPart], group.parts), item_id)
+            return render_reasoning(cast("list[ReasoningPart]", group.parts), item_id)
         case "single":
             return render_single(group.parts[0], item_id)
 
 
 def render_input_message(message: Message, parts: Sequence[OutputPart]) -> JsonObject:
     """A user, system or developer ``message`` item with input content parts."""
+    if not message.extra:
+        return _render_plain_input(message, parts)
     fields = own(message.extra)
     core: JsonObject = {"id": message.id} if message.id is not None else {}
     core["role"] = message.role
@@ -222,3 +304,17 @@ def render_input_message(message: Message, parts: Sequence[OutputPart]) -> JsonO
     else:
         core["content"] = [encode_input_part(part) for part in parts]
     return merge_fields(core, fields, message_defaults(message.id, message.role))
+
+
+def _render_plain_input(message: Message, parts: Sequence[OutputPart]) -> JsonObject:
+    """:func:`render_input_message` for a message without extra: list content, default fields."""
+    core: JsonObject = {"id": message.id} if message.id is not None else {}
+    core["role"] = message.role
+    core["content"] = [
+        {"type": "input_text", "text": part.text}
+        if isinstance(part, TextPart) and not part.extra
+        else encode_input_part(part)
+        for part in parts
+    ]
+    core |= message_defaults(message.id, message.role)
+    return core

@@ -32,6 +32,8 @@ from interlock.codecs.openai_responses._render import (
     group_parts,
     render_group,
     render_input_message,
+    render_single,
+    render_tool_result,
 )
 from interlock.codecs.openai_responses._wire import PROVIDER, is_own_opaque, own
 from interlock.transcript import (
@@ -52,11 +54,18 @@ from interlock.transcript import (
     ReplayPolicy,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
     TranslationWarning,
 )
 
 Regime = Literal["continuation", "stateless", "stored"]
 _CALL_TYPES = (ToolCallPart, ApprovalRequestPart, HostedToolPart)
+_CONTENT_TYPES = (TextPart, MediaPart, JsonPart)
+
+
+def _at(index: int, position: int) -> str:
+    """The canonical location of a part (built only when a warning or an error needs it)."""
+    return f"messages[{index}].parts[{position}]"
 
 
 @dataclass(slots=True)
@@ -65,9 +74,17 @@ class ReplayContext:
 
     policy: ReplayPolicy
     regime: Regime
-    hosted_approvals: set[str]
+    messages: Sequence[Message]
     sent_approvals: set[str] = field(default_factory=set[str])
     warnings: list[TranslationWarning] = field(default_factory=list[TranslationWarning])
+    hosted_approvals: set[str] | None = None
+    """Filled from the whole history on first use (most histories have no approvals)."""
+
+    def is_hosted_approval(self, approval_id: str) -> bool:
+        """True when ``approval_id`` belongs to the service (hosted MCP)."""
+        if self.hosted_approvals is None:
+            self.hosted_approvals = hosted_approval_ids(self.messages)
+        return approval_id in self.hosted_approvals
 
     def warn(self, code: str, location: str, message: str) -> None:
         """Record a deliberate degradation."""
@@ -121,16 +138,20 @@ def encode_message(message: Message, index: int, context: ReplayContext) -> list
     items: list[JsonObject] = []
     content: list[OutputPart] = []
     content_at: int | None = None
+    carries_content = message.role != "tool"
     for position, part in enumerate(message.parts):
-        location = f"messages[{index}].parts[{position}]"
-        if message.role != "tool" and isinstance(part, TextPart | MediaPart | JsonPart):
-            _check_signature(part, location, context)
+        if carries_content and isinstance(part, _CONTENT_TYPES):
+            _check_signature(part, index, position, context)
             content.append(part)
             if content_at is None:
                 content_at = len(items)
                 items.append({})
             continue
-        items.extend(_encode_other(part, location, context))
+        if type(part) is ToolResultPart:
+            # The usual part of a tool message; what ``_encode_other`` would do, directly.
+            items.append(render_tool_result(part))
+            continue
+        items.extend(_encode_other(part, index, position, context))
     if content_at is not None:
         items[content_at] = render_input_message(message, content)
     elif not message.parts and message.role != "tool":
@@ -138,13 +159,15 @@ def encode_message(message: Message, index: int, context: ReplayContext) -> list
     return items
 
 
-def _check_signature(part: Part, location: str, context: ReplayContext) -> None:
+def _check_signature(part: Part, index: int, position: int, context: ReplayContext) -> None:
     signature = getattr(part, "signature", None)
     if isinstance(signature, Opaque):
-        context.foreign(signature, location)
+        context.foreign(signature, _at(index, position))
 
 
-def _encode_other(part: Part, location: str, context: ReplayContext) -> list[JsonObject]:
+def _encode_other(
+    part: Part, index: int, position: int, context: ReplayContext
+) -> list[JsonObject]:
     """A non-content part of a user, system, developer or tool message."""
     match part:
         case ApprovalResponsePart():
@@ -152,16 +175,17 @@ def _encode_other(part: Part, location: str, context: ReplayContext) -> list[Jso
         case InputRequestPart() | InputResponsePart() | ApprovalRequestPart():
             return []
         case ReasoningPart() | TextPart() | MediaPart() | JsonPart():
-            context.lossy(location, f"a {part.kind} part cannot be sent here", "part_not_carried")
+            reason = f"a {part.kind} part cannot be sent here"
+            context.lossy(_at(index, position), reason, "part_not_carried")
             return []
         case _:
-            group = ItemGroup(kind="single", start=0, parts=[part])
-            return _render_single(group, location, context, strip_id=False)
+            group = ItemGroup(kind="single", start=position, parts=[part])
+            return _render_single(group, index, context, strip_id=False)
 
 
 def _approval_response(part: ApprovalResponsePart, context: ReplayContext) -> list[JsonObject]:
     """Hosted decisions go out once; local ones are the loop's business."""
-    if part.approval_id not in context.hosted_approvals:
+    if not context.is_hosted_approval(part.approval_id):
         return []
     if part.approval_id in context.sent_approvals:
         return []
@@ -172,31 +196,39 @@ def _approval_response(part: ApprovalResponsePart, context: ReplayContext) -> li
 
 
 def _render_single(
-    group: ItemGroup, location: str, context: ReplayContext, *, strip_id: bool
+    group: ItemGroup, index: int, context: ReplayContext, *, strip_id: bool
 ) -> list[JsonObject]:
+    """One single-part group of message ``index`` (its location is built only if needed)."""
     part = group.parts[0]
     if isinstance(part, HostedToolPart):
         if part.provider != PROVIDER:
             reason = f"{part.provider} {part.item_type} item has no OpenAI Responses form"
-            context.lossy(location, reason, "hosted_item_not_carried")
+            context.lossy(_at(index, group.start), reason, "hosted_item_not_carried")
             return []
         if part.item_type == "item_reference" and context.regime == "stateless":
             reason = "item_reference needs the stored item, but store is false"
+            location = _at(index, group.start)
             raise LossyHistoryError(location, reason, code="item_reference_unresolvable")
     if isinstance(part, ApprovalResponsePart):
         return _approval_response(part, context)
     if isinstance(part, ToolCallPart):
-        _check_signature(part, location, context)
-    rendered = render_group(group, strip_id=strip_id)
+        signature = part.signature
+        if isinstance(signature, Opaque):
+            context.foreign(signature, _at(index, group.start))
+    rendered = render_single(part, None if strip_id else group.item_id)
     return [rendered] if rendered is not None else []
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _StepPlan:
     """The decision for one model step: which reasoning groups go, whether ids go."""
 
-    dropped: set[int] = field(default_factory=set[int])
+    dropped: frozenset[int] = frozenset()
     strip_ids: bool = False
+
+
+_KEEP_ALL = _StepPlan()
+"""The usual plan: every group goes, ids included."""
 
 
 def _encode_step(message: Message, index: int, context: ReplayContext) -> list[JsonObject]:
@@ -204,15 +236,15 @@ def _encode_step(message: Message, index: int, context: ReplayContext) -> list[J
     plan = _plan_step(groups, index, context)
     items: list[JsonObject] = []
     for number, group in enumerate(groups):
-        location = f"messages[{index}].parts[{group.start}]"
         if number in plan.dropped:
             continue
         if group.kind == "single":
-            items.extend(_render_single(group, location, context, strip_id=plan.strip_ids))
+            items.extend(_render_single(group, index, context, strip_id=plan.strip_ids))
             continue
         if group.kind == "message":
             for offset, part in enumerate(group.parts):
-                _check_signature(part, f"messages[{index}].parts[{group.start + offset}]", context)
+                if getattr(part, "signature", None) is not None:
+                    _check_signature(part, index, group.start + offset, context)
         rendered = render_group(group, strip_id=plan.strip_ids)
         if rendered is not None:
             items.append(rendered)
@@ -220,26 +252,27 @@ def _encode_step(message: Message, index: int, context: ReplayContext) -> list[J
 
 
 def _plan_step(groups: list[ItemGroup], index: int, context: ReplayContext) -> _StepPlan:
-    plan = _StepPlan()
     unreplayable: list[int] = []
-    reasoning = [number for number, group in enumerate(groups) if group.kind == "reasoning"]
-    for number in reasoning:
-        group = groups[number]
+    reasoning: list[int] = []
+    stateless = context.regime == "stateless"
+    for number, group in enumerate(groups):
+        if group.kind != "reasoning":
+            continue
+        reasoning.append(number)
         has_blob = _scan_opaque(group, index, context)
-        usable = (
-            has_blob if context.regime == "stateless" else has_blob or group.item_id is not None
-        )
-        if not usable:
+        if not (has_blob if stateless else has_blob or group.item_id is not None):
             unreplayable.append(number)
-    bound = any(isinstance(group.parts[0], _CALL_TYPES) for group in groups)
-    has_ids = any(group.item_id is not None for group in groups)
     if unreplayable:
-        _drop_reasoning(groups, unreplayable, reasoning, index, bound, context, plan)
-    elif context.regime == "stateless" and not reasoning and has_ids:
-        plan.strip_ids = True
+        return _drop_reasoning(groups, unreplayable, reasoning, index, context)
+    if stateless and not reasoning and _has_ids(groups):
         location = f"messages[{index}]"
         context.warn("item_ids_stripped", location, "store is false: item ids cannot be looked up")
-    return plan
+        return _StepPlan(strip_ids=True)
+    return _KEEP_ALL
+
+
+def _has_ids(groups: list[ItemGroup]) -> bool:
+    return any(group.item_id is not None for group in groups)
 
 
 def _drop_reasoning(
@@ -247,10 +280,9 @@ def _drop_reasoning(
     unreplayable: list[int],
     reasoning: list[int],
     index: int,
-    bound: bool,
     context: ReplayContext,
-    plan: _StepPlan,
-) -> None:
+) -> _StepPlan:
+    bound = any(isinstance(group.parts[0], _CALL_TYPES) for group in groups)
     first = groups[unreplayable[0]]
     location = f"messages[{index}].parts[{first.start}]"
     why = (
@@ -262,8 +294,7 @@ def _drop_reasoning(
         context.lossy(location, f"{why}; the step's tool call needs it", "reasoning_not_replayable")
     else:
         context.warn("reasoning_dropped", location, why)
-    plan.dropped.update(reasoning)
-    plan.strip_ids = any(groups[number].item_id is not None for number in range(len(groups)))
+    return _StepPlan(dropped=frozenset(reasoning), strip_ids=_has_ids(groups))
 
 
 def _scan_opaque(group: ItemGroup, index: int, context: ReplayContext) -> bool:

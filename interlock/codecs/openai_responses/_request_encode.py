@@ -12,7 +12,6 @@ from interlock.codecs.openai_responses._replay import (
     ReplayContext,
     continuation_start,
     encode_message,
-    hosted_approval_ids,
 )
 from interlock.codecs.openai_responses._tools import encode_tool_choice, encode_tools
 from interlock.codecs.openai_responses._wire import (
@@ -44,9 +43,7 @@ def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> E
     regime = (
         "continuation" if continued else "stateless" if continuation.store is False else "stored"
     )
-    context = ReplayContext(
-        policy=policy, regime=regime, hosted_approvals=hosted_approval_ids(messages)
-    )
+    context = ReplayContext(policy=policy, regime=regime, messages=messages)
     start = offset + (continuation_start(messages[offset:]) if continued else 0)
     items: list[JsonValue] = []
     for index in range(start, len(messages)):

@@ -32,6 +32,7 @@ ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
 
 ABSENT = "~absent"
 ITEM = "~item"
+_NO_KEYS: frozenset[str] = frozenset()
 
 
 def encrypted(data: str) -> Opaque:
@@ -41,7 +42,11 @@ def encrypted(data: str) -> Opaque:
 
 def is_own_opaque(opaque: Opaque) -> bool:
     """True for payloads this codec may replay (OpenAI-issued encrypted reasoning)."""
-    return opaque.is_from(PROVIDER, ENCRYPTED_FORMAT) and isinstance(opaque.data, str)
+    return (
+        opaque.provider == PROVIDER
+        and opaque.format == ENCRYPTED_FORMAT
+        and isinstance(opaque.data, str)
+    )
 
 
 # ---------------------------------------------------------------- reading untrusted JSON
@@ -63,7 +68,7 @@ def as_list(value: object, path: str) -> list[JsonValue]:
     """``value`` as a JSON array, or a :class:`DecodeError` naming ``path``."""
     if not isinstance(value, list):
         raise DecodeError(path, f"expected an array, got {type_name(value)}")
-    return cast(list[JsonValue], value)
+    return cast("list[JsonValue]", value)
 
 
 def required_str(data: JsonObject, key: str, path: str) -> str:
@@ -169,7 +174,7 @@ def merge_fields(
     if not kept and not defaults:
         return core
     absent = kept.get(ABSENT)
-    absent_keys = set(cast(list[str], absent)) if isinstance(absent, list) else set[str]()
+    absent_keys = set(cast("list[str]", absent)) if isinstance(absent, list) else _NO_KEYS
     out = dict(core)
     for key, value in kept.items():
         if not key.startswith("~") and key not in out:
