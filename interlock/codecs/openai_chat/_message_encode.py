@@ -12,7 +12,7 @@ nothing to send (only control or hosted parts) is not sent at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from interlock.codecs.openai_chat._content import (
@@ -22,6 +22,7 @@ from interlock.codecs.openai_chat._content import (
     encode_user_content,
     json_text,
 )
+from interlock.codecs.openai_chat._fields import AS_DECODED, FieldPolicy, Scope
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._reasoning import (
     ReasoningSite,
@@ -109,6 +110,7 @@ class MessageEncoder:
     turn_start: int
     response: bool = False
     approvals: Approvals = field(default_factory=Approvals)
+    fields: FieldPolicy = AS_DECODED
     wire: list[JsonValue] = field(default_factory=list[JsonValue])
     origins: list[int] = field(default_factory=list[int])
 
@@ -127,12 +129,12 @@ class MessageEncoder:
         for i, part in enumerate(message.parts):
             if isinstance(part, CONTROL_PART_TYPES):
                 self._control(part, f"{location}.parts[{i}]")
+            elif isinstance(part, HostedToolPart):
+                self._unsupported(part, f"{location}.parts[{i}]", message.role)
             else:
                 parts.append((i, part))
-        if not self.response and message.parts and self._nothing_to_send(parts):
-            for i, part in parts:
-                self._unsupported(part, f"{location}.parts[{i}]", message.role)
-            return
+        if message.parts and not parts and not self.response:
+            return  # nothing of it has a Chat form: no empty message is invented
         if message.role == "assistant":
             self._assistant(message, parts, index)
             return
@@ -163,7 +165,14 @@ class MessageEncoder:
             built["content"] = encode_text_content(texts, as_parts=as_parts) or ""
         if message.name is not None:
             built["name"] = message.name
-        self._emit(merge_unknown(built, message.extra), index)
+        self._emit(merge_unknown(built, self._kept(message, index)), index)
+
+    def _kept(self, message: Message, index: int) -> Mapping[str, JsonObject]:
+        """The message's ``extra`` with only the kept fields the target admits."""
+        scope: Scope = message.role
+        if self.response:
+            scope = "response_message"
+        return self.fields.kept(message.extra, scope, f"messages[{index}]")
 
     def _texts(self, content: list[tuple[int, Part]], location: str, role: str) -> list[TextPart]:
         texts: list[TextPart] = []
@@ -192,11 +201,6 @@ class MessageEncoder:
                 "no Chat Completions form (only the Responses API carries MCP approvals)"
             )
             self.degrade.lossy("hosted_approval_unsupported", location, reason)
-
-    @staticmethod
-    def _nothing_to_send(parts: list[tuple[int, Part]]) -> bool:
-        """True when every part left is a hosted item (no Chat form at all)."""
-        return all(isinstance(part, HostedToolPart) for _, part in parts)
 
     def _unsupported(self, part: Part, location: str, role: str) -> None:
         if isinstance(part, ReasoningPart):
@@ -228,7 +232,10 @@ class MessageEncoder:
                 location,
                 "a deprecated 'function' message is sent as a 'tool' message",
             )
-        return merge_unknown(built, message.extra) if len(message.parts) == 1 else built
+        if len(message.parts) != 1:
+            return built
+        where = location.partition(".parts[")[0]
+        return merge_unknown(built, self.fields.kept(message.extra, "tool", where))
 
     def _assistant(self, message: Message, parts: list[tuple[int, Part]], index: int) -> None:
         location = f"messages[{index}]"
@@ -248,7 +255,7 @@ class MessageEncoder:
             built["tool_calls"] = self._tool_calls(calls, location, current)
         if message.name is not None:
             built["name"] = message.name
-        self._emit(merge_unknown(built, message.extra), index)
+        self._emit(merge_unknown(built, self._kept(message, index)), index)
 
     def _assistant_content(
         self, message: Message, parts: list[tuple[int, Part]], location: str, built: JsonObject
@@ -315,7 +322,7 @@ class MessageEncoder:
                     where,
                     "a deprecated 'function_call' is sent as a tool call",
                 )
-            wire = encode_tool_call(call)
+            wire = encode_tool_call(call, self.fields, where)
             signature = self._call_signature(call, where, current, first=position == 0)
             if signature is not None:
                 put_google_signature(wire, signature, extra_of(call.extra))

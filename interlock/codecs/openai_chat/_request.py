@@ -8,6 +8,7 @@ same-dialect round trip is exact.
 
 from __future__ import annotations
 
+from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._message_decode import decode_messages
 from interlock.codecs.openai_chat._message_encode import (
     Approvals,
@@ -128,8 +129,10 @@ def encode_request(
     """Canonical request → Chat Completions body for an upstream of ``reasoning_dialect``.
 
     ``reasoning_dialect=None`` writes each reasoning part back to the carrier it was
-    decoded from (exact same-dialect round trips) and treats reasoning from other
-    dialects as ``"none"``; a proxy names its upstream's dialect instead.
+    decoded from and every kept wire field back where it was (exact same-dialect round
+    trips), and treats reasoning from other dialects as ``"none"``; a proxy names its
+    upstream's dialect instead, and then kept fields go out only where that upstream
+    accepts them (:mod:`._fields`; a dropped one is a ``field_dropped`` warning).
 
     Raises :class:`LossyHistoryError` before anything could be sent when the history
     cannot be carried (strict policy) or breaks tool-call pairing (always).
@@ -138,11 +141,13 @@ def encode_request(
         raise ValueError(f"unknown reasoning dialect {reasoning_dialect!r}")
     degrade = Degradations(policy)
     _refuse_continuation(request)
+    fields = FieldPolicy(dialect=reasoning_dialect, request=True, degrade=degrade)
     encoder = MessageEncoder(
         dialect=reasoning_dialect,
         degrade=degrade,
         turn_start=current_turn_start(request.messages),
         approvals=Approvals.of(request.messages),
+        fields=fields,
     )
     encoder.encode(request.messages)
     violation = find_pairing_violation(encoder.wire)
@@ -154,7 +159,8 @@ def encode_request(
     if request.stream:
         payload["stream"] = True
     _encode_options(request, payload, degrade)
-    return Encoded(payload=merge_unknown(payload, request.extra), warnings=tuple(degrade.warnings))
+    payload = merge_unknown(payload, fields.kept(request.extra, "request", ""))
+    return Encoded(payload=payload, warnings=tuple(degrade.warnings))
 
 
 def _refuse_continuation(request: Request) -> None:

@@ -8,12 +8,14 @@ in ``Response.extra[DIALECT]``.
 
 from __future__ import annotations
 
+from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._finish import decode_finish_reason, encode_finish_reason
 from interlock.codecs.openai_chat._message_decode import decode_message
 from interlock.codecs.openai_chat._message_encode import MessageEncoder
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._usage import decode_usage, encode_usage
 from interlock.codecs.openai_chat._wire import (
+    DIALECT,
     LAYOUT,
     ReasoningDialect,
     as_int,
@@ -73,12 +75,13 @@ def decode_response(payload: JsonObject) -> Response:
 
 
 def encode_message(message: Message, dialect: ReasoningDialect | None) -> JsonObject:
-    """An assistant message as a client sees it (reasoning per ``dialect``)."""
+    """An assistant message as a client sees it (reasoning and kept fields per ``dialect``)."""
     encoder = MessageEncoder(
         dialect=dialect,
         degrade=Degradations(ReplayPolicy(mode="degrade")),
         turn_start=_NO_TURN,
         response=True,
+        fields=FieldPolicy(dialect=dialect, request=False),
     )
     encoder.encode([message])
     return as_object(encoder.wire[0], "message")
@@ -90,11 +93,16 @@ def encode_response(
     """Canonical response → ``chat.completion`` body.
 
     ``reasoning_dialect`` says where reasoning goes (``None``: back where it was decoded
-    from). Chat responses carry no warnings: reasoning the dialect cannot show is left
-    out, never relabelled (a summary is not raw ``reasoning_content``).
+    from, with every kept field). Chat responses carry no warnings: reasoning the dialect
+    cannot show is left out, never relabelled (a summary is not raw
+    ``reasoning_content``), and kept fields the client's dialect does not define are left
+    out (:mod:`._fields`).
     """
+    fields = FieldPolicy(dialect=reasoning_dialect, request=False)
     layout = extra_of(response.extra, LAYOUT)
     choice_extra = layout.get("choice")
+    if isinstance(choice_extra, dict):
+        choice_extra = extra_of(fields.kept({DIALECT: choice_extra}, "choice", "choice"))
     choice: JsonObject = {
         "index": 0,
         "message": encode_message(response.message, reasoning_dialect),
@@ -118,5 +126,5 @@ def encode_response(
         "choices": choices,
     }
     if response.usage is not None:
-        body["usage"] = encode_usage(response.usage)
-    return merge_unknown(body, response.extra)
+        body["usage"] = encode_usage(response.usage, fields)
+    return merge_unknown(body, fields.kept(response.extra, "response", ""))

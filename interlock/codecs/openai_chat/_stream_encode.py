@@ -3,8 +3,8 @@
 The stream opens with a role chunk (``{"role": "assistant", "content": ""}``), carries one
 chunk per started part or delta, ends with a finish chunk (empty delta), an optional
 usage chunk (empty ``choices``; only when the client asked for
-``stream_options.include_usage``) and ``data: [DONE]``. Reasoning is written per the
-reasoning dialect, exactly as :func:`encode_response` would; what a final
+``stream_options.include_usage``) and ``data: [DONE]``. Reasoning and kept fields are
+written per the reasoning dialect, exactly as :func:`encode_response` would; what a final
 :class:`PartFinished` adds that was never streamed (a late signature, arguments sent only
 whole) goes out as one more delta.
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from interlock.codecs._sse import SseEvent
+from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._finish import encode_finish_reason
 from interlock.codecs.openai_chat._reasoning import (
     DETAIL_TEXT_FIELDS,
@@ -73,6 +74,7 @@ class StreamEncoder:
         self, *, reasoning_dialect: ReasoningDialect | None = None, include_usage: bool = False
     ) -> None:
         self._dialect: ReasoningDialect | None = reasoning_dialect
+        self._fields = FieldPolicy(dialect=reasoning_dialect, request=False)
         self._include_usage = include_usage
         self._head = self._make_head("chatcmpl-interlock", None, 0, {})
         self._open: dict[int, _Open] = {}
@@ -100,7 +102,7 @@ class StreamEncoder:
         """The events for one update."""
         match update:
             case ResponseStarted():
-                unknown = extra_of(update.extra)
+                unknown = extra_of(self._fields.kept(update.extra, "response", ""))
                 self._head = self._make_head(
                     update.id or "chatcmpl-interlock", update.model, update.created or 0, unknown
                 )
@@ -129,7 +131,7 @@ class StreamEncoder:
         """The usage chunk (when asked for and known) and ``[DONE]``."""
         events: list[SseEvent] = []
         if self._include_usage and self._usage is not None:
-            usage = _dumps(encode_usage(self._usage))
+            usage = _dumps(encode_usage(self._usage, self._fields))
             events.append(SseEvent(data=f'{self._head}[],"usage":{usage}}}'))
         events.append(DONE)
         return events
@@ -141,9 +143,10 @@ class StreamEncoder:
         match state.carrier:
             case "call":
                 assert isinstance(part, ToolCallPart)
-                wire = encode_tool_call(part)
+                wire = encode_tool_call(part, self._fields)
                 state.sent = part.arguments
                 state.signed = self._sign(wire, part)
+                wire.pop("index", None)  # the stream's own position wins over a kept one
                 delta["tool_calls"] = [{"index": state.call_index, **wire}]
             case "details":
                 assert isinstance(part, ReasoningPart)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from interlock.codecs.openai_chat._fields import AS_DECODED, FieldPolicy
 from interlock.codecs.openai_chat._reasoning import take_google_signature
 from interlock.codecs.openai_chat._wire import (
     LAYOUT,
@@ -188,15 +189,20 @@ def check_arguments(arguments: str, path: str) -> None:
         raise DecodeError(path, f"malformed JSON arguments: {error}") from None
 
 
-def encode_tool_call(part: ToolCallPart) -> JsonObject:
-    """One ``tool_calls[]`` entry (signatures are the caller's business)."""
+def encode_tool_call(
+    part: ToolCallPart, fields: FieldPolicy = AS_DECODED, location: str = ""
+) -> JsonObject:
+    """One ``tool_calls[]`` entry (signatures are the caller's business).
+
+    Kept fields go out as ``fields`` admits them for the target (:mod:`._fields`).
+    """
     if not part.extra:  # the common case, kept cheap for long histories
         function: JsonObject = {"name": part.name, "arguments": part.arguments}
         return {"id": part.call_id, "type": "function", "function": function}
     layout = extra_of(part.extra, LAYOUT)
     kind = "custom" if layout.get("type") == "custom" else "function"
     field = "input" if kind == "custom" else "arguments"
-    unknown = extra_of(part.extra)
+    unknown = extra_of(fields.kept(part.extra, "tool_call", location))
     inner = unshadow({"name": part.name, field: part.arguments}, unknown, kind)
     built: JsonObject = {"id": part.call_id}
     if not layout.get("untyped"):

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from interlock.codecs.openai_chat._fields import AS_DECODED, FieldPolicy
 from interlock.codecs.openai_chat._wire import (
     DIALECT,
     LAYOUT,
@@ -64,12 +65,18 @@ def decode_usage(value: JsonValue, path: str) -> Usage:
     )
 
 
-def encode_usage(usage: Usage) -> JsonObject:
-    """A Chat ``usage`` object (Gemini's tool-use prompt tokens count as prompt tokens)."""
-    unknown = extra_of(usage.extra)
+def encode_usage(usage: Usage, fields: FieldPolicy = AS_DECODED) -> JsonObject:
+    """A Chat ``usage`` object (Gemini's tool-use prompt tokens count as prompt tokens).
+
+    Vendor counters (OpenRouter's ``cost``, DeepSeek's cache counts…) go out as ``fields``
+    admits them; Gemini-compat's thinking-outside-``completion_tokens`` convention is
+    kept only for a Gemini-compat (or as-decoded) client.
+    """
+    unknown = extra_of(fields.kept(usage.extra, "usage", "usage"))
     prompt = usage.input_tokens + usage.tool_prompt_tokens
     completion = usage.output_tokens
-    if extra_of(usage.extra, LAYOUT).get("completion_excludes_reasoning"):
+    excludes = extra_of(usage.extra, LAYOUT).get("completion_excludes_reasoning")
+    if excludes and fields.dialect in (None, "gemini-compat"):
         completion -= usage.reasoning_tokens
     out: JsonObject = {
         "prompt_tokens": prompt,

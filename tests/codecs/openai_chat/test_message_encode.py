@@ -162,6 +162,9 @@ def test_hosted_approvals_are_refused_in_strict_mode() -> None:
     with pytest.raises(LossyHistoryError) as caught:
         encode_request(decision_only)
     assert caught.value.location == "messages[1].parts[0]"
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(_hosted_approval_history())
+    assert caught.value.location == "messages[1].parts[0]"  # the first part Chat cannot carry
 
 
 def test_hosted_approvals_are_dropped_with_warnings_in_degrade_mode() -> None:
