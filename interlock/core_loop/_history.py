@@ -2,15 +2,16 @@
 
 :func:`project_history` is the one place that decides which parts of a stored transcript
 go back to a model. :func:`group_messages` finds the atomic groups compaction must keep or
-drop whole. Both run in time linear in the transcript.
+drop whole. Both run in time linear in the transcript, and both are on the path of every
+model call, so they look at each message once with cheap type checks and copy runs of
+untouched messages by slicing.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Literal, TypeAlias
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Literal, NamedTuple, TypeAlias, cast
 
 from interlock.transcript import (
     ApprovalRequestPart,
@@ -41,39 +42,27 @@ def project_history(
     - A hosted approval request is kept while unanswered, or when its answer is part of the
       current input (messages from ``current_from`` on, default: none); a hosted answer is
       sent only from the current input. Resolved hosted pairs are inert afterwards.
+
+    Messages the projection does not change are returned as the same objects.
     """
-    current = len(messages) if current_from is None else current_from
-    results: dict[str, ToolResultPart] = {}
-    hosted_answered: dict[str, int] = {}
-    plain: list[bool] = []
-    for index, message in enumerate(messages):
-        clean = True
-        for part in message.parts:
-            if type(part) in _SPECIAL:
-                clean = False
-                if isinstance(part, ToolResultPart):
-                    occurrence = part.occurrence_id
-                    if occurrence is not None and occurrence not in results:
-                        results[occurrence] = part
-                elif isinstance(part, ApprovalResponsePart):
-                    hosted_answered[part.approval_id] = index
-        plain.append(clean)
-    hosted_requests: set[str] = set()
+    special = [
+        index
+        for index, message in enumerate(messages)
+        if not _SPECIAL.isdisjoint(map(type, message.parts))
+    ]
+    if not special:
+        return tuple(messages)
+    projector = _Projector(
+        messages, special, len(messages) if current_from is None else current_from
+    )
     out: list[Message] = []
-    for index, message in enumerate(messages):
-        if plain[index]:
-            out.append(message)
-            continue
-        parts, follow = _project_parts(
-            message, results, hosted_answered, hosted_requests, current, index
-        )
-        if len(parts) == len(message.parts) and not follow:
-            out.append(message)
-            continue
-        if parts:
-            out.append(replace(message, parts=tuple(parts)))
-        if follow:
-            out.append(Message(role="tool", parts=tuple(follow)))
+    start = 0
+    for index in special:
+        if start < index:
+            out += messages[start:index]
+        start = index + 1
+        projector.project(index, out)
+    out += messages[start:]
     return tuple(out)
 
 
@@ -89,148 +78,170 @@ _SPECIAL: frozenset[type] = frozenset(
 )
 """Part types the projection may change; a message without any is passed through."""
 
+_NEVER_IN_PLACE: frozenset[type] = frozenset({ToolResultPart, InputRequestPart, InputResponsePart})
+"""Part types never sent where they stand (results follow their call; input is control)."""
 
-def _project_parts(
-    message: Message,
-    results: dict[str, ToolResultPart],
-    hosted_answered: dict[str, int],
-    hosted_requests: set[str],
-    current: int,
-    index: int,
-) -> tuple[list[Part], list[Part]]:
-    parts: list[Part] = []
-    follow: list[Part] = []
-    local_calls = kept_calls = 0
-    for part in message.parts:
-        if isinstance(part, ToolCallPart) and part.owner != "hosted":
-            local_calls += 1
-            result = results.get(part.occurrence_id or "")
-            if result is not None:
-                kept_calls += 1
-                parts.append(part)
-                follow.append(result)
-        elif isinstance(part, ApprovalRequestPart):
-            if part.call.owner == "hosted":
-                hosted_requests.add(part.approval_id)
-                if hosted_answered.get(part.approval_id, current) >= current:
+
+class _Projector:
+    """Projects the messages holding special parts (see :func:`project_history`)."""
+
+    def __init__(self, messages: Sequence[Message], special: list[int], current: int) -> None:
+        self.messages = messages
+        self.current = current
+        self.results: dict[str, ToolResultPart] = {}
+        """The first result of each occurrence, wherever it stands."""
+        self.hosted_answered: dict[str, int] = {}
+        """Approval id → index of the (last) message answering it."""
+        self.hosted_requests: set[str] = set()
+        """Hosted approval requests seen so far (an answer before its request is dropped)."""
+        self.dropped: set[int] = set()
+        """Messages with nothing to send where they stand (results and input parts only)."""
+        results, answered = self.results, self.hosted_answered
+        for index in special:
+            parts = messages[index].parts
+            if _NEVER_IN_PLACE.issuperset(map(type, parts)):
+                self.dropped.add(index)
+            for part in parts:
+                if isinstance(part, ToolResultPart):
+                    occurrence = part.occurrence_id
+                    if occurrence is not None and occurrence not in results:
+                        results[occurrence] = part
+                elif isinstance(part, ApprovalResponsePart):
+                    answered[part.approval_id] = index
+
+    def project(self, index: int, out: list[Message]) -> None:
+        """Append what message ``index`` contributes (itself, a copy, and/or results)."""
+        if index in self.dropped:
+            return
+        message = self.messages[index]
+        parts, follow = self._parts(message, index)
+        if len(parts) == len(message.parts):
+            out.append(message)
+        elif parts:
+            out.append(replace(message, parts=tuple(parts)))
+        if follow:
+            out.append(self._tool_message(tuple(follow), index + 1))
+
+    def _tool_message(self, results: tuple[Part, ...], after: int) -> Message:
+        """``Message(role="tool", parts=results)``, reusing an equal message that follows."""
+        if after < len(self.messages):
+            candidate = self.messages[after]
+            if (
+                candidate.role == "tool"
+                and candidate.parts == results
+                and candidate.id is None
+                and candidate.name is None
+                and not candidate.extra
+            ):
+                return candidate
+        return Message(role="tool", parts=results)
+
+    def _parts(self, message: Message, index: int) -> tuple[list[Part], list[Part]]:
+        parts: list[Part] = []
+        follow: list[Part] = []
+        local_calls = kept_calls = 0
+        for part in message.parts:
+            if isinstance(part, ToolCallPart) and part.owner != "hosted":
+                local_calls += 1
+                result = self.results.get(part.occurrence_id or "")
+                if result is not None:
+                    kept_calls += 1
                     parts.append(part)
-        elif isinstance(part, ApprovalResponsePart):
-            if part.approval_id in hosted_requests and index >= current:
+                    follow.append(result)
+            elif isinstance(part, ApprovalRequestPart):
+                if part.call.owner == "hosted":
+                    self.hosted_requests.add(part.approval_id)
+                    if self.hosted_answered.get(part.approval_id, self.current) >= self.current:
+                        parts.append(part)
+            elif isinstance(part, ApprovalResponsePart):
+                if part.approval_id in self.hosted_requests and index >= self.current:
+                    parts.append(part)
+            elif type(part) not in _NEVER_IN_PLACE:
                 parts.append(part)
-        elif not isinstance(part, ToolResultPart | InputRequestPart | InputResponsePart):
-            parts.append(part)
-    if local_calls and not kept_calls:
-        parts = [part for part in parts if not isinstance(part, ReasoningPart)]
-    return parts, follow
+        if local_calls and not kept_calls:
+            parts = [part for part in parts if not isinstance(part, ReasoningPart)]
+        return parts, follow
 
 
 GroupKind: TypeAlias = Literal["system", "user", "assistant_text", "tool_call"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MessageGroup:
-    """Messages compaction must keep or drop together (indexes in transcript order)."""
+class MessageGroup(NamedTuple):
+    """Messages compaction must keep or drop together (indexes in transcript order).
+
+    A named tuple rather than a frozen dataclass: a long transcript yields a group for
+    most of its messages, and a tuple is several times cheaper to build.
+    """
 
     kind: GroupKind
     indexes: tuple[int, ...]
     has_reasoning: bool = False
 
 
+_CALL, _RESULT, _REASONING, _OTHER = 1, 2, 4, 8
+_LINKS = _CALL | _RESULT
+_FLAG: dict[type, int] = {
+    ToolCallPart: _CALL,
+    HostedToolPart: _CALL,
+    ToolResultPart: _RESULT,
+    ReasoningPart: _REASONING,
+}
+_ROLE_KIND: dict[str, GroupKind] = {"system": "system", "developer": "system", "user": "user"}
+
+
+def _flags(message: Message) -> int:
+    parts = message.parts
+    if len(parts) == 1:
+        return _FLAG.get(type(parts[0]), _OTHER)
+    flags = 0
+    for part in parts:
+        flags |= _FLAG.get(type(part), _OTHER)
+    return flags
+
+
+def _root(parent: list[int], index: int) -> int:
+    while parent[index] != index:
+        parent[index] = parent[parent[index]]
+        index = parent[index]
+    return index
+
+
+def _join(parent: list[int], first: int, second: int) -> None:
+    a, b = _root(parent, first), _root(parent, second)
+    if a != b:
+        parent[max(a, b)] = min(a, b)
+
+
 class _Pairing:
     """Pairs results with calls: by occurrence id when set, else by call id only when
     exactly one earlier call with that id is still open (ambiguity pairs nothing)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: list[int]) -> None:
+        self.parent = parent
         self.by_occurrence: dict[str, int] = {}
-        self.open_by_call_id: defaultdict[str, list[int]] = defaultdict(list)
+        self.open_by_call_id: dict[str, list[int]] = {}
 
-    def call(self, part: ToolCallPart, index: int) -> None:
-        if part.occurrence_id is not None:
-            self.by_occurrence[part.occurrence_id] = index
-        else:
-            self.open_by_call_id[part.call_id].append(index)
+    def calls(self, message: Message, index: int) -> None:
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                if part.occurrence_id is not None:
+                    self.by_occurrence[part.occurrence_id] = index
+                else:
+                    self.open_by_call_id.setdefault(part.call_id, []).append(index)
 
-    def result(self, part: ToolResultPart) -> int | None:
-        if part.occurrence_id is not None and part.occurrence_id in self.by_occurrence:
-            return self.by_occurrence.pop(part.occurrence_id)
-        open_calls = self.open_by_call_id.get(part.call_id)
-        if open_calls is not None and len(open_calls) == 1:
-            return open_calls.pop()
-        return None
-
-
-_CALL, _RESULT, _REASONING, _OTHER = 1, 2, 4, 8
-
-
-def _flags(message: Message) -> int:
-    flags = 0
-    for part in message.parts:
-        kind = type(part)
-        if kind is ToolCallPart or kind is HostedToolPart:
-            flags |= _CALL
-        elif kind is ToolResultPart:
-            flags |= _RESULT
-        elif kind is ReasoningPart:
-            flags |= _REASONING
-        else:
-            flags |= _OTHER
-    return flags
-
-
-class _Grouper:
-    """Union-find over message indexes; the root of a group is its first message."""
-
-    def __init__(self, messages: Sequence[Message]) -> None:
-        self.messages = messages
-        self.flags = [_flags(message) for message in messages]
-        self.parent = list(range(len(messages)))
-        self.pairing = _Pairing()
-        self.tail: int | None = None
-        """The last message of the open tool-call run (adjacent tool messages join it)."""
-
-    def root(self, index: int) -> int:
-        parent = self.parent
-        while parent[index] != index:
-            parent[index] = parent[parent[index]]
-            index = parent[index]
-        return index
-
-    def join(self, first: int, second: int) -> None:
-        a, b = self.root(first), self.root(second)
-        if a != b:
-            self.parent[max(a, b)] = min(a, b)
-
-    def reasoning_only(self, index: int) -> bool:
-        return self.flags[index] == _REASONING and self.messages[index].role == "assistant"
-
-    def add(self, index: int) -> None:
-        message, flags = self.messages[index], self.flags[index]
-        if flags & _CALL and message.role == "assistant":
-            back = index - 1
-            while back >= 0 and self.reasoning_only(back):
-                self.join(back, index)
-                back -= 1
-            for part in message.parts:
-                if isinstance(part, ToolCallPart):
-                    self.pairing.call(part, index)
-            self.pair_results(message, index)
-            self.tail = index
-            return
-        adjacent = self.tail is not None and self.tail == index - 1
-        paired = bool(flags & _RESULT) and self.pair_results(message, index)
-        if adjacent and not paired and (message.role == "tool" or self.reasoning_only(index)):
-            assert self.tail is not None
-            self.join(self.tail, index)
-            paired = True
-        self.tail = index if paired and message.role == "tool" else None
-
-    def pair_results(self, message: Message, index: int) -> bool:
+    def results(self, message: Message, index: int) -> bool:
+        """Join each result of the message to its call's group; True if any paired."""
         paired = False
         for part in message.parts:
             if isinstance(part, ToolResultPart):
-                call_index = self.pairing.result(part)
-                if call_index is not None:
-                    self.join(call_index, index)
+                occurrence = part.occurrence_id
+                if occurrence is not None and occurrence in self.by_occurrence:
+                    _join(self.parent, self.by_occurrence.pop(occurrence), index)
+                    paired = True
+                    continue
+                open_calls = self.open_by_call_id.get(part.call_id)
+                if open_calls is not None and len(open_calls) == 1:
+                    _join(self.parent, open_calls.pop(), index)
                     paired = True
         return paired
 
@@ -245,31 +256,82 @@ def group_messages(messages: Sequence[Message]) -> tuple[MessageGroup, ...]:
     before its call pairs with nothing, and a result that could belong to several open
     calls with the same id pairs with none.
     """
-    grouper = _Grouper(messages)
-    for index in range(len(messages)):
-        grouper.add(index)
+    flags = [_flags(message) for message in messages]
+    parent = list(range(len(messages)))
+    pairing = _Pairing(parent)
+    tail = -2
+    """The last message of the open tool-call run (adjacent tool messages join it)."""
+    for index, message in enumerate(messages):
+        flag, role = flags[index], message.role
+        if flag & _CALL and role == "assistant":
+            if index and flags[index - 1] == _REASONING:
+                _join_reasoning_before(messages, flags, parent, index)
+            pairing.calls(message, index)
+            if flag & _RESULT:
+                pairing.results(message, index)
+            tail = index
+            continue
+        paired = bool(flag & _RESULT) and pairing.results(message, index)
+        if (
+            not paired
+            and tail == index - 1
+            and (role == "tool" or (flag == _REASONING and role == "assistant"))
+        ):
+            _join(parent, tail, index)
+            paired = True
+        tail = index if paired and role == "tool" else -2
+    return _collect(messages, flags, parent)
+
+
+def _join_reasoning_before(
+    messages: Sequence[Message], flags: list[int], parent: list[int], index: int
+) -> None:
+    """Reasoning-only assistant messages right before a call message join its group."""
+    back = index - 1
+    while back >= 0 and flags[back] == _REASONING and messages[back].role == "assistant":
+        _join(parent, back, index)
+        back -= 1
+
+
+def _collect(
+    messages: Sequence[Message], flags: list[int], parent: list[int]
+) -> tuple[MessageGroup, ...]:
+    """The groups, from the union-find forest: one per root, members in index order."""
     members: dict[int, list[int]] = {}
-    combined: dict[int, int] = {}
-    for index in range(len(messages)):
-        top = grouper.root(index)
-        members.setdefault(top, []).append(index)
-        combined[top] = combined.get(top, 0) | grouper.flags[index]
-    return tuple(
-        MessageGroup(
-            kind=_kind(combined[top], messages[top].role),
-            indexes=tuple(indexes),
-            has_reasoning=bool(combined[top] & _REASONING),
-        )
-        for top, indexes in members.items()
-    )
+    for index in [index for index, up in enumerate(parent) if up != index]:
+        top = _root(parent, index)
+        found = members.get(top)
+        if found is None:
+            members[top] = [top, index]
+        else:
+            found.append(index)
+    groups: list[MessageGroup] = []
+    for top in [index for index, up in enumerate(parent) if up == index]:
+        indexes = members.get(top)
+        if indexes is None:
+            combined = flags[top]
+            group_indexes: tuple[int, ...] = (top,)
+        else:
+            combined = 0
+            for index in indexes:
+                combined |= flags[index]
+            group_indexes = tuple(indexes)
+        kind = _kind(combined, messages[top].role)
+        groups.append(_new_group(MessageGroup, (kind, group_indexes, combined & _REASONING != 0)))
+    return tuple(groups)
+
+
+_new_group = cast(
+    "Callable[[type[MessageGroup], tuple[GroupKind, tuple[int, ...], bool]], MessageGroup]",
+    tuple[object, ...].__new__,
+)
+"""``MessageGroup(...)`` without the keyword-argument wrapper (the hot path of grouping)."""
 
 
 def _kind(flags: int, role: str) -> GroupKind:
-    if flags & (_CALL | _RESULT):
+    if flags & _LINKS:
         return "tool_call"
-    if role in ("system", "developer"):
-        return "system"
-    return "user" if role == "user" else "assistant_text"
+    return _ROLE_KIND.get(role, "assistant_text")
 
 
 def keep_last_groups(messages: Sequence[Message], count: int) -> tuple[Message, ...]:
