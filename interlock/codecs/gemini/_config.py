@@ -108,17 +108,18 @@ def encode_tools(
     marks: JsonObject,
     encoder: PartEncoder,
 ) -> list[JsonValue]:
-    """The wire ``tools[]``; foreign hosted tools are dropped with a warning."""
+    """The wire ``tools[]``; another provider's hosted tool is refused (strict) or dropped
+    with a warning (degrade)."""
     declarations = [_encode_declaration(tool, index, encoder) for index, tool in enumerate(tools)]
     specs: list[JsonObject] = []
     for index, spec in enumerate(hosted):
         if spec.provider == "google":
             specs.append(dict(spec.spec))
         else:
-            encoder.warn(
-                "hosted_tool_dropped",
+            encoder.lossy(
+                "hosted_tool_unsupported",
                 f"hosted_tools[{index}]",
-                f"{spec.provider} hosted tool has no Gemini form; dropped",
+                f"{spec.provider} hosted tool has no Gemini form",
             )
     out: list[JsonValue] = []
     taken_declarations = taken_specs = 0

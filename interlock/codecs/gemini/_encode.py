@@ -6,8 +6,14 @@
 * Reasoning without Gemini origin (another provider's summary or raw chain of thought) is
   not sent as a Gemini thought: dropped with a ``reasoning_dropped`` warning (trap 4).
 * Refusals have no Gemini form: sent as plain text with a ``refusal_as_text`` warning.
-* Control parts (approvals, input requests) are never sent to a model.
-* Non-Gemini hosted tool items are dropped with a ``hosted_item_dropped`` warning.
+* Control parts of *local* calls (approvals, input requests) are the caller's control plane
+  and are never sent to a model.
+* History Gemini cannot carry goes through :meth:`PartEncoder.lossy` (``strict`` refuses,
+  ``degrade`` drops with a warning), never silently: another provider's hosted tool items
+  (``hosted_item_unsupported``), approvals of *hosted* calls and the decisions answering them
+  (``hosted_approval_unsupported``; only the Responses API carries MCP approvals), and a
+  decision answering no approval request of the history (``approval_unmatched``: it cannot
+  be told apart from a hosted one).
 
 For responses (``for_request=False``) the same mapping applies, except that reasoning of any
 origin is shown to the client as thought parts and nothing is refused.
@@ -16,6 +22,8 @@ origin is shown to the client as thought parts and nothing is refused.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import assert_never
 
 from interlock.codecs.gemini._media import encode_media
@@ -33,6 +41,7 @@ from interlock.transcript import (
     JsonPart,
     LossyHistoryError,
     MediaPart,
+    Message,
     Opaque,
     Part,
     ReasoningPart,
@@ -45,17 +54,57 @@ from interlock.transcript import (
 )
 
 
-class PartEncoder:
-    """Encodes parts one by one, collecting warnings and the call ids/names seen so far."""
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """The approval ids of one history: those of hosted calls and those of local calls.
 
-    __slots__ = ("_for_request", "_policy", "_prefix", "call_names", "minted_ids", "warnings")
+    A decision belongs to whichever request of the same history it answers.
+    """
+
+    hosted: frozenset[str] = frozenset()
+    local: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, messages: Iterable[Message]) -> Approvals:
+        """Collect the approval requests of ``messages`` by the owner of their call."""
+        hosted: set[str] = set()
+        local: set[str] = set()
+        for message in messages:
+            for part in message.parts:
+                if isinstance(part, ApprovalRequestPart):
+                    (hosted if part.call.owner == "hosted" else local).add(part.approval_id)
+        return cls(hosted=frozenset(hosted), local=frozenset(local))
+
+
+class PartEncoder:
+    """Encodes parts one by one, collecting warnings and the call ids/names seen so far.
+
+    ``approvals`` tells decisions of hosted calls from those of local calls; a request
+    encoder passes ``Approvals.of(request.messages)``.
+    """
+
+    __slots__ = (
+        "_approvals",
+        "_for_request",
+        "_policy",
+        "_prefix",
+        "call_names",
+        "minted_ids",
+        "warnings",
+    )
 
     def __init__(
-        self, policy: ReplayPolicy, *, for_request: bool, prefix: str = "messages"
+        self,
+        policy: ReplayPolicy,
+        *,
+        for_request: bool,
+        prefix: str = "messages",
+        approvals: Approvals = Approvals(),
     ) -> None:
         self._policy = policy
         self._for_request = for_request
         self._prefix = prefix
+        self._approvals = approvals
         self.warnings: list[TranslationWarning] = []
         self.call_names: dict[str, str] = {}
         self.minted_ids: set[str] = set()
@@ -69,6 +118,12 @@ class PartEncoder:
     def warn(self, code: str, location: str, message: str) -> None:
         """Record a deliberate degradation."""
         self.warnings.append(TranslationWarning(code=code, location=location, message=message))
+
+    def lossy(self, code: str, location: str, message: str) -> None:
+        """Loss Gemini cannot avoid: a strict request encode raises, otherwise a warning."""
+        if self._for_request and self._policy.mode == "strict":
+            raise LossyHistoryError(location, message, code=code)
+        self.warn(code, location, message)
 
     def encode(self, part: Part, message: int, index: int) -> JsonObject | None:
         """The wire part for ``part``, or ``None`` when it is (deliberately) not sent."""
@@ -101,9 +156,10 @@ class PartEncoder:
                 return {"text": json.dumps(part.value, ensure_ascii=False)}
             case HostedToolPart():
                 return self._hosted(part, message, index)
-            case ApprovalRequestPart() | ApprovalResponsePart() | InputRequestPart():
+            case ApprovalRequestPart() | ApprovalResponsePart():
+                self._approval(part, self.location(message, index))
                 return None
-            case InputResponsePart():
+            case InputRequestPart() | InputResponsePart():
                 return None
             case _:
                 assert_never(part)
@@ -216,12 +272,41 @@ class PartEncoder:
     def _hosted(self, part: HostedToolPart, message: int, index: int) -> JsonObject | None:
         if part.provider == "google":
             return dict(part.item)
-        self.warn(
-            "hosted_item_dropped",
+        self.lossy(
+            "hosted_item_unsupported",
             self.location(message, index),
-            f"{part.provider} hosted item {part.item_type!r} has no Gemini form; dropped",
+            f"{part.provider} hosted item {part.item_type!r} has no Gemini form",
         )
         return None
+
+    def _approval(self, part: ApprovalRequestPart | ApprovalResponsePart, location: str) -> None:
+        """Skip a local call's approval; anything else is history Gemini cannot carry."""
+        if isinstance(part, ApprovalRequestPart):
+            if part.call.owner == "hosted":
+                label = f" on server {part.call.server_label!r}" if part.call.server_label else ""
+                self.lossy(
+                    "hosted_approval_unsupported",
+                    location,
+                    f"the approval request for hosted call {part.call.name!r}{label} has no "
+                    "Gemini form (only the Responses API carries MCP approvals)",
+                )
+            return
+        if part.approval_id in self._approvals.local:
+            return
+        if part.approval_id in self._approvals.hosted:
+            self.lossy(
+                "hosted_approval_unsupported",
+                location,
+                f"the decision on hosted approval {part.approval_id!r} has no Gemini form "
+                "(only the Responses API carries MCP approvals)",
+            )
+            return
+        self.lossy(
+            "approval_unmatched",
+            location,
+            f"the decision on approval {part.approval_id!r} answers no approval request of "
+            "this history, so it may belong to a hosted call; Gemini cannot carry it",
+        )
 
 
 def _fields(extra: Extra) -> JsonObject:

@@ -9,7 +9,9 @@ from interlock.transcript import (
     GenerationOptions,
     HostedToolSpec,
     JsonObject,
+    LossyHistoryError,
     Message,
+    ReplayPolicy,
     Request,
     TextPart,
     ToolChoice,
@@ -20,8 +22,12 @@ from tests.codecs.gemini.wire_fixtures import validate_request
 HI = Message(role="user", parts=(TextPart(text="hi"),))
 
 
-def encode(**fields: object) -> tuple[JsonObject, list[str]]:
-    encoded = gemini.encode_request(Request(model="m", messages=(HI,), **fields))  # pyright: ignore[reportArgumentType]
+def encode(
+    policy: ReplayPolicy = ReplayPolicy(),  # noqa: B008 -- frozen, immutable default
+    **fields: object,
+) -> tuple[JsonObject, list[str]]:
+    request = Request(model="m", messages=(HI,), **fields)  # pyright: ignore[reportArgumentType]
+    encoded = gemini.encode_request(request, policy=policy)
     validate_request(encoded.payload)
     return encoded.payload, [warning.code for warning in encoded.warnings]
 
@@ -55,6 +61,7 @@ def test_validated_mode_survives_in_extra() -> None:
 
 def test_foreign_tools_use_json_schema_and_report_what_gemini_cannot_carry() -> None:
     payload, warnings = encode(
+        ReplayPolicy(mode="degrade"),
         tools=(
             ToolSpec(
                 name="f",
@@ -81,7 +88,26 @@ def test_foreign_tools_use_json_schema_and_report_what_gemini_cannot_carry() -> 
         },
         {"urlContext": {}},
     ]
-    assert warnings == ["parallel_tool_calls_ignored", "tool_strict_dropped", "hosted_tool_dropped"]
+    assert warnings == [
+        "parallel_tool_calls_ignored",
+        "tool_strict_dropped",
+        "hosted_tool_unsupported",
+    ]
+
+
+def test_another_providers_hosted_tool_is_refused_in_strict_mode() -> None:
+    """Trap 25: an OpenAI hosted tool has no Gemini form; strict refuses, never drops silently."""
+    with pytest.raises(LossyHistoryError) as caught:
+        encode(
+            hosted_tools=(
+                HostedToolSpec(provider="google", spec={"urlContext": {}}),
+                HostedToolSpec(provider="openai", spec={"type": "web_search"}),
+            )
+        )
+    assert (caught.value.code, caught.value.location) == (
+        "hosted_tool_unsupported",
+        "hosted_tools[1]",
+    )
 
 
 def test_tool_grouping_round_trips() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,8 +24,10 @@ from interlock.transcript import (
     RefusalPart,
     ReplayPolicy,
     Request,
+    Response,
     TextPart,
     ToolCallPart,
+    response_to_updates,
 )
 from tests.codecs.gemini.wire_fixtures import validate_request
 
@@ -165,7 +168,13 @@ def test_parts_without_a_gemini_form_are_reported() -> None:
             ),
         ),
     )
-    encoded = gemini.encode_request(history)
+    with pytest.raises(LossyHistoryError) as caught:
+        gemini.encode_request(history)
+    assert (caught.value.code, caught.value.location) == (
+        "hosted_item_unsupported",
+        "messages[1].parts[1]",
+    )
+    encoded = gemini.encode_request(history, policy=ReplayPolicy(mode="degrade"))
     assert encoded.payload["contents"] == [
         {"role": "user", "parts": [{"text": "q"}, {"text": '{"a": 1}'}]},
         {
@@ -176,7 +185,7 @@ def test_parts_without_a_gemini_form_are_reported() -> None:
     assert [(w.code, w.location) for w in encoded.warnings] == [
         ("json_as_text", "messages[0].parts[1]"),
         ("refusal_as_text", "messages[1].parts[0]"),
-        ("hosted_item_dropped", "messages[1].parts[1]"),
+        ("hosted_item_unsupported", "messages[1].parts[1]"),
     ]
 
 
@@ -199,6 +208,96 @@ def test_control_parts_are_never_sent_to_the_model() -> None:
         {"role": "user", "parts": [{"text": "ok"}]},
     ]
     assert encoded.warnings == ()
+
+
+HOSTED_CALL = ToolCallPart(
+    call_id="mcpr_1",
+    name="ask_question",
+    arguments='{"question":"transports"}',
+    owner="hosted",
+    server_label="deepwiki",
+)
+
+
+def hosted_approval_history(*, with_request: bool = True) -> Request:
+    """A Responses MCP approval: the service's request, then the user's decision."""
+    request = ApprovalRequestPart(approval_id="mcpr_1", call=HOSTED_CALL)
+    return Request(
+        model="m",
+        messages=(
+            Message(role="user", parts=(TextPart(text="q"),)),
+            Message(
+                role="assistant",
+                parts=(TextPart(text="May I?"), *((request,) if with_request else ())),
+            ),
+            Message(
+                role="user", parts=(ApprovalResponsePart(approval_id="mcpr_1", approved=True),)
+            ),
+        ),
+    )
+
+
+def test_hosted_approvals_are_refused_in_strict_mode() -> None:
+    """A hosted (MCP) approval is model history Gemini cannot carry: never dropped silently."""
+    with pytest.raises(LossyHistoryError) as caught:
+        gemini.encode_request(hosted_approval_history())
+    assert (caught.value.code, caught.value.location) == (
+        "hosted_approval_unsupported",
+        "messages[1].parts[1]",
+    )
+    assert "deepwiki" in caught.value.reason
+
+
+def test_hosted_approvals_are_dropped_with_a_warning_each_in_degrade_mode() -> None:
+    encoded = gemini.encode_request(hosted_approval_history(), policy=ReplayPolicy(mode="degrade"))
+    validate_request(encoded.payload)
+    assert encoded.payload["contents"] == [
+        {"role": "user", "parts": [{"text": "q"}]},
+        {"role": "model", "parts": [{"text": "May I?"}]},
+    ]
+    assert [(w.code, w.location) for w in encoded.warnings] == [
+        ("hosted_approval_unsupported", "messages[1].parts[1]"),
+        ("hosted_approval_unsupported", "messages[2].parts[0]"),
+    ]
+
+
+def test_a_decision_answering_no_request_is_not_dropped_silently() -> None:
+    """Without its request a decision may be a hosted one; strict refuses, degrade warns."""
+    history = hosted_approval_history(with_request=False)
+    with pytest.raises(LossyHistoryError) as caught:
+        gemini.encode_request(history)
+    assert (caught.value.code, caught.value.location) == (
+        "approval_unmatched",
+        "messages[2].parts[0]",
+    )
+    encoded = gemini.encode_request(history, policy=ReplayPolicy(mode="degrade"))
+    assert [(w.code, w.location) for w in encoded.warnings] == [
+        ("approval_unmatched", "messages[2].parts[0]")
+    ]
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["response", "stream"])
+def test_a_response_never_shows_a_hosted_approval_and_never_fails(streaming: bool) -> None:
+    """``encode_response`` has no warning channel: the request encoder is where it is reported."""
+    message = Message(
+        role="assistant",
+        parts=(
+            TextPart(text="May I?"),
+            ApprovalRequestPart(approval_id="mcpr_1", call=HOSTED_CALL),
+        ),
+    )
+    response = Response(message=message, finish_reason="stop")
+    if streaming:
+        encoder = gemini.StreamEncoder()
+        events = [
+            event for update in response_to_updates(response) for event in encoder.encode(update)
+        ]
+        text = "".join(event.data for event in [*events, *encoder.finish()])
+    else:
+        text = json.dumps(gemini.encode_response(response))
+    assert "May I?" in text
+    assert "mcpr_1" not in text
+    assert "ask_question" not in text
 
 
 @pytest.mark.parametrize("arguments", ['{"a": ', "[1, 2]", '"text"', "nan"])
