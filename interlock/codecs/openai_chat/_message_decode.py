@@ -1,7 +1,8 @@
 """Chat ``messages[]`` → canonical messages.
 
 Assistant parts come out in a fixed order: reasoning, content (text / refusal parts),
-the ``refusal`` field, ``tool_calls``, a deprecated ``function_call``. A ``tool`` message
+the ``refusal`` field, ``tool_calls``, a deprecated ``function_call``. The empty
+``content`` next to a ``refusal`` is no text part (only the layout remembers it). A ``tool`` message
 becomes ``Message(role="tool")`` holding one :class:`ToolResultPart`. The deprecated
 ``function`` role becomes the same, paired with the latest ``function_call`` of that name
 (whose call id is minted from its position: ``call_fn_<message index>``).
@@ -118,7 +119,12 @@ def _assistant(
     reasoning_count = len(parts)
     layout: JsonObject = {}
     content = message.get("content")
-    if content is not None:
+    if content == "" and message.get("refusal") is not None:
+        # A refusal's empty content (what SDKs accumulate from a stream's role chunk) is
+        # a layout fact, not a text part: the refusal must come back as a refusal alone.
+        layout["content"] = "empty"
+        consumed.add("content")
+    elif content is not None:
         parts.extend(decode_content(content, f"{path}.content", allow=_ASSISTANT_PARTS))
         consumed.add("content")
         if isinstance(content, list):

@@ -286,6 +286,8 @@ class MessageEncoder:
             built["content"] = content
         elif texts:
             built["content"] = texts[0].text
+        elif layout.get("content") == "empty" and refusals:
+            built["content"] = ""
         elif layout.get("content") != "absent" and "content" not in extra_of(message.extra):
             carried = refusals or any(isinstance(p, ToolCallPart) for _, p in parts)
             built["content"] = None if carried else ""

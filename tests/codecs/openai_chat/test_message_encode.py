@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import ChatCompletionChunk
 
-from interlock.codecs.openai_chat import decode_request, encode_request
+from interlock.codecs.openai_chat import (
+    REASONING_DIALECTS,
+    ReasoningDialect,
+    StreamDecoder,
+    StreamEncoder,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+)
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
@@ -14,11 +25,15 @@ from interlock.transcript import (
     LossyHistoryError,
     MediaPart,
     Message,
+    RefusalPart,
     ReplayPolicy,
     Request,
+    Response,
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    fold_updates,
+    response_to_updates,
 )
 
 USER = Message(role="user", parts=(TextPart(text="go"),))
@@ -255,4 +270,47 @@ def test_refusals_round_trip_in_both_places() -> None:
     }
     request = decode_request(payload)
     assert [p.kind for p in request.messages[0].parts] == ["refusal"]
+    assert encode_request(request).payload == payload
+
+
+REFUSAL = RefusalPart(text="I can't help with that.")
+
+
+@pytest.mark.parametrize("dialect", [None, *REASONING_DIALECTS])
+def test_a_refusal_survives_its_own_round_trips(dialect: ReasoningDialect | None) -> None:
+    """Conformance finding: a refusal (content null) must never come back as text."""
+    refused = Message(role="assistant", parts=(REFUSAL,))
+    request = encode_request(_request(USER, refused), reasoning_dialect=dialect).payload
+    assert request["messages"][1] == {  # type: ignore[index]
+        "role": "assistant",
+        "content": None,
+        "refusal": "I can't help with that.",
+    }
+    assert decode_request(request).messages[1].parts == (REFUSAL,)
+    response = Response(message=refused, finish_reason="stop")
+    body = encode_response(response, reasoning_dialect=dialect)
+    assert decode_response(body).message.parts == (REFUSAL,)
+    encoder = StreamEncoder(reasoning_dialect=dialect)
+    events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
+    events += encoder.finish()
+    decoder = StreamDecoder()
+    folded = fold_updates([u for e in events for u in decoder.feed(e)] + decoder.finish())
+    assert folded.message.parts == (REFUSAL,)
+    # What the official SDK accumulates from that stream, replayed as history.
+    state = ChatCompletionStreamState()
+    for event in events[:-1]:
+        state.handle_chunk(ChatCompletionChunk.model_validate_json(event.data))
+    accumulated = state.get_final_completion().choices[0].message
+    replayed = accumulated.model_dump(exclude_none=True, exclude={"parsed"})
+    assert replayed == {"role": "assistant", "content": "", "refusal": "I can't help with that."}
+    assert decode_request({"model": "m", "messages": [replayed]}).messages[0].parts == (REFUSAL,)
+
+
+def test_an_empty_content_next_to_a_refusal_is_layout_not_text() -> None:
+    payload = {
+        "model": "m",
+        "messages": [{"role": "assistant", "content": "", "refusal": "No."}],
+    }
+    request = decode_request(payload)
+    assert request.messages[0].parts == (RefusalPart(text="No."),)
     assert encode_request(request).payload == payload
