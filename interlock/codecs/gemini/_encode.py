@@ -10,7 +10,8 @@
   and are never sent to a model.
 * History Gemini cannot carry goes through :meth:`PartEncoder.lossy` (``strict`` refuses,
   ``degrade`` drops with a warning), never silently: another provider's hosted tool items
-  (``hosted_item_unsupported``), approvals of *hosted* calls and the decisions answering them
+  (``hosted_item_unsupported``), *hosted* tool calls and their results
+  (``hosted_call_unsupported``), approvals of hosted calls and the decisions answering them
   (``hosted_approval_unsupported``; only the Responses API carries MCP approvals), and a
   decision answering no approval request of the history (``approval_unmatched``: it cannot
   be told apart from a hosted one).
@@ -89,6 +90,7 @@ class PartEncoder:
         "_policy",
         "_prefix",
         "call_names",
+        "hosted_calls",
         "minted_ids",
         "warnings",
     )
@@ -108,6 +110,7 @@ class PartEncoder:
         self.warnings: list[TranslationWarning] = []
         self.call_names: dict[str, str] = {}
         self.minted_ids: set[str] = set()
+        self.hosted_calls: set[str] = set()
 
     def location(self, message: int, part: int) -> str:
         """The canonical location of a part, e.g. ``messages[4].parts[1]``."""
@@ -186,8 +189,12 @@ class PartEncoder:
             )
         self.warn("opaque_dropped", location, f"the {what} cannot be sent to Gemini; dropped")
 
-    def _call(self, part: ToolCallPart, message: int, index: int) -> JsonObject:
+    def _call(self, part: ToolCallPart, message: int, index: int) -> JsonObject | None:
         location = self.location(message, index)
+        if part.owner == "hosted":
+            self.hosted_calls.add(part.call_id)
+            self._hosted_call(part.call_id, location, "call")
+            return None
         arguments = require_object_arguments(part, location)
         own = part.extra.get(DIALECT, {})
         call: JsonObject = dict(object_entry(own, "call"))
@@ -206,8 +213,11 @@ class PartEncoder:
             return wire
         return self._sign(wire, part.signature, message, index)
 
-    def _result(self, part: ToolResultPart, message: int, index: int) -> JsonObject:
+    def _result(self, part: ToolResultPart, message: int, index: int) -> JsonObject | None:
         location = self.location(message, index)
+        if part.call_id in self.hosted_calls:
+            self._hosted_call(part.call_id, location, "result")
+            return None
         own = part.extra.get(DIALECT, {})
         name = part.name or self.call_names.get(part.call_id)
         if name is None:
@@ -278,6 +288,14 @@ class PartEncoder:
             f"{part.provider} hosted item {part.item_type!r} has no Gemini form",
         )
         return None
+
+    def _hosted_call(self, call_id: str, location: str, what: str) -> None:
+        self.lossy(
+            "hosted_call_unsupported",
+            location,
+            f"the {what} of service-executed (hosted) call {call_id!r} has no Gemini form; "
+            "as a functionCall Gemini would take it for its own",
+        )
 
     def _approval(self, part: ApprovalRequestPart | ApprovalResponsePart, location: str) -> None:
         """Skip a local call's approval; anything else is history Gemini cannot carry."""

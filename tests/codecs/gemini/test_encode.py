@@ -27,6 +27,7 @@ from interlock.transcript import (
     Response,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
     response_to_updates,
 )
 from tests.codecs.gemini.wire_fixtures import validate_request
@@ -276,6 +277,37 @@ def test_a_decision_answering_no_request_is_not_dropped_silently() -> None:
     ]
 
 
+def test_a_hosted_call_and_its_result_are_never_sent_as_a_function_call() -> None:
+    """A service-executed call is not Gemini's function call; its result goes with it."""
+    history = Request(
+        model="m",
+        messages=(
+            Message(role="user", parts=(TextPart(text="q"),)),
+            Message(role="assistant", parts=(HOSTED_CALL,)),
+            Message(
+                role="tool",
+                parts=(ToolResultPart(call_id="mcpr_1", output=(TextPart(text="sse, http"),)),),
+            ),
+            Message(role="user", parts=(TextPart(text="thanks"),)),
+        ),
+    )
+    with pytest.raises(LossyHistoryError) as caught:
+        gemini.encode_request(history)
+    assert (caught.value.code, caught.value.location) == (
+        "hosted_call_unsupported",
+        "messages[1].parts[0]",
+    )
+    encoded = gemini.encode_request(history, policy=ReplayPolicy(mode="degrade"))
+    assert encoded.payload["contents"] == [
+        {"role": "user", "parts": [{"text": "q"}]},
+        {"role": "user", "parts": [{"text": "thanks"}]},
+    ]
+    assert [(w.code, w.location) for w in encoded.warnings] == [
+        ("hosted_call_unsupported", "messages[1].parts[0]"),
+        ("hosted_call_unsupported", "messages[2].parts[0]"),
+    ]
+
+
 @pytest.mark.parametrize("streaming", [False, True], ids=["response", "stream"])
 def test_a_response_never_shows_a_hosted_approval_and_never_fails(streaming: bool) -> None:
     """``encode_response`` has no warning channel: the request encoder is where it is reported."""
@@ -354,8 +386,6 @@ def test_media_part_without_data_or_uri_is_refused() -> None:
 
 
 def test_tool_result_without_any_name_is_refused() -> None:
-    from interlock.transcript import ToolResultPart
-
     history = Request(
         model="m",
         messages=(
