@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute
 
 from interlock.gateway import access_log, agui, routes_ops, routes_proxy
 from interlock.gateway.auth import KeyRing
-from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol
+from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol, UpstreamConfig
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.proxy import Proxy, Route
@@ -81,10 +81,11 @@ ROUTE_MODULES: list[RouteModule] = [ops_routes, proxy_routes, agui_routes]
 """Route modules every app gets, in order."""
 
 
-def _emulator_transport(protocol: str) -> tuple[object, httpx.AsyncBaseTransport]:
+def _emulator_transport(config: UpstreamConfig) -> tuple[object, httpx.AsyncBaseTransport]:
     from interlock.gateway.emulators import create_emulator, emulator_app
 
-    emulator = create_emulator(protocol)
+    options = {"reasoning_dialect": config.reasoning_dialect} if config.reasoning_dialect else {}
+    emulator = create_emulator(config.protocol, **options)
     return emulator, httpx.ASGITransport(app=emulator_app(emulator))
 
 
@@ -103,7 +104,7 @@ def build_gateway(
     for upstream_config in config.upstreams:
         transport = (transports or {}).get(upstream_config.name)
         if transport is None and upstream_config.base_url.startswith(EMULATOR_SCHEME):
-            emulator, transport = _emulator_transport(upstream_config.protocol)
+            emulator, transport = _emulator_transport(upstream_config)
             emulators[upstream_config.name] = emulator
         upstreams[upstream_config.name] = Upstream(
             config=upstream_config,

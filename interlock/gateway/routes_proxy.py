@@ -99,6 +99,12 @@ def routes(proxy: Proxy, dialects: dict[Protocol, Dialect]) -> list[BaseRoute]:
             "/v1/chat/completions", endpoint("openai-chat", "chat.completions"), methods=["POST"]
         ),
         Route("/v1/responses", endpoint("openai-responses", "responses"), methods=["POST"]),
-        Route("/v1beta/models/{model}:generateContent", generate, methods=["POST"]),
-        Route("/v1beta/models/{model}:streamGenerateContent", stream_generate, methods=["POST"]),
+        *(
+            Route(f"/{version}/models/{{model}}:{method}", handler, methods=["POST"])
+            for version in ("v1beta", "v1")  # google-genai uses v1 with a custom base_url
+            for method, handler in (
+                ("generateContent", generate),
+                ("streamGenerateContent", stream_generate),
+            )
+        ),
     ]

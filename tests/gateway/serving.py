@@ -1,0 +1,124 @@
+"""Real servers on loopback for end-to-end tests: emulators in a thread, the gateway as a
+subprocess started through the ``interlock serve`` command line."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from interlock.gateway.emulators import Emulator, create_emulator, emulator_app
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def emulators_on_loopback() -> Iterator[tuple[str, dict[str, Emulator]]]:
+    """The three emulators on one loopback port (in this process: ``received`` is readable)."""
+    emulators = {
+        "openai-responses": create_emulator("openai-responses"),
+        "openai-chat": create_emulator("openai-chat", reasoning_dialect="reasoning_content"),
+        "gemini": create_emulator("gemini"),
+    }
+    port = free_port()
+    config = uvicorn.Config(
+        emulator_app(*emulators.values()),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "emulators did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}", emulators
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def gateway_config(emulator_url: str, store_url: str) -> str:
+    return f"""
+[server]
+access_log = false
+
+[store]
+url = "{store_url}"
+
+[[upstreams]]
+name = "up-responses"
+protocol = "openai-responses"
+base_url = "{emulator_url}/v1"
+
+[[upstreams]]
+name = "up-chat"
+protocol = "openai-chat"
+base_url = "{emulator_url}/v1"
+reasoning_dialect = "reasoning_content"
+
+[[upstreams]]
+name = "up-gemini"
+protocol = "gemini"
+base_url = "{emulator_url}"
+
+[[models]]
+name = "via-responses"
+upstream = "up-responses"
+model = "gpt-5-emulated"
+
+[[models]]
+name = "via-chat"
+upstream = "up-chat"
+model = "chat-emulated"
+
+[[models]]
+name = "via-gemini"
+upstream = "up-gemini"
+model = "gemini-3-flash-emulated"
+"""
+
+
+@contextmanager
+def serve(config_path: Path, cwd: Path) -> Iterator[str]:
+    """``interlock serve --config …`` on a free port until healthy; terminated afterwards."""
+    port = free_port()
+    log = cwd / f"serve-{port}.log"
+    command = [sys.executable, "-m", "interlock.gateway.cli", "serve"]
+    command += ["--config", str(config_path), "--port", str(port)]
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            process.wait(timeout=10)
+            raise RuntimeError(f"interlock serve did not become healthy: {log.read_text()}")
+        time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
