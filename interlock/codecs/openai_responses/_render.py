@@ -123,7 +123,7 @@ def group_parts(parts: Sequence[Part]) -> list[ItemGroup]:
             and kind != "single"
             and kind == current.kind
             and item_id == current_id
-            and not _marks_item(part)
+            and not (part.extra and ITEM in own(part.extra))
         ):
             current.parts.append(part)
             continue

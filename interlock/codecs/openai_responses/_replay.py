@@ -141,7 +141,8 @@ def encode_message(message: Message, index: int, context: ReplayContext) -> list
     carries_content = message.role != "tool"
     for position, part in enumerate(message.parts):
         if carries_content and isinstance(part, _CONTENT_TYPES):
-            _check_signature(part, index, position, context)
+            if getattr(part, "signature", None) is not None:
+                _check_signature(part, index, position, context)
             content.append(part)
             if content_at is None:
                 content_at = len(items)

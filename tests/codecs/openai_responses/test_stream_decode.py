@@ -102,6 +102,9 @@ def test_truncated_stream_finishes_as_failure() -> None:
     ("data", "path"),
     [
         ("{not json", "event.data"),
+        ('{"type": "error"} {"type": "error"}', "event.data"),
+        ('\ufeff{"type": "error"}', "event.data"),
+        ("", "event.data"),
         ('["a"]', "event"),
         ('{"sequence_number": 1}', "event.type"),
         (
@@ -122,3 +125,9 @@ def test_broken_events_raise_decode_error(data: str, path: str) -> None:
     with pytest.raises(DecodeError) as caught:
         StreamDecoder().feed(SseEvent(data=data))
     assert caught.value.path == path
+
+
+def test_event_data_with_surrounding_whitespace_decodes_like_compact_data() -> None:
+    events = trace("stream_message.jsonl")
+    padded = [SseEvent(data=f" \n{event.data}\t ", event=event.event) for event in events]
+    assert decode_all(padded) == decode_all(events)

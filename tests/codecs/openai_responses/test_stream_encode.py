@@ -14,7 +14,19 @@ from interlock.codecs.openai_responses import (
     decode_response,
     encode_response,
 )
-from interlock.transcript import StreamFailed, fold_updates, response_to_updates
+from interlock.transcript import (
+    PartDelta,
+    PartFinished,
+    PartStarted,
+    ReasoningPart,
+    RefusalPart,
+    ResponseStarted,
+    StreamFailed,
+    TextPart,
+    ToolCallPart,
+    fold_updates,
+    response_to_updates,
+)
 from tests.codecs.openai_responses._fixtures import load, names, trace
 
 EVENTS: TypeAdapter[ResponseStreamEvent] = TypeAdapter(ResponseStreamEvent)
@@ -70,3 +82,52 @@ def test_failure_is_an_error_event() -> None:
     [event] = encoder.encode(StreamFailed(code="server_error", message="boom"))
     assert event.event == "error" and json.loads(event.data)["message"] == "boom"
     assert encoder.finish() == []
+
+
+_WHERE = ["type", "item_id", "output_index"]
+DELTA_KEYS = {
+    "response.reasoning_summary_text.delta": [*_WHERE, "summary_index", "delta", "sequence_number"],
+    "response.reasoning_text.delta": [*_WHERE, "content_index", "delta", "sequence_number"],
+    "response.output_text.delta": [
+        *_WHERE,
+        "content_index",
+        "delta",
+        "logprobs",
+        "sequence_number",
+    ],
+    "response.refusal.delta": [*_WHERE, "content_index", "delta", "sequence_number"],
+    "response.function_call_arguments.delta": [*_WHERE, "delta", "sequence_number"],
+}
+AWKWARD = ["plain ", 'quote " and \\ backslash', "é ü 日本", "line\nbreak\u2028sep", "\x00\x1f", ""]
+
+
+def test_delta_events_are_the_compact_json_of_the_event_object() -> None:
+    """Delta events are built from a per-part template; they must equal a full encoding."""
+    parts = (
+        ReasoningPart(reasoning_kind="summary", text="", item_id="rs_1"),
+        ReasoningPart(reasoning_kind="raw", text="", item_id="rs_1"),
+        TextPart(text="", item_id="msg_1"),
+        RefusalPart(text="", item_id="msg_1"),
+        ToolCallPart(call_id="call_1", name="f", item_id="fc_1"),
+    )
+    encoder = StreamEncoder()
+    events = encoder.encode(ResponseStarted(id="resp_1", model="m"))
+    for index, part in enumerate(parts):
+        events += encoder.encode(PartStarted(index=index, part=part))
+        for delta in AWKWARD:
+            events += encoder.encode(PartDelta(index=index, delta=delta))
+        events += encoder.encode(PartFinished(index=index, part=part))
+    events += encoder.finish()
+    deltas = [event for event in events if event.event and event.event.endswith(".delta")]
+    assert len(deltas) == len(parts) * len(AWKWARD)
+    assert {event.event for event in deltas} == set(DELTA_KEYS)
+    for event in deltas:
+        payload = json.loads(event.data)
+        assert event.data == json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+        assert list(payload) == DELTA_KEYS[event.event]
+    assert [json.loads(event.data)["delta"] for event in deltas] == AWKWARD * len(parts)
+    final = json.loads(events[-1].data)["response"]
+    assert [item["id"] for item in final["output"]] == ["rs_1", "msg_1", "fc_1"]
+    assert [e["sequence_number"] for e in map(json.loads, (e.data for e in events))] == list(
+        range(len(events))
+    )
