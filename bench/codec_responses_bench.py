@@ -5,12 +5,17 @@
 2. ``encode_request`` of a history with reasoning and tool calls at 250/500/1,000/2,000
    messages (linearity), with a baseline of ``json.dumps`` of the encoded payload.
 
-Run: ``python bench/codec_responses_bench.py``.
+Codec and baseline runs are interleaved so both see the same machine load; the best run
+(least disturbed) and the median are printed, with the load average.
+
+Run: ``taskset -c 0 python bench/codec_responses_bench.py``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import statistics
 import time
 from collections.abc import Callable
 
@@ -133,28 +138,66 @@ def history(size: int) -> Request:
     )
 
 
+def timings(rounds: int, actions: dict[str, Callable[[], object]]) -> dict[str, list[float]]:
+    """Seconds per call of each action, ``rounds`` times, interleaved (same load for all).
+
+    ``<name>`` holds wall-clock seconds, ``<name>/cpu`` the process CPU seconds of the same
+    calls (time spent preempted by other jobs is not in it, which steadies the median).
+    """
+    seconds: dict[str, list[float]] = {}
+    for name in actions:
+        seconds[name], seconds[f"{name}/cpu"] = [], []
+    for _ in range(rounds):
+        for name, action in actions.items():
+            start, cpu = time.perf_counter(), time.process_time()
+            action()
+            seconds[f"{name}/cpu"].append(time.process_time() - cpu)
+            seconds[name].append(time.perf_counter() - start)
+    return seconds
+
+
+def load() -> str:
+    """The 1-minute load average (other jobs on the machine inflate wall-clock figures)."""
+    return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "n/a"
+
+
 def main() -> None:
+    print(f"load average at start: {load()}")
+    print("best = least disturbed wall-clock run; median = median of the CPU times")
     events = stream_events(2_000)
     count = len(events)
-    seconds = best_of(5, lambda: roundtrip(events))
-    base = best_of(5, lambda: baseline(events))
-    rate = count / seconds
-    print(
-        f"stream decode+re-encode: {count} events in {seconds * 1000:.1f} ms = {rate:,.0f} events/s "
-        f"(json.loads+dumps baseline {count / base:,.0f} events/s; ratio {seconds / base:.2f}x)"
-    )
-    print("encode_request (store=false, reasoning + calls):")
+    stream = timings(15, {"codec": lambda: roundtrip(events), "json": lambda: baseline(events)})
+    for label, key, pick in (
+        ("best wall-clock", "", min),
+        ("median CPU time", "/cpu", statistics.median),
+    ):
+        codec, base = pick(stream[f"codec{key}"]), pick(stream[f"json{key}"])
+        print(
+            f"stream decode+re-encode, {count} events, {label}: {count / codec:,.0f} events/s "
+            f"(json.loads+dumps baseline {count / base:,.0f} events/s; ratio {codec / base:.2f}x)"
+        )
+    print("encode_request (store=false, reasoning + calls), best wall-clock / median CPU time:")
     previous: float | None = None
     for size in (250, 500, 1_000, 2_000):
         request = history(size)
-        seconds = best_of(7, lambda request=request: encode_request(request))
         payload = encode_request(request).payload
-        base = best_of(7, lambda payload=payload: json.dumps(payload))
-        growth = "" if previous is None else f", x{seconds / previous:.2f} vs half size"
-        print(
-            f"  {size:5d} messages: {seconds * 1000:.2f} ms (json.dumps of the payload {base * 1000:.2f} ms; ratio {seconds / base:.2f}x{growth})"
+        encode = timings(
+            21,
+            {
+                "codec": lambda request=request: encode_request(request),
+                "json": lambda payload=payload: json.dumps(payload),
+            },
         )
-        previous = seconds
+        best, median = min(encode["codec"]), statistics.median(encode["codec/cpu"])
+        base = min(encode["json"])
+        growth = "" if previous is None else f", best x{best / previous:.2f} vs half size"
+        print(
+            f"  {size:5d} messages: {best * 1000:.2f} / {median * 1000:.2f} ms "
+            f"({best / size * 1e6:.2f} us/message; json.dumps of the payload {base * 1000:.2f} ms, "
+            f"ratio {best / base:.2f}x{growth})"
+        )
+        previous = best
+    print(f"load average at end: {load()}")
 
 
 if __name__ == "__main__":
