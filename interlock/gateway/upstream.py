@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -113,6 +114,12 @@ def http_client(
     limits = httpx.Limits(
         max_connections=config.max_connections, max_keepalive_connections=config.max_connections
     )
+    if transport is None:
+        # Requests go out as header + body writes: without TCP_NODELAY, Nagle's algorithm
+        # and delayed ACKs can stall each one by tens of milliseconds.
+        transport = httpx.AsyncHTTPTransport(
+            limits=limits, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        )
     base_url = config.base_url
     if config.emulated:
         base_url = "http://emulator" + ("" if config.protocol == "gemini" else "/v1")

@@ -106,13 +106,16 @@ def test_dockerfile_steps_build_and_serve(tmp_path: Path) -> None:
     command = exec_form(instructions()["CMD"][0])
     command[command.index("--port") + 1] = str(port)
     command[0] = str(environment / "bin" / "interlock")
-    server = subprocess.Popen(
-        command,
-        cwd=data,
-        env={**os.environ, "PATH": f"{environment / 'bin'}:{os.environ['PATH']}"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    log = tmp_path / "serve.log"
+    path = f"{environment / 'bin'}:{os.environ['PATH']}"
+    with log.open("wb") as output:
+        server = subprocess.Popen(
+            command,
+            cwd=data,
+            env={**os.environ, "PATH": path},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
     try:
         health = exec_form(instructions()["HEALTHCHECK"][0].split("CMD", 1)[1])
         health[health.index("-c") + 1] = health[health.index("-c") + 1].replace("8787", str(port))
@@ -121,7 +124,7 @@ def test_dockerfile_steps_build_and_serve(tmp_path: Path) -> None:
         while True:
             if subprocess.run(health, capture_output=True, timeout=10).returncode == 0:
                 break
-            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            assert server.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "the container command never became healthy"
             time.sleep(0.2)
         assert (data / ".interlock").is_dir()  # the embedded default keeps its state here
