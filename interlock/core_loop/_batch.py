@@ -64,6 +64,28 @@ class Pause:
     calls: tuple[ToolCallPart, ...] = ()
 
 
+@dataclass(slots=True)
+class Counters:
+    """The run's live budget counters; :class:`Budget` is their stored, frozen form."""
+
+    iterations: int = 0
+    function_calls: int = 0
+    consecutive_errors: int = 0
+
+    @classmethod
+    def of(cls, budget: Budget) -> Counters:
+        """Counters continuing a stored budget."""
+        return cls(budget.iterations, budget.function_calls, budget.consecutive_errors)
+
+    def frozen(self) -> Budget:
+        """The counters as a stored budget."""
+        return Budget(
+            iterations=self.iterations,
+            function_calls=self.function_calls,
+            consecutive_errors=self.consecutive_errors,
+        )
+
+
 @dataclass(slots=True, kw_only=True)
 class _Slot:
     """One call of a batch while settling."""
@@ -102,12 +124,14 @@ class BatchSettler:
     ledger: LedgerStore
     thread_id: str
     ids: IdSource
-    budget: Budget
+    counters: Counters
     tools: Mapping[str, Tool]
     known_results: dict[str, ToolResultPart]
     answers: dict[str, JsonValue]
     pause: Pause | None
     settled: list[Message]
+    outbox: list[LoopEvent]
+    """Events of steps that are plain coroutines; the run yields them after each step."""
 
     def classify(self, call: ToolCallPart) -> Disposition:
         """How one call is treated; depends only on the call, never on its position."""
@@ -121,8 +145,12 @@ class BatchSettler:
             return "execute" if auto is not None and auto(call) else "approval"
         return "execute"
 
-    async def start_batch(self, calls: tuple[ToolCallPart, ...]) -> AsyncIterator[LoopEvent]:
-        """Classify a fresh batch from the model, then hold it or settle it."""
+    async def plan_batch(self, calls: tuple[ToolCallPart, ...]) -> HeldBatch | None:
+        """Classify a fresh batch from the model; the batch if it can be settled now.
+
+        Otherwise the batch is held for decisions (approval requests in the outbox) or,
+        with ``terminate_on_unknown_calls``, refused whole.
+        """
         planned: list[PlannedCall] = []
         for call in calls:
             disposition = self.classify(call)
@@ -132,17 +160,14 @@ class BatchSettler:
         if self.agent.limits.terminate_on_unknown_calls and any(
             item.disposition == "unknown" for item in planned
         ):
-            async for event in self._refuse_unknown(batch):
-                yield event
-            return
+            await self._refuse_unknown(batch)
+            return None
         records = [self._record(batch.batch_id, item) for item in planned if item.approval_id]
         if records:
             await self.ledger.hold_batch(self.thread_id, batch, records)
-            for event in self._surface_approvals(records):
-                yield event
-            return
-        async for event in self.settle(batch, {}):
-            yield event
+            self.outbox += self._surface_approvals(records)
+            return None
+        return batch
 
     def _record(self, batch_id: str, item: PlannedCall) -> ApprovalRecord:
         assert item.approval_id is not None
@@ -165,7 +190,7 @@ class BatchSettler:
         self.pause = Pause(outcome="awaiting_approval", approvals=requests)
         return [ApprovalRequested(message_id=message_id, request=request) for request in requests]
 
-    async def _refuse_unknown(self, batch: HeldBatch) -> AsyncIterator[LoopEvent]:
+    async def _refuse_unknown(self, batch: HeldBatch) -> None:
         message_id = self.ids("msg")
         for item in batch.calls:
             if item.disposition == "unknown":
@@ -173,13 +198,16 @@ class BatchSettler:
             else:
                 result = make_result(item.call, UNKNOWN_TERMINATED, "interrupted")
             await self.ledger.complete_execution(self.thread_id, item.occurrence_id, result)
-            yield ToolFinished(message_id=message_id, call=item.call, result=result)
+            self.outbox.append(ToolFinished(message_id=message_id, call=item.call, result=result))
         self.pause = Pause(outcome="terminated", reason="unknown_tool")
 
     async def settle(
-        self, batch: HeldBatch, records: Mapping[str, ApprovalRecord]
+        self, batch: HeldBatch, records: Mapping[str, ApprovalRecord], *, held: bool = True
     ) -> AsyncIterator[LoopEvent]:
-        """Run a batch whose decisions are all in (or re-surface what is still undecided)."""
+        """Run a batch whose decisions are all in (or re-surface what is still undecided).
+
+        ``held`` is False for a fresh batch that was never held (nothing to release).
+        """
         undecided = [
             records[item.approval_id]
             for item in batch.calls
@@ -205,7 +233,7 @@ class BatchSettler:
                     yield ToolFinished(message_id=message_id, call=slot.call, result=slot.result)
         finally:
             _stop(slots)
-        async for event in self._conclude(batch, slots, terminate, message_id):
+        for event in await self._conclude(batch, slots, terminate, message_id, held):
             yield event
 
     async def _open(self, item: PlannedCall, records: Mapping[str, ApprovalRecord]) -> _Slot:
@@ -248,7 +276,7 @@ class BatchSettler:
         resumed: bool,
     ) -> _Slot:
         limit = self.agent.limits.max_function_calls
-        if not resumed and limit is not None and self.budget.function_calls >= limit:
+        if not resumed and limit is not None and self.counters.function_calls >= limit:
             return await self._done(
                 call, make_result(call, LIMIT_SKIPPED.format(limit=limit), "interrupted")
             )
@@ -261,12 +289,7 @@ class BatchSettler:
                 )
             return _Slot(call=call, result=make_result(call, INDETERMINATE, "interrupted"))
         if not resumed:
-            budget = self.budget
-            self.budget = Budget(
-                iterations=budget.iterations,
-                function_calls=budget.function_calls + 1,
-                consecutive_errors=budget.consecutive_errors,
-            )
+            self.counters.function_calls += 1
         tool = self.tools[call.name]
         work = execute(
             tool,
@@ -308,36 +331,32 @@ class BatchSettler:
         return False
 
     async def _conclude(
-        self, batch: HeldBatch, slots: list[_Slot], terminate: bool, message_id: str
-    ) -> AsyncIterator[LoopEvent]:
+        self, batch: HeldBatch, slots: list[_Slot], terminate: bool, message_id: str, held: bool
+    ) -> list[LoopEvent]:
+        """Count errors, then end the run (input, termination, client calls) or keep the
+        batch's results for the next model call."""
         produced = [slot.result for slot in slots if slot.result is not None and slot.emit]
         if produced:
             failed = any(result.outcome == "failed" for result in produced)
-            errors = self.budget.consecutive_errors + 1 if failed else 0
-            budget = self.budget
-            self.budget = Budget(
-                iterations=budget.iterations,
-                function_calls=budget.function_calls,
-                consecutive_errors=errors,
-            )
+            self.counters.consecutive_errors = self.counters.consecutive_errors + 1 if failed else 0
         waiting = tuple(request for slot in slots for request in slot.waiting)
         clients = tuple(slot.call for slot in slots if slot.client)
         if waiting and not terminate:
             await self.ledger.hold_batch(self.thread_id, batch, ())
             control_id = self.ids("msg")
-            for request in waiting:
-                yield InputRequested(message_id=control_id, request=request)
             self.pause = Pause(outcome="awaiting_input", inputs=waiting)
-            return
+            return [InputRequested(message_id=control_id, request=request) for request in waiting]
         if terminate:
-            await self.ledger.release_batch(self.thread_id, batch.batch_id)
+            if held:
+                await self.ledger.release_batch(self.thread_id, batch.batch_id)
             self.pause = Pause(outcome="terminated", reason="middleware")
-            return
+            return []
         if clients:
             await self.ledger.hold_batch(self.thread_id, batch, ())
-            yield ClientCallsPending(calls=clients)
             self.pause = Pause(outcome="awaiting_client", calls=clients)
-            return
-        await self.ledger.release_batch(self.thread_id, batch.batch_id)
+            return [ClientCallsPending(calls=clients)]
+        if held:
+            await self.ledger.release_batch(self.thread_id, batch.batch_id)
         results = tuple(slot.result for slot in slots if slot.result is not None)
         self.settled.append(Message(role="tool", parts=results, id=message_id))
+        return []

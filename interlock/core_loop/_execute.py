@@ -59,9 +59,13 @@ class TerminateLoop(Exception):
         self.result = result
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Execution:
-    """The outcome of one execution: exactly one of ``result`` or ``questions`` is set."""
+    """The outcome of one execution: exactly one of ``result`` or ``questions`` is set.
+
+    Internal and short-lived (one per execution), so not frozen: a frozen dataclass costs
+    several times more to build.
+    """
 
     result: ToolResultPart | None = None
     questions: tuple[InputQuestion, ...] = ()
@@ -119,12 +123,19 @@ async def execute(
     except ToolArgumentsError as error:
         text = f"Error: invalid arguments for tool {tool.name!r}: {error}"
         return Execution(result=make_result(call, text, "failed"))
-    context = ToolContext(thread_id=thread_id, call=call, answers=answers)
-    invocation = ToolInvocation(
-        tool=tool, call=call, arguments=arguments, context=context, approval=approval
+    context = (
+        ToolContext(thread_id=thread_id, call=call, answers=answers)
+        if middleware or tool.context_parameter is not None
+        else None
     )
     try:
-        value = await _chain(middleware)(invocation)
+        if context is None:  # no middleware and no context parameter: call the tool directly
+            value = await tool.call(arguments)
+        else:
+            invocation = ToolInvocation(
+                tool=tool, call=call, arguments=arguments, context=context, approval=approval
+            )
+            value = await _chain(middleware)(invocation)
     except NeedsInput as request:
         return _asked(call, request)
     except TerminateLoop as stop:

@@ -94,14 +94,9 @@ class _Projector:
         """Approval id → index of the (last) message answering it."""
         self.hosted_requests: set[str] = set()
         """Hosted approval requests seen so far (an answer before its request is dropped)."""
-        self.dropped: set[int] = set()
-        """Messages with nothing to send where they stand (results and input parts only)."""
         results, answered = self.results, self.hosted_answered
         for index in special:
-            parts = messages[index].parts
-            if _NEVER_IN_PLACE.issuperset(map(type, parts)):
-                self.dropped.add(index)
-            for part in parts:
+            for part in messages[index].parts:
                 if isinstance(part, ToolResultPart):
                     occurrence = part.occurrence_id
                     if occurrence is not None and occurrence not in results:
@@ -111,9 +106,9 @@ class _Projector:
 
     def project(self, index: int, out: list[Message]) -> None:
         """Append what message ``index`` contributes (itself, a copy, and/or results)."""
-        if index in self.dropped:
-            return
         message = self.messages[index]
+        if _NEVER_IN_PLACE.issuperset(map(type, message.parts)):
+            return  # results and input parts only: nothing to send where they stand
         parts, follow = self._parts(message, index)
         if len(parts) == len(message.parts):
             out.append(message)

@@ -215,11 +215,16 @@ class LedgerStore(Protocol):
         ...
 
 
+_Journaled: TypeAlias = "ToolResultPart | tuple[InputRequestPart, ...] | None"
+"""An occurrence's journal state in its cheapest form: ``None`` started, a tuple of
+requests awaiting input, a result completed. :class:`JournalEntry` is built on read."""
+
+
 @dataclass(slots=True)
 class _Thread:
     batches: dict[str, HeldBatch]
     approvals: dict[str, ApprovalRecord]
-    journal: dict[str, JournalEntry]
+    journal: dict[str, _Journaled]
     budget: Budget
 
 
@@ -275,31 +280,34 @@ class InMemoryLedgerStore:
     async def begin_execution(self, thread_id: str, occurrence_id: str) -> bool:
         """Compare-and-set the occurrence to started."""
         journal = self._thread(thread_id).journal
-        entry = journal.get(occurrence_id)
-        if entry is not None and entry.state != "awaiting_input":
-            return False
-        journal[occurrence_id] = JournalEntry(occurrence_id=occurrence_id, state="started")
+        if occurrence_id in journal and type(journal[occurrence_id]) is not tuple:
+            return False  # started or completed
+        journal[occurrence_id] = None
         return True
 
     async def pause_execution(
         self, thread_id: str, occurrence_id: str, requests: Sequence[InputRequestPart]
     ) -> None:
         """Record that the occurrence awaits user input."""
-        self._thread(thread_id).journal[occurrence_id] = JournalEntry(
-            occurrence_id=occurrence_id, state="awaiting_input", requests=tuple(requests)
-        )
+        self._thread(thread_id).journal[occurrence_id] = tuple(requests)
 
     async def complete_execution(
         self, thread_id: str, occurrence_id: str, result: ToolResultPart
     ) -> None:
         """Record the occurrence's terminal result."""
-        self._thread(thread_id).journal[occurrence_id] = JournalEntry(
-            occurrence_id=occurrence_id, state="completed", result=result
-        )
+        self._thread(thread_id).journal[occurrence_id] = result
 
     async def execution(self, thread_id: str, occurrence_id: str) -> JournalEntry | None:
         """The occurrence's journal entry."""
-        return self._thread(thread_id).journal.get(occurrence_id)
+        journal = self._thread(thread_id).journal
+        if occurrence_id not in journal:
+            return None
+        state = journal[occurrence_id]
+        if state is None:
+            return JournalEntry(occurrence_id=occurrence_id, state="started")
+        if isinstance(state, tuple):
+            return JournalEntry(occurrence_id=occurrence_id, state="awaiting_input", requests=state)
+        return JournalEntry(occurrence_id=occurrence_id, state="completed", result=state)
 
     async def budget(self, thread_id: str) -> Budget:
         """The thread's budget counters."""

@@ -3,6 +3,11 @@
 One run: validate and claim the caller's decisions against the ledger, settle the held
 batches they complete, then call the model until it answers without local calls, the run
 pauses, or a limit forces one final call with tools disabled.
+
+The model stream is consumed in :meth:`Run.events` itself, so a model update reaches the
+caller through one generator; the steps around it are plain coroutines that leave their
+events in an outbox, and only a batch's execution (whose events must stream while tools
+run) is a second generator.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from interlock.core_loop._agent import (
     ModelStreamError,
     random_ids,
 )
-from interlock.core_loop._batch import BatchSettler, Pause
+from interlock.core_loop._batch import BatchSettler, Counters, Pause
 from interlock.core_loop._decisions import Resumption, claim_decisions
 from interlock.core_loop._events import (
     LoopEvent,
@@ -27,7 +32,7 @@ from interlock.core_loop._events import (
     fold_event_stream,
 )
 from interlock.core_loop._history import project_history
-from interlock.core_loop._ledger import Budget, LedgerStore
+from interlock.core_loop._ledger import HeldBatch, LedgerStore
 from interlock.core_loop._model import ChatModel
 from interlock.core_loop._tools import Tool
 from interlock.transcript import (
@@ -35,6 +40,7 @@ from interlock.transcript import (
     Continuation,
     JsonValue,
     Message,
+    Part,
     PartDelta,
     PartFinished,
     PartStarted,
@@ -53,6 +59,8 @@ from interlock.transcript import (
 )
 
 _VISIBLE = ("text", "refusal", "media", "json")
+_NO_TOOLS = ToolChoice(mode="none")
+_STATELESS = Continuation()
 
 
 class Run(BatchSettler):
@@ -77,44 +85,80 @@ class Run(BatchSettler):
         self.ids = ids
         self.tools: Mapping[str, Tool] = {tool.name: tool for tool in agent.tools}
         self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in agent.tools)
-        self.budget = Budget()
+        self.counters = Counters()
         self.known_results: dict[str, ToolResultPart] = {}
         self.answers: dict[str, JsonValue] = {}
         self.pause: Pause | None = None
         self.settled: list[Message] = []
+        self.outbox: list[LoopEvent] = []
         self.history: list[Message] = []
         self.unsent: list[Message] = []
         self.response_id = previous_response_id if agent.service_state else None
         self.usage = Usage()
         self.calls_made = 0
         self.limit_reason: str | None = None
+        self.system: tuple[Message, ...] = (
+            (Message(role="system", parts=(TextPart(text=agent.instructions),)),)
+            if agent.instructions
+            else ()
+        )
 
     async def events(self) -> AsyncIterator[LoopEvent]:
         """The run's events; the last one is always :class:`RunFinished`."""
+        async for event in self._resume():
+            yield event
+        while self.pause is None:
+            tools_enabled = self._next_call()
+            message_id = self.ids("msg")
+            builder = ResponseBuilder()
+            occurrences: dict[int, tuple[Part, ToolCallPart]] = {}
+            dropped: set[int] | None = None if tools_enabled else set()
+            stream = self.model.stream(self._request(tools_enabled))
+            try:
+                async for raw in stream:
+                    update = self._assign(raw, occurrences)
+                    if dropped is not None and _actionable(update, dropped):
+                        continue
+                    builder.add(update)
+                    yield ModelUpdate(
+                        iteration=self.calls_made, message_id=message_id, update=update
+                    )
+                    if type(update) is StreamFailed:
+                        raise ModelStreamError(update.code, update.message, update.status)
+            except Exception:
+                await self.ledger.save_budget(self.thread_id, self.counters.frozen())
+                raise
+            finally:
+                await _close(stream)
+            batch = await self._answered(builder.build(), message_id, tools_enabled)
+            for event in self._drain():
+                yield event
+            if batch is not None:
+                async for event in self.settle(batch, {}, held=False):
+                    yield event
+                self._after_batch()
+        yield await self._finish(self.pause)
+
+    async def _resume(self) -> AsyncIterator[LoopEvent]:
+        """Claim the caller's decisions and settle the held batches they complete."""
         resumption = await claim_decisions(self, self.input, self.response_id is not None)
         self.known_results = resumption.known_results
         self.answers = resumption.answers
-        self.budget = await self.ledger.budget(self.thread_id) if resumption.batches else Budget()
-        self.calls_made = self.budget.iterations
+        if resumption.batches:
+            self.counters = Counters.of(await self.ledger.budget(self.thread_id))
+        self.calls_made = self.counters.iterations
         for batch in resumption.batches:
             async for event in self.settle(batch, resumption.records):
                 yield event
             if self.pause is not None:
-                yield await self._finish(self.pause)
                 return
             self._check_limits()
         self._start_history(resumption)
-        while True:
-            if (
-                self.limit_reason is None
-                and self.budget.iterations >= self.agent.limits.max_iterations
-            ):
-                self.limit_reason = "max_iterations"
-            async for event in self._turn():
-                yield event
-            if self.pause is not None:
-                yield await self._finish(self.pause)
-                return
+
+    def _drain(self) -> list[LoopEvent]:
+        events = self.outbox
+        self.outbox = []
+        return events
 
     def _start_history(self, resumption: Resumption) -> None:
         assigned = resumption.messages
@@ -127,51 +171,59 @@ class Run(BatchSettler):
 
     def _check_limits(self) -> None:
         limits = self.agent.limits
+        counters = self.counters
         if (
             limits.max_function_calls is not None
-            and self.budget.function_calls >= limits.max_function_calls
+            and counters.function_calls >= limits.max_function_calls
         ):
             self.limit_reason = self.limit_reason or "max_function_calls"
         errors = limits.max_consecutive_errors
-        if errors is not None and self.budget.consecutive_errors >= errors:
+        if errors is not None and counters.consecutive_errors >= errors:
             self.limit_reason = self.limit_reason or "max_consecutive_errors"
 
-    async def _turn(self) -> AsyncIterator[LoopEvent]:
-        """One model call and what follows from it."""
+    def _next_call(self) -> bool:
+        """Count the model call about to be made; False when tools must be disabled."""
+        if (
+            self.limit_reason is None
+            and self.counters.iterations >= self.agent.limits.max_iterations
+        ):
+            self.limit_reason = "max_iterations"
         tools_enabled = self.limit_reason is None
-        builder = ResponseBuilder()
-        message_id = self.ids("msg")
-        async for event in self._call_model(builder, message_id, tools_enabled):
-            yield event
-        response = builder.build()
-        message = replace(response.message, id=message_id)
+        if tools_enabled:
+            self.counters.iterations += 1
+        self.calls_made += 1
+        return tools_enabled
+
+    async def _answered(
+        self, response: Response, message_id: str, tools_enabled: bool
+    ) -> HeldBatch | None:
+        """Record the model's answer; the local calls it holds, if the run goes on."""
+        message = Message(role="assistant", parts=response.message.parts, id=message_id)
         self.usage = add_usage(self.usage, response.usage)
         self.history.append(message)
         self.unsent = []
         if self.agent.service_state and response.id is not None:
             self.response_id = response.id
         if not tools_enabled:
-            for event in self._fallback(message):
-                yield event
+            self.outbox += self._fallback(message)
             self.pause = Pause(outcome="limit", reason=self.limit_reason)
-            return
+            return None
         calls = tuple(
-            part
-            for part in message.parts
-            if isinstance(part, ToolCallPart) and part.owner != "hosted"
+            part for part in message.parts if type(part) is ToolCallPart and part.owner != "hosted"
         )
         if not calls:
-            self.pause = self._answered(message)
-            return
-        async for event in self.start_batch(calls):
-            yield event
+            self.pause = self._final(message)
+            return None
+        return await self.plan_batch(calls)
+
+    def _after_batch(self) -> None:
         if self.pause is None:
-            self.history.extend(self.settled)
-            self.unsent.extend(self.settled)
+            self.history += self.settled
+            self.unsent += self.settled
             self.settled.clear()
             self._check_limits()
 
-    def _answered(self, message: Message) -> Pause:
+    def _final(self, message: Message) -> Pause:
         hosted = tuple(
             part
             for part in message.parts
@@ -182,86 +234,61 @@ class Run(BatchSettler):
         return Pause(outcome="final")
 
     def _request(self, tools_enabled: bool) -> Request:
-        continuing = self.response_id is not None
-        if continuing:
+        agent = self.agent
+        if self.response_id is not None:
             messages: Sequence[Message] = self.unsent
-        elif self.agent.compaction is not None:
-            messages = self.agent.compaction(self.history)
+        elif agent.compaction is not None:
+            messages = agent.compaction(self.history)
         else:
             messages = self.history
-        if self.agent.instructions:
-            system = Message(role="system", parts=(TextPart(text=self.agent.instructions),))
-            messages = [system, *messages]
-        continuation = (
-            Continuation(store=True, previous_response_id=self.response_id)
-            if self.agent.service_state
-            else Continuation()
-        )
         return Request(
-            model=self.agent.model,
-            messages=tuple(messages),
+            model=agent.model,
+            messages=(*self.system, *messages),
             tools=self.specs,
-            hosted_tools=self.agent.hosted_tools,
-            tool_choice=None if tools_enabled else ToolChoice(mode="none"),
-            options=self.agent.options,
-            continuation=continuation,
+            hosted_tools=agent.hosted_tools,
+            tool_choice=None if tools_enabled else _NO_TOOLS,
+            options=agent.options,
+            continuation=(
+                Continuation(store=True, previous_response_id=self.response_id)
+                if agent.service_state
+                else _STATELESS
+            ),
         )
 
-    async def _call_model(
-        self, builder: ResponseBuilder, message_id: str, tools_enabled: bool
-    ) -> AsyncIterator[LoopEvent]:
-        request = self._request(tools_enabled)
-        if tools_enabled:
-            budget = self.budget
-            self.budget = Budget(
-                iterations=budget.iterations + 1,
-                function_calls=budget.function_calls,
-                consecutive_errors=budget.consecutive_errors,
-            )
-        self.calls_made += 1
-        occurrences: dict[int, ToolCallPart] = {}
-        dropped: set[int] = set()
-        stream = self.model.stream(request)
-        try:
-            async for raw in stream:
-                update = self._assign(raw, occurrences)
-                if not tools_enabled and _actionable(update, dropped):
-                    continue
-                builder.add(update)
-                yield ModelUpdate(iteration=self.calls_made, message_id=message_id, update=update)
-                if isinstance(update, StreamFailed):
-                    await self.ledger.save_budget(self.thread_id, self.budget)
-                    raise ModelStreamError(update.code, update.message, update.status)
-        finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None:
-                await close()
-
-    def _assign(self, update: Update, occurrences: dict[int, ToolCallPart]) -> Update:
+    def _assign(self, update: Update, occurrences: dict[int, tuple[Part, ToolCallPart]]) -> Update:
         """Give streamed local calls their occurrence id and owner before anyone sees them.
 
-        The assigned part is remembered per index, so a finished part that is the started
-        one (or equal to it) is not rebuilt.
+        The assignment is remembered per index with the part it was made for, so a
+        finished part that is the started one (or equal to it) is not rebuilt.
         """
         if not isinstance(update, PartStarted | PartFinished):
             return update
         part = update.part
-        if not isinstance(part, ToolCallPart) or part.owner == "hosted":
+        if type(part) is not ToolCallPart or part.owner == "hosted":
             return update
         known = occurrences.get(update.index)
-        if known is not None and known.occurrence_id == part.occurrence_id and known == part:
+        if known is not None and (known[0] is part or known[0] == part):
+            assigned = known[1]
+        elif known is not None and known[1] == part:
             return update
+        else:
+            assigned = self._assigned(part, known[1] if known else None)
+            occurrences[update.index] = (part, assigned)
+        if assigned is part:
+            return update
+        if isinstance(update, PartStarted):
+            return PartStarted(index=update.index, part=assigned)
+        return PartFinished(index=update.index, part=assigned)
+
+    def _assigned(self, part: ToolCallPart, known: ToolCallPart | None) -> ToolCallPart:
         occurrence = (
             (known.occurrence_id if known else None) or part.occurrence_id or self.ids("occ")
         )
         tool = self.tools.get(part.name)
         owner = "client" if tool is not None and tool.client_owned else part.owner
         if part.occurrence_id != occurrence or part.owner != owner:
-            part = replace(part, occurrence_id=occurrence, owner=owner)
-        occurrences[update.index] = part
-        if isinstance(update, PartStarted):
-            return PartStarted(index=update.index, part=part)
-        return PartFinished(index=update.index, part=part)
+            return replace(part, occurrence_id=occurrence, owner=owner)
+        return part
 
     def _fallback(self, message: Message) -> list[LoopEvent]:
         """A deterministic text when the final tool-less answer shows nothing."""
@@ -281,19 +308,26 @@ class Run(BatchSettler):
         ]
 
     async def _finish(self, pause: Pause) -> RunFinished:
-        await self.ledger.save_budget(self.thread_id, self.budget)
+        budget = self.counters.frozen()
+        await self.ledger.save_budget(self.thread_id, budget)
         stopped = pause.outcome in ("limit", "terminated")
         return RunFinished(
             outcome=pause.outcome,
             usage=self.usage,
             response_id=None if stopped else self.response_id,
-            iterations=self.budget.iterations,
-            function_calls=self.budget.function_calls,
+            iterations=budget.iterations,
+            function_calls=budget.function_calls,
             reason=pause.reason,
             pending_approvals=pause.approvals,
             pending_inputs=pause.inputs,
             pending_calls=pause.calls,
         )
+
+
+async def _close(stream: AsyncIterator[Update]) -> None:
+    close = getattr(stream, "aclose", None)
+    if close is not None:
+        await close()
 
 
 def _actionable(update: Update, dropped: set[int]) -> bool:

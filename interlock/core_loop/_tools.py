@@ -103,6 +103,15 @@ class Tool:
     approval: ApprovalMode = "never"
     arguments_model: type[pydantic.BaseModel] | None = None
     context_parameter: str | None = None
+    _coroutine: bool = field(default=False, init=False, repr=False, compare=False)
+    """Whether ``function`` is a coroutine function (worked out once, not per call)."""
+    _argument_names: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    """The fields of ``arguments_model``, in order."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_coroutine", inspect.iscoroutinefunction(self.function))
+        if self.arguments_model is not None:
+            object.__setattr__(self, "_argument_names", tuple(self.arguments_model.model_fields))
 
     @property
     def client_owned(self) -> bool:
@@ -182,17 +191,24 @@ class Tool:
             validated = self.arguments_model.model_validate(arguments)
         except pydantic.ValidationError as error:
             raise ToolArgumentsError(_validation_message(error)) from error
-        return {name: getattr(validated, name) for name in type(validated).model_fields}
+        return {name: getattr(validated, name) for name in self._argument_names}
 
-    async def call(self, arguments: Mapping[str, Any], context: ToolContext) -> object:
-        """Run the function (sync functions in a worker thread) and return its value."""
+    async def call(
+        self, arguments: Mapping[str, Any], context: ToolContext | None = None
+    ) -> object:
+        """Run the function (sync functions in a worker thread) and return its value.
+
+        ``context`` is required when the function takes a :class:`ToolContext`.
+        """
         function = self.function
         if function is None:
             raise RuntimeError(f"tool {self.name!r} is client-owned and cannot run here")
         keywords = dict(arguments)
         if self.context_parameter is not None:
+            if context is None:
+                raise ValueError(f"tool {self.name!r} needs a ToolContext")
             keywords[self.context_parameter] = context
-        if inspect.iscoroutinefunction(function):
+        if self._coroutine:
             return await function(**keywords)
         value = await asyncio.to_thread(function, **keywords)
         if inspect.isawaitable(value):
