@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket
 
 from interlock.gateway.agui._agents import (
     PROVIDERS,
@@ -25,10 +24,18 @@ from interlock.gateway.agui._agents import (
 )
 from interlock.gateway.agui._binding import KEEPALIVE_SECONDS, AguiBinding
 from interlock.gateway.agui._model import UPSTREAM_CODES, UpstreamChatModel
-from interlock.gateway.agui._run import AguiRun, RunContext, ThreadLocks
+from interlock.gateway.agui._outbox import Outbox
+from interlock.gateway.agui._run import (
+    OUTBOX_LIMIT,
+    STALL_SECONDS,
+    AguiRun,
+    RunContext,
+    ThreadLocks,
+)
+from interlock.gateway.agui._server import SEND_BATCH, SERVER_OPTIONS, LeanWebSocketProtocol
 from interlock.gateway.agui._sse import handle_post
 from interlock.gateway.agui._threads import Plan, RunRefusedError, reconcile
-from interlock.gateway.agui._ws import SessionState, WebSocketSession, handle_websocket
+from interlock.gateway.agui._ws import SessionState, WebSocketEndpoint, WebSocketSession
 from interlock.gateway.auth import KeyRing
 
 if TYPE_CHECKING:
@@ -41,12 +48,9 @@ def binding_routes(binding: AguiBinding) -> list[BaseRoute]:
     async def post(http_request: HttpRequest) -> HttpResponse:
         return await handle_post(binding, http_request)
 
-    async def socket(websocket: WebSocket) -> None:
-        await handle_websocket(binding, websocket)
-
     return [
         Route("/agui/{agent}", post, methods=["POST"]),
-        WebSocketRoute("/agui/{agent}/ws", socket),
+        WebSocketRoute("/agui/{agent}/ws", WebSocketEndpoint(binding)),
     ]
 
 
@@ -72,11 +76,17 @@ def routes(gateway: Gateway) -> Sequence[BaseRoute]:
 
 __all__ = [
     "KEEPALIVE_SECONDS",
+    "OUTBOX_LIMIT",
     "PROVIDERS",
+    "SEND_BATCH",
+    "SERVER_OPTIONS",
+    "STALL_SECONDS",
     "UPSTREAM_CODES",
     "AgentRuntime",
     "AguiBinding",
     "AguiRun",
+    "LeanWebSocketProtocol",
+    "Outbox",
     "Plan",
     "RunContext",
     "RunRefusedError",
@@ -84,6 +94,7 @@ __all__ = [
     "ThreadLocks",
     "ToolNameConflictError",
     "UpstreamChatModel",
+    "WebSocketEndpoint",
     "WebSocketSession",
     "binding_routes",
     "build_agent",

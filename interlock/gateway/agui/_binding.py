@@ -7,7 +7,6 @@ its frames.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -20,18 +19,6 @@ from interlock.transcript import JsonObject, JsonValue
 
 KEEPALIVE_SECONDS = 15.0
 """The longest an SSE stream stays silent: a ``: ping`` comment goes out after this."""
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def dumps(frame: JsonValue) -> str:
-    """Compact JSON text of one frame (UTF-8 kept, no spaces).
-
-    One shared encoder: ``json.dumps`` with options builds a new encoder on every call,
-    which costs more than encoding a small event.
-    """
-    return _ENCODER.encode(frame)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -1,8 +1,9 @@
 """One AG-UI run: the core loop driven over a server-owned thread, encoded as AG-UI events.
 
-:class:`AguiRun` runs in its own task and hands frames (JSON-ready AG-UI events) to the
-transport through a queue, so SSE and WebSocket share one producer and a cancel reaches
-the model call and the tools wherever the loop is waiting. Every run emits exactly one
+:class:`AguiRun` runs in its own task and hands frames (AG-UI events as JSON text,
+serialized once) to the transport through a bounded :class:`~._outbox.Outbox`, so SSE and
+WebSocket share one producer, a slow client makes the run wait instead of piling frames
+up, and a cancel reaches the model call and the tools wherever the loop is waiting. Every run emits exactly one
 terminal event; before it, the thread is saved and re-sent as ``MESSAGES_SNAPSHOT`` (and
 ``STATE_SNAPSHOT``), so the client holds the server's ids and nothing half-done.
 
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, assert_never
 
@@ -37,6 +39,7 @@ from interlock.core_loop import (
     run_loop,
 )
 from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
+from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
 from interlock.gateway.stores import Store, ThreadRecord
 from interlock.transcript import (
@@ -53,6 +56,23 @@ from interlock.transcript import (
 LOGGER = logging.getLogger("interlock.gateway.agui")
 
 Phase: TypeAlias = Literal["new", "preparing", "looping", "saving", "ended"]
+
+OUTBOX_LIMIT = 64 * 1024
+"""Characters of serialized frames a run may have waiting for its client before it waits."""
+
+STALL_SECONDS = 60.0
+"""A client that takes no frame for this long while its run waits is treated as gone."""
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def dumps(frame: JsonValue) -> str:
+    """Compact JSON text of one frame (UTF-8 kept, no spaces).
+
+    One shared encoder: ``json.dumps`` with options builds a new encoder on every call,
+    which costs more than encoding a small event.
+    """
+    return _ENCODER.encode(frame)
 
 
 def epoch_millis() -> int:
@@ -88,16 +108,18 @@ class ThreadLocks:
 
 @dataclass(slots=True, kw_only=True)
 class RunContext:
-    """What every run of one gateway shares."""
+    """What every run of one gateway shares.
+
+    ``outbox_limit`` and ``stall_seconds`` bound what a run holds for a slow client (see
+    :mod:`interlock.gateway.agui._outbox`).
+    """
 
     store: Store
     seal_key: bytes
     locks: ThreadLocks = field(default_factory=ThreadLocks)
     clock: Callable[[], int] = epoch_millis
-
-
-_END: JsonObject = {}
-"""Queue sentinel (identity-compared): the run's frames are all out."""
+    outbox_limit: int = OUTBOX_LIMIT
+    stall_seconds: float | None = STALL_SECONDS
 
 
 class AguiRun:
@@ -107,6 +129,9 @@ class AguiRun:
     :meth:`cancel` to stop it (the run then ends with outcome ``cancelled``). The phases go
     ``new → preparing → looping → saving → ended``; a cancel is honoured only while the
     loop runs (before that the run has not started anything; after it, saving must finish).
+    While the client has not taken ``context.outbox_limit`` characters of frames, the run
+    waits; once the client is gone (:meth:`aclose`) or has taken nothing for
+    ``context.stall_seconds``, the run stops as if cancelled and its frames are dropped.
     """
 
     def __init__(
@@ -118,7 +143,7 @@ class AguiRun:
         self.tenant = tenant
         self.phase: Phase = "new"
         self.cancel_requested = False
-        self._queue: asyncio.Queue[JsonObject] = asyncio.Queue()
+        self.outbox = Outbox(context.outbox_limit, context.stall_seconds)
         self._task: asyncio.Task[None] | None = None
         self.encoder = AguiEventEncoder(
             thread_id=run_input.thread_id,
@@ -153,22 +178,17 @@ class AguiRun:
             self._task.cancel()
         return True
 
-    async def next_batch(self) -> list[JsonObject] | None:
-        """The frames available now (waiting for at least one); ``None`` after the last."""
-        first = await self._queue.get()
-        if first is _END:
-            return None
-        frames = [first]
-        while not self._queue.empty():
-            item = self._queue.get_nowait()
-            if item is _END:
-                self._queue.put_nowait(_END)
-                break
-            frames.append(item)
-        return frames
+    async def next_batch(self) -> list[str] | None:
+        """Every frame (JSON text) available now, waiting for one; ``None`` after the last.
+
+        Safe to cancel: no frame is lost.
+        """
+        return await self.outbox.take()
 
     async def aclose(self) -> None:
-        """Cancel if still running and wait until the thread is saved (client went away)."""
+        """The client went away: drop its frames, cancel if still running, and wait until
+        the thread is saved."""
+        self.outbox.close()
         task = self._task
         if task is None or task.done():
             return
@@ -176,27 +196,26 @@ class AguiRun:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(task)
 
-    def _emit(self, frames: Sequence[JsonObject]) -> None:
-        for frame in frames:
-            self._queue.put_nowait(frame)
+    async def _emit(self, frames: Sequence[JsonObject]) -> None:
+        await self.outbox.put([dumps(frame) for frame in frames])
 
     async def _drive(self) -> None:
-        self._emit(self.encoder.start())
         try:
+            await self._emit(self.encoder.start())
             async with self.context.locks.hold(self.tenant, self.input.thread_id):
                 await self._run()
         except RunRefusedError as error:
-            self._fail(error.message, error.code)
+            await self._fail(error.message, error.code)
         except Exception:  # a bug must still end the run with RUN_ERROR, never a hang
             LOGGER.exception("AG-UI run %s failed", self.input.run_id)
-            self._fail("internal gateway error", "INTERNAL_ERROR")
+            await self._fail("internal gateway error", "INTERNAL_ERROR")
         finally:
             self.phase = "ended"
-            self._queue.put_nowait(_END)
+            self.outbox.end()
 
-    def _fail(self, message: str, code: str) -> None:
+    async def _fail(self, message: str, code: str) -> None:
         if not self.encoder.ended:
-            self._emit(self.encoder.fail(message, code=code))
+            await self._emit(self.encoder.fail(message, code=code))
 
     async def _run(self) -> None:
         store = self.context.store
@@ -216,12 +235,17 @@ class AguiRun:
         events: list[LoopEvent] = []
         ending = _Ending()
         self.phase = "looping"
+        loop = run_loop(agent, self.runtime.model, messages, ledger=ledger, thread_id=thread_id)
         try:
-            async for event in run_loop(
-                agent, self.runtime.model, messages, ledger=ledger, thread_id=thread_id
-            ):
-                events.append(event)
-                self._emit(self._encode(event))
+            # A cancel may land while the run waits for its client, outside the loop's own
+            # awaits: closing the loop explicitly still closes the model stream and tools.
+            async with _closing(loop):
+                async for event in loop:
+                    events.append(event)
+                    await self._emit(self._encode(event))
+                    if self.outbox.closed:  # the client went away or stalled
+                        ending.cancelled = True
+                        break
         except DecisionRefusedError as error:
             raise RunRefusedError(error.code.upper(), str(error)) from None
         except ModelStreamError as error:
@@ -263,9 +287,9 @@ class AguiRun:
             )
             if await self.context.store.save_thread(self.tenant, self.input.thread_id, updated):
                 thread = updated
-        self._emit(self._snapshots(thread.messages, state))
+        await self._emit(self._snapshots(thread.messages, state))
         outcome = "cancelled" if self.cancel_requested else "success"
-        self._emit(self.encoder.finish(outcome=outcome))
+        await self._emit(self.encoder.finish(outcome=outcome))
 
     async def _save_and_finish(
         self,
@@ -295,17 +319,17 @@ class AguiRun:
             raise RunRefusedError(
                 "THREAD_CONFLICT", "another run changed this thread at the same time; retry"
             )
-        self._emit(self._snapshots(saved.messages, state))
+        await self._emit(self._snapshots(saved.messages, state))
         if ending.failure is not None:
             code, message = ending.failure
-            self._fail(message, code)
+            await self._fail(message, code)
         elif ending.cancelled or finished is None:
-            self._emit(self.encoder.finish(outcome="cancelled"))
+            await self._emit(self.encoder.finish(outcome="cancelled"))
         elif finished.outcome == "awaiting_client":
             calls = [call.call_id for call in finished.pending_calls]
-            self._emit(self.encoder.finish(pending_tool_call_ids=calls))
+            await self._emit(self.encoder.finish(pending_tool_call_ids=calls))
         else:
-            self._emit(self.encoder.finish())
+            await self._emit(self.encoder.finish())
 
     def _snapshots(self, messages: Sequence[Message], state: JsonValue) -> list[JsonObject]:
         frames: list[JsonObject] = []
@@ -318,6 +342,17 @@ class AguiRun:
             approval_style=self.runtime.approval_style,
         )
         return frames + self.encoder.messages_snapshot(rendered)
+
+
+@contextlib.asynccontextmanager
+async def _closing(iterator: AsyncIterator[LoopEvent]) -> AsyncGenerator[None]:
+    """Close ``iterator`` (an async generator) however the block ends."""
+    try:
+        yield
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
 
 
 @dataclass(slots=True)

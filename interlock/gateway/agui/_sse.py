@@ -11,14 +11,14 @@ with a JSON body and no stream; a refusal that needs the thread or the seal key 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 from starlette.responses import StreamingResponse
 
-from interlock.gateway.agui._binding import AguiBinding, dumps, error_event
-from interlock.gateway.agui._run import AguiRun
+from interlock.gateway.agui._binding import AguiBinding, error_event
+from interlock.gateway.agui._run import AguiRun, dumps
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import Unauthorized
 from interlock.gateway.proxy import ProxyError, json_response, parse_payload, read_body
@@ -36,35 +36,35 @@ def error_response(status: int, message: str, code: str, param: str | None = Non
     return json_response({"error": error}, status)
 
 
-def sse_frames(frames: list[JsonObject]) -> bytes:
-    """Frames as SSE ``data:`` blocks."""
-    return "".join(f"data: {dumps(frame)}\n\n" for frame in frames).encode()
+def sse_frames(frames: Sequence[str]) -> bytes:
+    """Frames (JSON text) as SSE ``data:`` blocks."""
+    return "".join([f"data: {frame}\n\n" for frame in frames]).encode()
 
 
 async def run_stream(run: AguiRun, keepalive_seconds: float) -> AsyncIterator[bytes]:
-    """The SSE body of one run, with keep-alive comments; cancels the run on disconnect."""
-    waiting: asyncio.Future[list[JsonObject] | None] | None = None
+    """The SSE body of one run, with keep-alive comments; cancels the run on disconnect.
+
+    Each chunk is everything the run has ready, so the server writes once per batch; the
+    next batch is taken only once this one is sent (the ASGI server waits for a slow
+    client's socket to drain), which is what makes a slow client hold its run back.
+    """
     try:
         while True:
-            if waiting is None:
-                waiting = asyncio.ensure_future(run.next_batch())
-            done, _ = await asyncio.wait({waiting}, timeout=keepalive_seconds)
-            if not done:
+            try:
+                async with asyncio.timeout(keepalive_seconds):
+                    batch = await run.next_batch()
+            except TimeoutError:
                 yield PING
                 continue
-            batch = waiting.result()
-            waiting = None
             if batch is None:
                 return
             yield sse_frames(batch)
     finally:
-        if waiting is not None:
-            waiting.cancel()
         await run.aclose()
 
 
 async def _refused(frame: JsonObject) -> AsyncIterator[bytes]:
-    yield sse_frames([frame])
+    yield sse_frames([dumps(frame)])
 
 
 async def handle_post(binding: AguiBinding, http_request: HttpRequest) -> HttpResponse:

@@ -17,6 +17,12 @@ any      bad frame      ``RUN_ERROR`` with a code (``INVALID_FRAME``, ``INVALID_
 any      oversized      close 1009 → ``closed``
 any      disconnect     the active run is cancelled → ``closed``
 ======== ============== =========================================================
+
+The endpoint is a plain ASGI app (no Starlette ``WebSocket`` wrapper): every idle socket
+keeps its coroutine frames alive, so the fewer layers, the more sockets a worker holds.
+A run's frames go out in batches (one ``SEND_BATCH`` message when the server offers the
+extension, see :mod:`._server`); the next batch is taken only once this one is written,
+so a client that reads slowly holds its run back (:mod:`._outbox`).
 """
 
 from __future__ import annotations
@@ -24,13 +30,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Literal, TypeAlias, cast
+from collections.abc import Sequence
+from typing import Any, Literal, TypeAlias, cast
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.datastructures import Headers, QueryParams
+from starlette.types import Receive, Scope, Send
 
 from interlock.gateway.agui._agents import AgentRuntime
-from interlock.gateway.agui._binding import AguiBinding, dumps, error_event
-from interlock.gateway.agui._run import AguiRun
+from interlock.gateway.agui._binding import AguiBinding, error_event
+from interlock.gateway.agui._run import AguiRun, dumps
+from interlock.gateway.agui._server import SEND_BATCH
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import Unauthorized
 from interlock.transcript import DecodeError, JsonObject, JsonValue
@@ -47,6 +56,9 @@ _TRANSITIONS: dict[tuple[SessionState, str], SessionState] = {
     ("running", "close"): "closed",
 }
 
+_GONE = (OSError, RuntimeError)
+"""What an ASGI ``send`` raises once the client is gone or the socket is closed."""
+
 
 class IllegalTransitionError(RuntimeError):
     """The session was asked to move along a transition its table does not have."""
@@ -60,15 +72,39 @@ class _FrameError(Exception):
 
 
 class WebSocketSession:
-    """One socket's state machine; see the module docstring for the table."""
+    """One accepted socket's state machine; see the module docstring for the table.
+
+    ``receive``/``send`` are the socket's ASGI callables; ``batched`` says the server
+    takes :data:`~._server.SEND_BATCH` messages.
+    """
+
+    __slots__ = (
+        "_pump",
+        "_receive",
+        "_send",
+        "_send_lock",
+        "batched",
+        "binding",
+        "run",
+        "runtime",
+        "state",
+        "tenant",
+    )
 
     def __init__(
-        self, binding: AguiBinding, runtime: AgentRuntime, websocket: WebSocket, tenant: str
+        self,
+        binding: AguiBinding,
+        runtime: AgentRuntime,
+        tenant: str,
+        channel: tuple[Receive, Send],
+        *,
+        batched: bool = False,
     ) -> None:
         self.binding = binding
         self.runtime = runtime
-        self.websocket = websocket
         self.tenant = tenant
+        self._receive, self._send = channel
+        self.batched = batched
         self.state: SessionState = "idle"
         self.run: AguiRun | None = None
         self._pump: asyncio.Task[None] | None = None
@@ -84,12 +120,10 @@ class WebSocketSession:
         """Receive frames until the client goes away or a frame is too large."""
         try:
             while self.state != "closed":
-                message = await self.websocket.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
+                message = await self._receive()
+                if message["type"] != "websocket.receive":
+                    break  # websocket.disconnect
                 await self._frame(message.get("text"), message.get("bytes"))
-        except WebSocketDisconnect:
-            pass
         finally:
             if self.state != "closed":
                 self._move("close")
@@ -120,11 +154,9 @@ class WebSocketSession:
     async def _close_too_big(self) -> None:
         self._move("close")
         await self._stop_run()
-        with contextlib.suppress(RuntimeError):
-            await self.websocket.close(
-                code=CLOSE_TOO_BIG,
-                reason=f"frame exceeds {self.binding.max_frame_bytes} bytes",
-            )
+        reason = f"frame exceeds {self.binding.max_frame_bytes} bytes"
+        with contextlib.suppress(*_GONE):
+            await self._send({"type": "websocket.close", "code": CLOSE_TOO_BIG, "reason": reason})
 
     async def _cancel(self, body: JsonObject) -> None:
         run_id = body.get("runId")
@@ -152,13 +184,12 @@ class WebSocketSession:
         self._pump = asyncio.create_task(self._forward(self.run))
 
     async def _forward(self, run: AguiRun) -> None:
-        """Send the run's frames, then go back to ``idle``."""
+        """Send the run's frames, batch by batch, then go back to ``idle``."""
         try:
             while (batch := await run.next_batch()) is not None:
                 async with self._send_lock:
-                    for frame in batch:
-                        await self.websocket.send_text(dumps(frame))
-        except (WebSocketDisconnect, RuntimeError):
+                    await self._send_texts(batch)
+        except _GONE:
             await run.aclose()
         finally:
             if self.run is run:
@@ -166,10 +197,17 @@ class WebSocketSession:
                 if self.state == "running":
                     self._move("ended")
 
+    async def _send_texts(self, texts: Sequence[str]) -> None:
+        if self.batched:
+            await self._send({"type": SEND_BATCH, "texts": texts})
+            return
+        for text in texts:
+            await self._send({"type": "websocket.send", "text": text})
+
     async def _send_error(self, code: str, message: str) -> None:
         async with self._send_lock:
-            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
-                await self.websocket.send_text(dumps(error_event(message, code)))
+            with contextlib.suppress(*_GONE):
+                await self._send_texts([dumps(error_event(message, code))])
 
     async def _stop_run(self) -> None:
         run, pump = self.run, self._pump
@@ -204,17 +242,37 @@ def _classify(text: str) -> tuple[Literal["run", "cancel"], JsonObject]:
     )
 
 
-async def handle_websocket(binding: AguiBinding, websocket: WebSocket) -> None:
-    """Authenticate, accept, and serve one socket."""
-    name = websocket.path_params["agent"]
-    runtime = binding.agent(name)
-    try:
-        tenant = binding.keys.tenant(websocket.headers, websocket.query_params)
-    except Unauthorized:
-        await websocket.close(code=CLOSE_POLICY, reason="missing or invalid API key")
-        return
-    if runtime is None:
-        await websocket.close(code=CLOSE_POLICY, reason=f"no agent named {name!r}")
-        return
-    await websocket.accept()
-    await WebSocketSession(binding, runtime, websocket, tenant).serve()
+class WebSocketEndpoint:
+    """The ASGI app of ``WS /agui/{agent}/ws``: authenticate, accept, serve one socket."""
+
+    __slots__ = ("binding",)
+
+    def __init__(self, binding: AguiBinding) -> None:
+        self.binding = binding
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (await receive())["type"] != "websocket.connect":
+            return
+        name: str = scope["path_params"]["agent"]
+        runtime = self.binding.agent(name)
+        try:
+            tenant = self.binding.keys.tenant(
+                Headers(scope=scope), QueryParams(scope.get("query_string", b""))
+            )
+        except Unauthorized:
+            await _refuse(send, "missing or invalid API key")
+            return
+        if runtime is None:
+            await _refuse(send, f"no agent named {name!r}")
+            return
+        await send({"type": "websocket.accept"})
+        extensions: dict[str, Any] = scope.get("extensions") or {}
+        session = WebSocketSession(
+            self.binding, runtime, tenant, (receive, send), batched=SEND_BATCH in extensions
+        )
+        await session.serve()
+
+
+async def _refuse(send: Send, reason: str) -> None:
+    """Close before accepting (the client sees the handshake refused)."""
+    await send({"type": "websocket.close", "code": CLOSE_POLICY, "reason": reason})

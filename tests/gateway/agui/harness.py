@@ -2,7 +2,9 @@
 
 The server runs uvicorn in a background thread (its own event loop), serving the binding
 built from a TOML config whose upstream is an in-process emulator, so every hop is real:
-HTTP/WebSocket framing, the loop, the codec, the upstream codec and the emulator.
+HTTP/WebSocket framing, the loop, the codec, the upstream codec and the emulator. It serves
+with the gateway's own options (``SERVER_OPTIONS``: the lean WebSocket protocol with batched
+sends) unless a test asks for stock uvicorn (``stock=True``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import uvicorn
 from starlette.applications import Starlette
 from websockets.asyncio.client import ClientConnection, connect
 
-from interlock.gateway.agui import AguiBinding, binding_routes, gateway_binding
+from interlock.gateway.agui import SERVER_OPTIONS, AguiBinding, binding_routes, gateway_binding
 from interlock.gateway.app import Gateway, build_gateway
 from interlock.gateway.config import parse_config
 
@@ -99,6 +101,8 @@ class Server:
     """A uvicorn server in a thread; ``url`` is its base URL."""
 
     app: Starlette
+    stock: bool = False
+    options: dict[str, Any] = field(default_factory=dict[str, Any])
     port: int = field(default_factory=_free_port)
     server: uvicorn.Server | None = None
     thread: threading.Thread | None = None
@@ -112,8 +116,14 @@ class Server:
         return f"ws://127.0.0.1:{self.port}"
 
     def start(self) -> Server:
+        options = {**({} if self.stock else SERVER_OPTIONS), **self.options}
         config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+            self.app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            lifespan="off",
+            **options,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -131,9 +141,9 @@ class Server:
         self.thread.join(timeout=10)
 
 
-def serve(binding: AguiBinding) -> Iterator[Server]:
+def serve(binding: AguiBinding, *, stock: bool = False) -> Iterator[Server]:
     """Start a server for ``binding``; stop it afterwards (use in a fixture)."""
-    server = Server(make_app(binding)).start()
+    server = Server(make_app(binding), stock=stock).start()
     try:
         yield server
     finally:

@@ -1,0 +1,125 @@
+"""The frames of one run on their way to one client: bounded, taken in batches.
+
+A run (the producer) :meth:`Outbox.put`\\ s serialized AG-UI events; a transport (the
+consumer) :meth:`Outbox.take`\\ s everything waiting at once and writes it out. The outbox
+is the only buffer between them, and it is bounded: once ``limit`` characters of frames
+wait, ``put`` waits until the transport has taken them, so a slow client slows its run
+down instead of growing memory. What is held never exceeds ``limit`` plus one ``put``.
+
+Two ways out for a producer that would otherwise wait forever:
+
+- :meth:`Outbox.close` — the client went away: frames are discarded from then on and
+  ``put`` never waits again, so the run can still save its thread and end;
+- the stall limit — a client that has taken nothing for ``stall_seconds`` while frames
+  wait is treated as gone: the outbox closes itself.
+
+Either way the producer sees :attr:`Outbox.closed` after its ``put`` and stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
+class Outbox:
+    """A bounded, batched hand-off of JSON text frames from one producer to one consumer.
+
+    Invariants: frames come out in the order they went in; after :meth:`end` every frame
+    put before it is still delivered, then :meth:`take` returns ``None``; after
+    :meth:`close` nothing is delivered and nothing waits.
+    """
+
+    __slots__ = (
+        "_closed",
+        "_ended",
+        "_frames",
+        "_getter",
+        "_putter",
+        "_size",
+        "limit",
+        "stall_seconds",
+    )
+
+    def __init__(self, limit: int, stall_seconds: float | None = None) -> None:
+        self.limit = limit
+        self.stall_seconds = stall_seconds
+        self._frames: list[str] = []
+        self._size = 0
+        self._ended = False
+        self._closed = False
+        self._getter: asyncio.Future[None] | None = None
+        self._putter: asyncio.Future[None] | None = None
+
+    @property
+    def size(self) -> int:
+        """Characters of frames waiting to be taken."""
+        return self._size
+
+    @property
+    def waiting(self) -> bool:
+        """True while the producer waits for the consumer to make room."""
+        return self._putter is not None
+
+    @property
+    def closed(self) -> bool:
+        """True once the consumer went away (or stalled): frames are discarded."""
+        return self._closed
+
+    async def put(self, frames: Sequence[str]) -> None:
+        """Queue ``frames``, first waiting while the outbox is full (see the module doc)."""
+        if self._size >= self.limit and not self._closed:
+            await self._wait_for_room()
+        if self._closed or not frames:
+            return
+        self._frames += frames
+        self._size += sum(map(len, frames))
+        _wake(self._getter)
+
+    def end(self) -> None:
+        """No more frames: :meth:`take` returns ``None`` once the rest is taken."""
+        self._ended = True
+        _wake(self._getter)
+
+    def close(self) -> None:
+        """The consumer is gone: drop what waits and everything that comes."""
+        self._closed = True
+        self._frames = []
+        self._size = 0
+        _wake(self._putter)
+        _wake(self._getter)
+
+    async def take(self) -> list[str] | None:
+        """Every frame waiting (waiting for one first); ``None`` at the end.
+
+        Safe to cancel (e.g. under ``asyncio.timeout``): frames are taken only once the
+        wait is over, so none is lost.
+        """
+        while not self._frames and not self._ended and not self._closed:
+            self._getter = asyncio.get_running_loop().create_future()
+            try:
+                await self._getter
+            finally:
+                self._getter = None
+        if not self._frames:
+            return None
+        frames, self._frames, self._size = self._frames, [], 0
+        _wake(self._putter)
+        return frames
+
+    async def _wait_for_room(self) -> None:
+        try:
+            async with asyncio.timeout(self.stall_seconds):
+                while self._size >= self.limit and not self._closed:
+                    self._putter = asyncio.get_running_loop().create_future()
+                    try:
+                        await self._putter
+                    finally:
+                        self._putter = None
+        except TimeoutError:
+            self.close()
