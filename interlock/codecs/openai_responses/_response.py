@@ -52,7 +52,8 @@ from interlock.transcript import (
 
 _KNOWN = {"id", "created_at", "status", "incomplete_details", "model", "output", "usage"}
 _DEFAULTS: JsonObject = {
-    # Always present on the service's responses (required by the SDK's ``Response`` model).
+    # Always present on the service's responses (required by the SDK's ``Response`` model);
+    # a canonical response from another dialect has none of them, so it gets these.
     "object": "response",
     "error": None,
     "parallel_tool_calls": True,
@@ -93,7 +94,7 @@ def decode_response(payload: JsonObject) -> Response:
 def response_fields(body: JsonObject) -> JsonObject:
     """The response-level fields kept verbatim (everything but output, usage, ids, status)."""
     fields = split_fields(body, _KNOWN, _DEFAULTS)
-    for key in ("incomplete_details", "usage"):
+    for key in ("created_at", "model", "incomplete_details", "usage"):
         if key not in body:
             fields[f"~no_{key}"] = True
     return fields
@@ -105,17 +106,26 @@ def encode_response(response: Response) -> JsonObject:
 
 
 def response_object(response: Response, output: list[JsonValue]) -> JsonObject:
-    """The response envelope around already-rendered ``output`` items."""
+    """The response envelope around already-rendered ``output`` items.
+
+    Always a valid SDK ``Response`` unless the wire it was decoded from lacked a field
+    (``~no_*`` hints): an unknown creation time is ``created_at: 0`` and an unknown model
+    ``model: ""`` (deterministic placeholders; codecs read no clock).
+    """
     fields = own(response.extra)
     status, details = encode_finish(response.finish_reason, response.native_finish_reason)
     body: JsonObject = {"id": response.id or "resp_0"}
     if response.created is not None:
         body["created_at"] = response.created
+    elif fields.get("~no_created_at") is not True:
+        body["created_at"] = 0
     body["status"] = status
     if fields.get("~no_incomplete_details") is not True:
         body["incomplete_details"] = details
     if response.model is not None:
         body["model"] = response.model
+    elif fields.get("~no_model") is not True:
+        body["model"] = ""
     body["output"] = output
     if fields.get("~no_usage") is not True:
         body["usage"] = None if response.usage is None else encode_usage(response.usage)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from openai.types.responses import Response as SdkResponse
+from pydantic import TypeAdapter
 
 from interlock.codecs.openai_responses import DIALECT, decode_response, encode_response
 from interlock.transcript import (
@@ -95,6 +97,23 @@ def test_parts_without_ids_get_deterministic_item_ids() -> None:
     body = encode_response(response)
     assert [item["id"] for item in body["output"]] == ["rs_xyz_0", "msg_xyz_1", "fc_xyz_2"]  # type: ignore[index]
     assert encode_response(response) == body
+
+
+def test_a_response_without_time_or_model_still_encodes_to_an_sdk_valid_response() -> None:
+    """Another dialect's response (AG-UI, Gemini) often has no ``created``/``model``."""
+    response = Response(message=Message(role="assistant", parts=(TextPart(text="hi"),)))
+    body = encode_response(response)
+    TypeAdapter(SdkResponse).validate_python(body)
+    defaults = ("created_at", "model", "parallel_tool_calls", "tool_choice", "tools")
+    assert [body[key] for key in defaults] == [0, "", True, "auto", []]
+
+
+def test_a_wire_without_created_at_or_model_round_trips_without_them() -> None:
+    payload = load("response_mcp_approval.json")
+    del payload["created_at"], payload["model"]
+    response = decode_response(payload)
+    assert (response.created, response.model) == (None, None)
+    assert encode_response(response) == payload
 
 
 @pytest.mark.parametrize(

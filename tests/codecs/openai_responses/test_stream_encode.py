@@ -15,11 +15,13 @@ from interlock.codecs.openai_responses import (
     encode_response,
 )
 from interlock.transcript import (
+    Message,
     PartDelta,
     PartFinished,
     PartStarted,
     ReasoningPart,
     RefusalPart,
+    Response,
     ResponseStarted,
     StreamFailed,
     TextPart,
@@ -75,6 +77,22 @@ def test_response_streams_as_the_official_sequence(name: str) -> None:
         EVENTS.validate_python(payload)
     decoder = StreamDecoder()
     assert fold_updates([u for e in events for u in decoder.feed(e)]) == response
+
+
+def test_snapshots_of_a_response_without_time_or_model_are_sdk_valid() -> None:
+    """``response.created`` / ``in_progress`` / ``completed`` all carry a full ``Response``."""
+    response = Response(
+        message=Message(role="assistant", parts=(ToolCallPart(call_id="c", name="f"),)),
+        finish_reason="tool_calls",
+    )
+    encoder = StreamEncoder()
+    events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
+    payloads = [json.loads(e.data) for e in events + encoder.finish()]
+    snapshots = [payload for payload in payloads if "response" in payload]
+    assert len(snapshots) == 3
+    for payload in snapshots:
+        EVENTS.validate_python(payload)
+        assert (payload["response"]["created_at"], payload["response"]["model"]) == (0, "")
 
 
 def test_failure_is_an_error_event() -> None:
