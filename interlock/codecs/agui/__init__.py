@@ -3,8 +3,9 @@
 Inbound, :func:`decode_run_input` validates a ``RunAgentInput`` and maps it to transcript
 messages, client-owned tool specs and interrupt answers. Outbound, one
 :class:`AguiEventEncoder` per run turns transcript updates and run facts into AG-UI
-events (JSON-ready dicts). :func:`messages_to_agui` renders a thread for
-``MESSAGES_SNAPSHOT``. Opaque provider payloads cross the browser only sealed
+events (JSON-ready dicts). :func:`encode_messages` renders a thread for
+``MESSAGES_SNAPSHOT`` and reports what the view could not show (:func:`messages_to_agui`
+is the same without the warnings). Opaque provider payloads cross the browser only sealed
 (:func:`seal` / :func:`unseal`). See ``docs/codecs/agui.md``.
 """
 
@@ -28,7 +29,9 @@ from interlock.codecs.agui._input import ContextEntry, RunInput, decode_run_inpu
 from interlock.codecs.agui._seal import SealError, Unsealed, open_sealed, seal, unseal
 from interlock.codecs.agui._snapshot import (
     DECLINED_TEXT,
+    EncodedMessages,
     clean_confirm_changes,
+    encode_messages,
     messages_to_agui,
 )
 from interlock.codecs.agui._verify import EventSequenceError, verify_events
@@ -42,6 +45,7 @@ __all__ = [
     "AguiEventEncoder",
     "ApprovalStyle",
     "ContextEntry",
+    "EncodedMessages",
     "EncoderStateError",
     "EventSequenceError",
     "InterruptKind",
@@ -53,6 +57,7 @@ __all__ = [
     "clean_confirm_changes",
     "confirm_changes_call_id",
     "decode_run_input",
+    "encode_messages",
     "input_interrupt_id",
     "messages_to_agui",
     "open_sealed",

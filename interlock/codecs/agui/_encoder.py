@@ -11,7 +11,10 @@ each checked against the official client's ``verifyEvents`` rules:
 - content and argument deltas are never empty; optional fields are omitted, never null;
   timestamps are integer milliseconds from the injected clock, or absent;
 - tool calls carry ``parentMessageId``: the assistant message of their model step;
-- opaque provider payloads leave only sealed, as ``REASONING_ENCRYPTED_VALUE``.
+- opaque provider payloads leave only sealed, as ``REASONING_ENCRYPTED_VALUE``;
+- what AG-UI has no field for rides in ``metadata["interlock"]`` on the ``*_END`` (or
+  ``TOOL_CALL_START``) event, which the client merges into the message or call it keeps:
+  the text/refusal layout of a message, a reasoning kind, a hosted call's owner.
 
 Ids it mints are deterministic: ``{runId}:{a|r|s|t}{n}`` (assistant message, reasoning
 message, reasoning span, tool-result message). Tool calls keep the provider ``call_id``.
@@ -30,6 +33,13 @@ from interlock.codecs.agui._approvals import (
     input_interrupt,
 )
 from interlock.codecs.agui._ids import CONFIRM_CHANGES_TOOL, confirm_changes_call_id
+from interlock.codecs.agui._labels import (
+    LABEL_KEY,
+    call_labels,
+    content_layout,
+    needs_layout,
+    reasoning_labels,
+)
 from interlock.codecs.agui._seal import reasoning_attributes, seal_outbound
 from interlock.codecs.agui._wire import output_to_content
 from interlock.transcript import (
@@ -118,6 +128,7 @@ class AguiEventEncoder:
         self._message_ids: list[str] = []
         self._message_id: str | None = None
         self._message_signed = False
+        self._texts: list[TextPart | RefusalPart] = []
         self._span_id: str | None = None
         self._open: dict[int, _OpenPart] = {}
         self._done: set[int] = set()
@@ -273,6 +284,7 @@ class AguiEventEncoder:
             "toolCallId": call_id,
             "toolCallName": CONFIRM_CHANGES_TOOL,
             "parentMessageId": parent,
+            "metadata": _labelled(call_labels(request.call)),
         }
         args: dict[str, JsonValue] = {
             "toolCallId": call_id,
@@ -344,6 +356,7 @@ class AguiEventEncoder:
         self._message_id = self._mint("a")
         self._message_ids.append(self._message_id)
         self._message_signed = False
+        self._texts = []
         self._model = model
         self._open.clear()
         self._done.clear()
@@ -428,6 +441,7 @@ class AguiEventEncoder:
             self._message_id = self._mint("a")
             self._message_ids.append(self._message_id)
             self._message_signed = False
+            self._texts = []
         message_id = self._ensure_step()
         self._open[index] = _OpenPart(stream="text", wire_id=message_id, part=part)
         events = [self._emit("TEXT_MESSAGE_START", {"messageId": message_id, "role": "assistant"})]
@@ -453,6 +467,7 @@ class AguiEventEncoder:
             "toolCallId": part.call_id,
             "toolCallName": part.name,
             "parentMessageId": message_id,
+            "metadata": _labelled(call_labels(part)),
         }
         return [self._emit("TOOL_CALL_START", start), *self._part_delta(index, part.arguments)]
 
@@ -494,13 +509,17 @@ class AguiEventEncoder:
         wire_id = open_part.wire_id
         match open_part.stream:
             case "text":
-                events = [self._emit("TEXT_MESSAGE_END", {"messageId": wire_id})]
+                layout = self._text_layout(part, open_part.sent)
+                end = {"messageId": wire_id, "metadata": layout}
+                events = [self._emit("TEXT_MESSAGE_END", end)]
                 if isinstance(part, TextPart) and part.signature is not None:
                     self._message_signed = True
                     events.append(self._encrypted("message", wire_id, part.signature))
                 return events
             case "reasoning":
-                events = [self._emit("REASONING_MESSAGE_END", {"messageId": wire_id})]
+                labels = reasoning_labels(part) if isinstance(part, ReasoningPart) else None
+                end = {"messageId": wire_id, "metadata": _labelled(labels)}
+                events = [self._emit("REASONING_MESSAGE_END", end)]
                 if isinstance(part, ReasoningPart) and part.opaque is not None:
                     attributes = reasoning_attributes(part)
                     events.append(self._encrypted("message", wire_id, part.opaque, attributes))
@@ -515,6 +534,21 @@ class AguiEventEncoder:
             case _:
                 assert_never(open_part.stream)
 
+    def _text_layout(self, part: Part, sent: str) -> JsonObject | None:
+        """The layout label of the current message once ``part`` ends (``None``: not needed).
+
+        Lengths are of what was sent (the client's ``content``); the signature travels as
+        the message's own encrypted value, so the entries carry none.
+        """
+        if not isinstance(part, TextPart | RefusalPart):
+            return None
+        self._texts.append(
+            RefusalPart(text=sent) if isinstance(part, RefusalPart) else TextPart(text=sent)
+        )
+        if not needs_layout(self._texts):
+            return None
+        return {LABEL_KEY: {"content": content_layout(self._texts, self._seal)}}
+
     def _encrypted(
         self,
         subtype: _events.EncryptedSubtype,
@@ -525,6 +559,11 @@ class AguiEventEncoder:
         return self._stamp(
             _events.encrypted_value(subtype, entity_id, self._seal(opaque, attributes))
         )
+
+
+def _labelled(labels: JsonObject | None) -> JsonObject | None:
+    """An event's ``metadata`` holding this codec's ``labels`` (``None``: no labels)."""
+    return {LABEL_KEY: labels} if labels else None
 
 
 def _streamed_text(part: Part) -> str | None:

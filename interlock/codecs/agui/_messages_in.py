@@ -4,24 +4,29 @@ Mapping (AG-UI role → canonical):
 
 - ``user``/``system``/``developer``: text and media parts; ``name`` kept.
 - ``reasoning``: a :class:`ReasoningPart` whose sealed ``encryptedValue`` is verified and
-  unsealed. A run of reasoning messages joins the assistant message that follows it (that
-  is how the encoder split one model step), else it stands alone as an assistant message.
-- ``assistant``: text (its ``encryptedValue`` is the text's signature), then tool calls
-  (a tool call's ``encryptedValue`` is its signature). A synthetic ``confirm_changes``
-  call becomes the :class:`ApprovalRequestPart` it surfaced.
+  unsealed (the seal restores its kind and item id; without one, the ``interlock``
+  metadata labels do, else it is a ``summary``). A run of reasoning messages joins the
+  assistant message that follows it (that is how the encoder split one model step), else
+  it stands alone as an assistant message.
+- ``assistant``: text (its ``encryptedValue`` is the text's signature; a content layout
+  label splits it back into its text and refusal parts), then tool calls (a tool call's
+  ``encryptedValue`` is its signature; a ``hosted`` label restores the owner). A
+  synthetic ``confirm_changes`` call becomes the :class:`ApprovalRequestPart` it surfaced.
 - ``tool``: a :class:`ToolResultPart`; content is kept as text byte for byte (never
   re-serialized), ``error`` marks the outcome ``failed``. An answer to a synthetic
   ``confirm_changes`` call becomes a ``user`` message with an :class:`ApprovalResponsePart`.
 - ``activity``: UI-only; skipped (the official client never sends them).
 
 AG-UI ids go to ``Message.id`` and, for reasoning, to ``extra["agui"]["messageId"]``.
+The codec's own labels (``metadata["interlock"]``, see ``_labels``) are read, never kept
+in ``extra``; the rest of a message's ``metadata`` is kept there.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never, cast
 
 from ag_ui.core import (
@@ -38,6 +43,12 @@ from ag_ui.core import Message as AguiMessage
 
 from interlock.codecs.agui._approvals import decode_confirm_answer
 from interlock.codecs.agui._ids import CONFIRM_CHANGES_TOOL, parse_confirm_changes_call_id
+from interlock.codecs.agui._labels import (
+    read_call_labels,
+    read_layout,
+    read_reasoning_labels,
+    split_labels,
+)
 from interlock.codecs.agui._seal import SealError, open_sealed
 from interlock.codecs.agui._wire import (
     DIALECT,
@@ -57,6 +68,7 @@ from interlock.transcript import (
     Part,
     ReasoningKind,
     ReasoningPart,
+    RefusalPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -86,17 +98,18 @@ class SealContext:
             raise error.at(path) from None
         return unsealed.opaque, dict(unsealed.attributes)
 
+    def opaque(self, value: str, path: str) -> Opaque:
+        """The opaque payload of :meth:`open` (attributes ignored)."""
+        return self.open(value, path)[0]
 
-def _message_extra(message: AguiMessage) -> dict[str, JsonObject]:
+
+def _message_extra(message: AguiMessage, path: str) -> tuple[dict[str, JsonObject], JsonObject]:
+    """``(extra, labels)``: the message's own fields for ``extra``, and this codec's labels."""
     if message.metadata is None and message.subagent_run_id is None:
-        return {}
-    own = without_none(
-        {
-            "metadata": cast(JsonValue, message.metadata),
-            "subagentRunId": message.subagent_run_id,
-        }
-    )
-    return {DIALECT: own} if own else {}
+        return {}, {}
+    labels, rest = split_labels(cast(JsonValue, message.metadata), f"{path}.metadata")
+    own = without_none({"metadata": rest, "subagentRunId": message.subagent_run_id})
+    return ({DIALECT: own} if own else {}), labels
 
 
 def _refuse_encrypted(message: AguiMessage, path: str) -> None:
@@ -114,9 +127,13 @@ def _content_parts(content: str | list[AguiContentPart]) -> tuple[TextPart | Med
 
 
 def _reasoning_part(message: ReasoningMessage, path: str, seals: SealContext) -> ReasoningPart:
-    own: JsonObject = {"messageId": message.id, **_message_extra(message).get(DIALECT, {})}
+    extra, labels = _message_extra(message, path)
+    own: JsonObject = {"messageId": message.id, **extra.get(DIALECT, {})}
     if message.encrypted_value is None:
-        return ReasoningPart(reasoning_kind="summary", text=message.content, extra={DIALECT: own})
+        kind, item_id = read_reasoning_labels(labels, path)
+        return ReasoningPart(
+            reasoning_kind=kind, text=message.content, item_id=item_id, extra={DIALECT: own}
+        )
     opaque, attributes = seals.open(message.encrypted_value, f"{path}.encryptedValue")
     default: ReasoningKind = "summary" if message.content else "encrypted"
     return ReasoningPart(
@@ -131,18 +148,26 @@ def _reasoning_part(message: ReasoningMessage, path: str, seals: SealContext) ->
 def _tool_call_part(
     call: ToolCall, path: str, seals: SealContext, client_tools: Collection[str]
 ) -> ToolCallPart | ApprovalRequestPart:
+    labels, rest = split_labels(cast(JsonValue, call.metadata), f"{path}.metadata")
+    hosted, server_label = read_call_labels(labels, path)
     approval_id = parse_confirm_changes_call_id(call.id)
     if approval_id is not None and call.function.name == CONFIRM_CHANGES_TOOL:
-        return _confirmation_request(approval_id, call.function.arguments, f"{path}.function")
+        request = _confirmation_request(approval_id, call.function.arguments, f"{path}.function")
+        if not hosted:
+            return request
+        hosted_call = replace(request.call, owner="hosted", server_label=server_label)
+        return replace(request, call=hosted_call)
     signature = None
     if call.encrypted_value is not None:
-        signature, _ = seals.open(call.encrypted_value, f"{path}.encryptedValue")
-    own: JsonObject = {} if call.metadata is None else {"metadata": cast(JsonValue, call.metadata)}
+        signature = seals.opaque(call.encrypted_value, f"{path}.encryptedValue")
+    own: JsonObject = {} if rest is None else {"metadata": rest}
+    client = call.function.name in client_tools
     return ToolCallPart(
         call_id=call.id,
         name=call.function.name,
         arguments=call.function.arguments,
-        owner="client" if call.function.name in client_tools else "local",
+        owner="hosted" if hosted else "client" if client else "local",
+        server_label=server_label,
         signature=signature,
         extra={DIALECT: own} if own else {},
     )
@@ -172,26 +197,46 @@ def _assistant_message(
     seals: SealContext,
     client_tools: Collection[str],
 ) -> Message:
-    parts: list[Part] = list(reasoning)
-    if message.content or message.encrypted_value is not None:
-        signature = None
-        if message.encrypted_value is not None:
-            signature, _ = seals.open(message.encrypted_value, f"{path}.encryptedValue")
-        parts.append(TextPart(text=message.content or "", signature=signature))
+    extra, labels = _message_extra(message, path)
+    parts: list[Part] = [*reasoning, *_assistant_texts(message, labels, path, seals)]
     for index, call in enumerate(message.tool_calls or ()):
         parts.append(_tool_call_part(call, f"{path}.toolCalls[{index}]", seals, client_tools))
     return Message(
-        role="assistant",
-        parts=tuple(parts),
-        id=message.id,
-        name=message.name,
-        extra=_message_extra(message),
+        role="assistant", parts=tuple(parts), id=message.id, name=message.name, extra=extra
     )
+
+
+def _assistant_texts(
+    message: AssistantMessage, labels: JsonObject, path: str, seals: SealContext
+) -> list[TextPart | RefusalPart]:
+    """The text and refusal parts of an assistant message's ``content``.
+
+    Without a layout label, the content is one text part (the message-level
+    ``encryptedValue`` its signature). With one, the layout splits it, and a
+    message-level signature belongs to its last part (a streamed, signed step).
+    """
+    content = message.content or ""
+    signature = None
+    if message.encrypted_value is not None:
+        signature = seals.opaque(message.encrypted_value, f"{path}.encryptedValue")
+    parts = read_layout(content, labels, path, seals.opaque, refusals=True)
+    if parts is None:
+        if not content and signature is None:
+            return []
+        return [TextPart(text=content, signature=signature)]
+    if signature is not None:
+        last = parts[-1]
+        if not isinstance(last, TextPart) or last.signature is not None:
+            raise DecodeError(
+                f"{path}.encryptedValue", "the content layout's last part is not unsigned text"
+            )
+        parts[-1] = replace(last, signature=signature)
+    return parts
 
 
 def _tool_message(message: ToolMessage, path: str) -> Message:
     approval_id = parse_confirm_changes_call_id(message.tool_call_id)
-    own = {"messageId": message.id, **_message_extra(message).get(DIALECT, {})}
+    own = {"messageId": message.id, **_message_extra(message, path)[0].get(DIALECT, {})}
     if approval_id is not None:
         if not isinstance(message.content, str):
             raise DecodeError(f"{path}.content", "a confirm_changes answer is a JSON string")
@@ -228,7 +273,7 @@ def decode_messages(
         if reasoning:
             out.append(Message(role="assistant", parts=tuple(reasoning), id=reasoning_id))
             reasoning, reasoning_id = [], None
-        converted = _other_message(message, path)
+        converted = _other_message(message, path, seals)
         if converted is not None:
             out.append(converted)
     if reasoning:
@@ -239,6 +284,7 @@ def decode_messages(
 def _other_message(
     message: UserMessage | SystemMessage | DeveloperMessage | ToolMessage | ActivityMessage,
     path: str,
+    seals: SealContext,
 ) -> Message | None:
     match message:
         case ActivityMessage():
@@ -249,21 +295,18 @@ def _other_message(
         case UserMessage():
             _refuse_encrypted(message, path)
             parts = _content_parts(message.content)
-            return Message(
-                role="user",
-                parts=parts,
-                id=message.id,
-                name=message.name,
-                extra=_message_extra(message),
-            )
+            extra = _message_extra(message, path)[0]
+            return Message(role="user", parts=parts, id=message.id, name=message.name, extra=extra)
         case SystemMessage() | DeveloperMessage():
             _refuse_encrypted(message, path)
+            extra, labels = _message_extra(message, path)
+            texts = read_layout(message.content, labels, path, seals.opaque, refusals=False)
             return Message(
                 role=message.role,
-                parts=(TextPart(text=message.content),),
+                parts=tuple(texts or (TextPart(text=message.content),)),
                 id=message.id,
                 name=message.name,
-                extra=_message_extra(message),
+                extra=extra,
             )
         case _:
             assert_never(message)

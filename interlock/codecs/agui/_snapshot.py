@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 from interlock.codecs.agui._approvals import confirm_changes_arguments
@@ -29,6 +30,13 @@ from interlock.codecs.agui._ids import (
     CONFIRM_CHANGES_TOOL,
     confirm_changes_call_id,
     parse_confirm_changes_call_id,
+)
+from interlock.codecs.agui._labels import (
+    LABEL_KEY,
+    call_labels,
+    content_layout,
+    needs_layout,
+    reasoning_labels,
 )
 from interlock.codecs.agui._seal import reasoning_attributes, seal_outbound
 from interlock.codecs.agui._wire import (
@@ -41,97 +49,197 @@ from interlock.codecs.agui._wire import (
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
+    HostedToolPart,
+    InputRequestPart,
+    InputResponsePart,
     JsonObject,
     JsonValue,
     MediaPart,
     Message,
     Opaque,
+    Part,
     ReasoningPart,
     RefusalPart,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
+    TranslationWarning,
 )
 
 DECLINED_TEXT = "Changes declined."
 
 
-class _Renderer:
-    """Renders canonical messages; holds the seal context and approval style."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EncodedMessages:
+    """A thread rendered as AG-UI messages, plus every part the view could not show.
 
-    def __init__(self, seal_key: bytes | None, tenant: str, style: ApprovalStyle) -> None:
+    Each warning's ``location`` is canonical (``messages[i].parts[j]``). Control parts of
+    local calls (approvals in ``interrupt`` style, input requests and answers) are not
+    warned about: they travel as interrupts and ``resume[]``, not as messages.
+    """
+
+    messages: list[JsonObject]
+    warnings: tuple[TranslationWarning, ...] = ()
+
+
+class _Renderer:
+    """Renders canonical messages; holds the seal context, approval style and warnings."""
+
+    def __init__(
+        self,
+        seal_key: bytes | None,
+        tenant: str,
+        style: ApprovalStyle,
+        messages: Sequence[Message],
+    ) -> None:
         self.seal_key = seal_key
         self.tenant = tenant
         self.style: ApprovalStyle = style
+        self.warnings: list[TranslationWarning] = []
+        requests = [
+            part
+            for message in messages
+            for part in message.parts
+            if isinstance(part, ApprovalRequestPart)
+        ]
+        self.hosted = {part.approval_id for part in requests if part.call.owner == "hosted"}
+        self.local = {part.approval_id for part in requests if part.call.owner != "hosted"}
 
     def seal(self, opaque: Opaque, attributes: Mapping[str, str] | None = None) -> str:
         return seal_outbound(opaque, key=self.seal_key, tenant=self.tenant, attributes=attributes)
 
-    def message(self, message: Message, message_id: str) -> list[JsonObject]:
+    def warn(self, code: str, location: str, message: str) -> None:
+        self.warnings.append(TranslationWarning(code=code, location=location, message=message))
+
+    def message(self, message: Message, message_id: str, location: str) -> list[JsonObject]:
         out = self._tool_messages(message, message_id)
         match message.role:
             case "assistant":
-                out = self._assistant(message, message_id) + out
+                out = self._assistant(message, message_id, location) + out
             case "user":
-                out = self._user(message, message_id) + out
+                out = self._user(message, message_id, location) + out
             case "system" | "developer":
-                text = message.text
-                if text or not out:
-                    head = {"id": message_id, "role": message.role, "content": text}
-                    out = [without_none({**head, "name": message.name}), *out]
+                out = self._instructions(message, message_id, location, bool(out)) + out
             case "tool":
-                pass
+                for index, part in enumerate(message.parts):
+                    if not isinstance(part, ToolResultPart):
+                        self.skip(part, f"{location}.parts[{index}]", "tool")
         return out
 
-    def _user(self, message: Message, message_id: str) -> list[JsonObject]:
+    def skip(self, part: Part, location: str, role: str) -> None:
+        """A part this view does not show: a warning, unless it is a local control part."""
+        match part:
+            case ApprovalRequestPart() if part.call.owner == "hosted":
+                reason = "an approval request of a hosted tool call has no AG-UI message form"
+                self.warn("hosted_approval_dropped", location, reason)
+            case ApprovalResponsePart() if part.approval_id in self.hosted:
+                reason = "an approval decision on a hosted tool call has no AG-UI message form"
+                self.warn("hosted_approval_dropped", location, reason)
+            case ApprovalResponsePart() if part.approval_id not in self.local:
+                reason = "an approval decision answering no approval request of this thread"
+                self.warn("approval_dropped", location, f"{reason} is not shown")
+            case (
+                ApprovalRequestPart()
+                | ApprovalResponsePart()
+                | InputRequestPart()
+                | InputResponsePart()
+            ):
+                return
+            case HostedToolPart():
+                reason = f"a hosted {part.item_type} item has no AG-UI message form"
+                self.warn("hosted_tool_dropped", location, reason)
+            case _:
+                reason = f"a {part.kind} part has no AG-UI form in a {role} message"
+                self.warn("part_dropped", location, reason)
+
+    def _user(self, message: Message, message_id: str, location: str) -> list[JsonObject]:
         content: list[JsonValue] = []
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                content.append({"type": "text", "text": part.text})
-            elif isinstance(part, MediaPart):
-                content.append(media_to_content_part(part))
+        answers: list[JsonObject] = []
+        texts = 0
+        for index, part in enumerate(message.parts):
+            match part:
+                case TextPart():
+                    content.append({"type": "text", "text": part.text})
+                    texts += 1
+                case MediaPart():
+                    content.append(media_to_content_part(part))
+                case ApprovalResponsePart() if self.style == "confirm_changes":
+                    answers.append(_confirm_answer(part))
+                case ToolResultPart():
+                    pass
+                case _:
+                    self.skip(part, f"{location}.parts[{index}]", "user")
         out: list[JsonObject] = []
         if content:
-            has_media = any(isinstance(part, MediaPart) for part in message.parts)
-            value: JsonValue = content if has_media else message.text
+            single = texts == 1 and len(content) == 1
+            value: JsonValue = message.text if single else content
             head: JsonObject = {"id": message_id, "role": "user", "content": value}
             out.append(without_none({**head, "name": message.name}))
-        if self.style == "confirm_changes":
-            for part in message.parts:
-                if isinstance(part, ApprovalResponsePart):
-                    out.append(_confirm_answer(part))
-        return out
+        return out + answers
 
-    def _assistant(self, message: Message, message_id: str) -> list[JsonObject]:
+    def _instructions(
+        self, message: Message, message_id: str, location: str, has_results: bool
+    ) -> list[JsonObject]:
+        texts: list[TextPart | RefusalPart] = []
+        for index, part in enumerate(message.parts):
+            if isinstance(part, TextPart):
+                texts.append(part)
+            elif not isinstance(part, ToolResultPart):
+                self.skip(part, f"{location}.parts[{index}]", message.role)
+        text = "".join(part.text for part in texts)
+        if not text and has_results:
+            return []
+        head: JsonObject = {"id": message_id, "role": message.role, "content": text}
+        signed = any(isinstance(part, TextPart) and part.signature for part in texts)
+        if needs_layout(texts) or signed:
+            head["metadata"] = {LABEL_KEY: {"content": content_layout(texts, self.seal)}}
+        return [without_none({**head, "name": message.name})]
+
+    def _assistant(self, message: Message, message_id: str, location: str) -> list[JsonObject]:
         out: list[JsonObject] = []
-        texts: list[str] = []
-        signature: Opaque | None = None
+        texts: list[TextPart | RefusalPart] = []
         calls: list[JsonValue] = []
+        order = _Order(self, location)
         for index, part in enumerate(message.parts):
             match part:
                 case ReasoningPart():
                     out.append(self._reasoning(part, f"{message_id}:r{index}"))
                 case TextPart() | RefusalPart():
-                    texts.append(part.text)
-                    if isinstance(part, TextPart) and part.signature is not None:
-                        signature = part.signature
+                    texts.append(part)
                 case ToolCallPart():
                     calls.append(self._call(part))
                 case ApprovalRequestPart() if self.style == "confirm_changes":
                     calls.append(_confirm_call(part))
+                case ToolResultPart():
+                    continue
                 case _:
-                    pass
-        if texts or calls or signature is not None:
-            body: JsonObject = {"id": message_id, "role": "assistant"}
-            if texts or signature is not None:
-                body["content"] = "".join(texts)
-            if calls:
-                body["toolCalls"] = calls
-            if message.name is not None:
-                body["name"] = message.name
-            if signature is not None:
-                body["encryptedValue"] = self.seal(signature)
-            out.append(body)
+                    self.skip(part, f"{location}.parts[{index}]", "assistant")
+                    continue
+            order.see(part, index)
+        if texts or calls:
+            out.append(self._assistant_body(message, message_id, texts, calls))
         return out
+
+    def _assistant_body(
+        self,
+        message: Message,
+        message_id: str,
+        texts: Sequence[TextPart | RefusalPart],
+        calls: list[JsonValue],
+    ) -> JsonObject:
+        """One assistant message: its text parts joined (with a layout when needed), calls."""
+        body: JsonObject = {"id": message_id, "role": "assistant"}
+        if texts:
+            body["content"] = "".join(part.text for part in texts)
+        if calls:
+            body["toolCalls"] = calls
+        if message.name is not None:
+            body["name"] = message.name
+        if needs_layout(texts):
+            body["metadata"] = {LABEL_KEY: {"content": content_layout(texts, self.seal)}}
+        elif texts and isinstance(texts[0], TextPart) and texts[0].signature is not None:
+            body["encryptedValue"] = self.seal(texts[0].signature)
+        return body
 
     def _reasoning(self, part: ReasoningPart, fallback_id: str) -> JsonObject:
         own_id = agui_extra(part.extra).get("messageId")
@@ -142,6 +250,9 @@ class _Renderer:
         }
         if part.opaque is not None:
             body["encryptedValue"] = self.seal(part.opaque, reasoning_attributes(part))
+        labels = reasoning_labels(part)
+        if labels is not None:
+            body["metadata"] = {LABEL_KEY: labels}
         return body
 
     def _call(self, part: ToolCallPart) -> JsonObject:
@@ -152,6 +263,9 @@ class _Renderer:
         }
         if part.signature is not None:
             body["encryptedValue"] = self.seal(part.signature)
+        labels = call_labels(part)
+        if labels is not None:
+            body["metadata"] = {LABEL_KEY: labels}
         return body
 
     def _tool_messages(self, message: Message, message_id: str) -> list[JsonObject]:
@@ -176,8 +290,37 @@ class _Renderer:
         return out
 
 
+class _Order:
+    """Notices when an assistant message's parts are not in the order the view shows.
+
+    AG-UI shows a step as its reasoning messages, then one assistant message (text, then
+    tool calls); a part that came before one it is now shown after is reported.
+    """
+
+    def __init__(self, renderer: _Renderer, location: str) -> None:
+        self.renderer = renderer
+        self.location = location
+        self.highest = 0
+
+    def see(self, part: Part, index: int) -> None:
+        rank = (
+            0
+            if isinstance(part, ReasoningPart)
+            else 1
+            if isinstance(part, TextPart | RefusalPart)
+            else 2
+        )
+        if rank < self.highest:
+            self.renderer.warn(
+                "parts_reordered",
+                f"{self.location}.parts[{index}]",
+                "AG-UI shows a step's reasoning, then its text, then its tool calls",
+            )
+        self.highest = max(self.highest, rank)
+
+
 def _confirm_call(part: ApprovalRequestPart) -> JsonObject:
-    return {
+    body: JsonObject = {
         "id": confirm_changes_call_id(part.approval_id),
         "type": "function",
         "function": {
@@ -185,6 +328,10 @@ def _confirm_call(part: ApprovalRequestPart) -> JsonObject:
             "arguments": confirm_changes_arguments(part.call),
         },
     }
+    labels = call_labels(part.call)
+    if labels is not None:
+        body["metadata"] = {LABEL_KEY: labels}
+    return body
 
 
 def _confirm_answer(part: ApprovalResponsePart) -> JsonObject:
@@ -199,6 +346,26 @@ def _confirm_answer(part: ApprovalResponsePart) -> JsonObject:
     }
 
 
+def encode_messages(
+    messages: Sequence[Message],
+    *,
+    seal_key: bytes | None = None,
+    tenant: str = "",
+    approval_style: ApprovalStyle = "interrupt",
+) -> EncodedMessages:
+    """A canonical thread as AG-UI messages for ``MESSAGES_SNAPSHOT`` (cleaned), with warnings.
+
+    A message without an id gets ``msg-{position}``. Raises ``SealError`` if an opaque
+    payload must be sealed and no key is given.
+    """
+    renderer = _Renderer(seal_key, tenant, approval_style, messages)
+    out: list[JsonObject] = []
+    for position, message in enumerate(messages):
+        message_id = message.id or f"msg-{position}"
+        out += renderer.message(message, message_id, f"messages[{position}]")
+    return EncodedMessages(messages=clean_confirm_changes(out), warnings=tuple(renderer.warnings))
+
+
 def messages_to_agui(
     messages: Sequence[Message],
     *,
@@ -206,16 +373,10 @@ def messages_to_agui(
     tenant: str = "",
     approval_style: ApprovalStyle = "interrupt",
 ) -> list[JsonObject]:
-    """A canonical thread as AG-UI messages for ``MESSAGES_SNAPSHOT`` (cleaned).
-
-    A message without an id gets ``msg-{position}``. Raises ``SealError`` if an opaque
-    payload must be sealed and no key is given.
-    """
-    renderer = _Renderer(seal_key, tenant, approval_style)
-    out: list[JsonObject] = []
-    for position, message in enumerate(messages):
-        out += renderer.message(message, message.id or f"msg-{position}")
-    return clean_confirm_changes(out)
+    """:func:`encode_messages` without its warnings (what the binding sends as is)."""
+    return encode_messages(
+        messages, seal_key=seal_key, tenant=tenant, approval_style=approval_style
+    ).messages
 
 
 def clean_confirm_changes(

@@ -2,6 +2,9 @@
 
 It mirrors ``defaultApplyEvents`` (reference §4.5) closely enough to check round trips:
 what a frontend would hold after a run, and send back in the next ``RunAgentInput``.
+Event ``metadata`` merges like the client's ``mergeMetadata`` (shallow, last write wins per
+key): text/reasoning message events into the message, tool-call events into the call,
+``TOOL_CALL_RESULT`` into the tool message.
 """
 
 from __future__ import annotations
@@ -25,12 +28,41 @@ def _find_call(messages: list[Message], call_id: object) -> dict[str, Any] | Non
     return None
 
 
+_MESSAGE_EVENTS = frozenset(
+    {
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+    }
+)
+_CALL_EVENTS = frozenset({"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"})
+
+
 def apply_events(messages: list[Message], events: Iterable[dict[str, Any]]) -> list[Message]:
     """The message list after applying ``events`` to ``messages`` (inputs untouched)."""
     out = copy.deepcopy(messages)
     for event in events:
         _apply(out, event)
+        _merge_metadata(out, event)
     return out
+
+
+def _merge_metadata(out: list[Message], event: dict[str, Any]) -> None:
+    metadata = event.get("metadata")
+    if metadata is None:
+        return
+    kind = event["type"]
+    if kind in _MESSAGE_EVENTS or kind == "TOOL_CALL_RESULT":
+        target = _find(out, event["messageId"])
+    elif kind in _CALL_EVENTS:
+        target = _find_call(out, event["toolCallId"])
+    else:
+        return
+    assert target is not None
+    target["metadata"] = {**target.get("metadata", {}), **copy.deepcopy(metadata)}
 
 
 def _apply(out: list[Message], event: dict[str, Any]) -> None:

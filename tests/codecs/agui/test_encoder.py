@@ -28,6 +28,7 @@ from interlock.transcript import (
     PartFinished,
     PartStarted,
     ReasoningPart,
+    RefusalPart,
     Response,
     ResponseFinished,
     ResponseStarted,
@@ -220,6 +221,38 @@ def test_what_the_client_sends_back_decodes_to_the_model_step() -> None:
     assert message.id == "run-1:a1"
     stripped = tuple(replace(part, extra={}) for part in message.parts)
     assert stripped == RESPONSE.message.parts
+
+
+LABELLED = Message(
+    role="assistant",
+    parts=(
+        ReasoningPart(reasoning_kind="raw", text="Is it allowed?", item_id="rs_raw"),
+        TextPart(text="Here it is. "),
+        RefusalPart(text="Not the password, though."),
+        TextPart(text="", signature=SIGNATURE),
+        ToolCallPart(
+            call_id="mcp_1", name="ask", arguments="{}", owner="hosted", server_label="wiki"
+        ),
+    ),
+)
+
+
+def test_what_agui_has_no_field_for_comes_back_from_the_client() -> None:
+    """Refusals, part boundaries, raw reasoning and hosted owners ride in metadata labels."""
+    updates = _streamed(Response(message=LABELLED, usage=Usage()))
+    held = _client_messages(updates)
+    assert held == _client_messages(response_to_updates(Response(message=LABELLED)))
+    decoded = decode_run_input(
+        {"threadId": "thread-1", "runId": "run-2", "messages": held}, seal_key=KEY, tenant="acme"
+    )
+    (message,) = decoded.messages
+    assert tuple(replace(part, extra={}) for part in message.parts) == LABELLED.parts
+
+
+def test_no_labels_when_the_events_say_it_all() -> None:
+    run = encoder()
+    events = run.start() + feed(run, response_to_updates(RESPONSE)) + run.finish()
+    assert not any("metadata" in event for event in events)
 
 
 def test_opaque_payloads_leave_only_sealed() -> None:

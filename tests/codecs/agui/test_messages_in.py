@@ -12,12 +12,14 @@ from interlock.codecs.agui import (
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
+    DecodeError,
     JsonObject,
     JsonValue,
     MediaPart,
     Message,
     Opaque,
     ReasoningPart,
+    RefusalPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -223,3 +225,111 @@ def test_assistant_without_content_has_no_empty_text_part() -> None:
         }
     )
     assert [part.kind for part in message.parts] == ["tool_call"]
+
+
+# ------------------------------------------------------ the codec's metadata labels
+
+SIGNATURE = Opaque(provider="google", format="gemini.thought_signature", data="sig")
+
+
+def layout(*entries: tuple[str, int]) -> JsonObject:
+    return {"interlock": {"content": [{"type": kind, "length": n} for kind, n in entries]}}
+
+
+def test_a_layout_splits_content_back_into_text_and_refusal_parts() -> None:
+    (message,) = decode(
+        {
+            "id": "a",
+            "role": "assistant",
+            "content": "Sure. Not that.",
+            "metadata": layout(("text", 6), ("refusal", 9)),
+        }
+    )
+    assert message.parts == (TextPart(text="Sure. "), RefusalPart(text="Not that."))
+    assert message.extra == {}
+
+
+def test_a_streamed_signature_belongs_to_the_layouts_last_part() -> None:
+    """What the client holds after a step whose last text part was signed."""
+    (message,) = decode(
+        {
+            "id": "a",
+            "role": "assistant",
+            "content": "ab",
+            "metadata": layout(("text", 1), ("text", 1)),
+            "encryptedValue": seal(SIGNATURE, key=KEY, tenant="acme"),
+        }
+    )
+    assert message.parts == (TextPart(text="a"), TextPart(text="b", signature=SIGNATURE))
+
+
+def test_a_signature_cannot_land_on_a_refusal() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(
+            {
+                "id": "a",
+                "role": "assistant",
+                "content": "no",
+                "metadata": layout(("refusal", 2)),
+                "encryptedValue": seal(SIGNATURE, key=KEY, tenant="acme"),
+            }
+        )
+    assert caught.value.path == "messages[0].encryptedValue"
+
+
+def test_a_bad_layout_names_its_message() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(
+            {"id": "u", "role": "user", "content": "hi"},
+            {"id": "a", "role": "assistant", "content": "abc", "metadata": layout(("text", 2))},
+        )
+    assert caught.value.path == "messages[1].metadata.interlock.content"
+
+
+def test_the_clients_own_metadata_is_kept_and_the_labels_are_not() -> None:
+    (message,) = decode(
+        {
+            "id": "r",
+            "role": "reasoning",
+            "content": "thinking",
+            "metadata": {"trace": "t-1", "interlock": {"reasoningKind": "raw"}},
+        }
+    )
+    (part,) = message.parts
+    assert isinstance(part, ReasoningPart) and part.reasoning_kind == "raw"
+    assert part.extra == {"agui": {"messageId": "r", "metadata": {"trace": "t-1"}}}
+
+
+def test_a_sealed_value_outranks_the_reasoning_labels() -> None:
+    value = seal(ENCRYPTED, key=KEY, tenant="acme", attributes={"kind": "summary"})
+    (message,) = decode(
+        {
+            "id": "r",
+            "role": "reasoning",
+            "content": "s",
+            "encryptedValue": value,
+            "metadata": {"interlock": {"reasoningKind": "raw", "itemId": "forged"}},
+        }
+    )
+    (part,) = message.parts
+    assert isinstance(part, ReasoningPart)
+    assert (part.reasoning_kind, part.item_id) == ("summary", None)
+
+
+def test_a_hosted_label_restores_the_owner_of_a_call() -> None:
+    (message,) = decode(
+        {
+            "id": "a",
+            "role": "assistant",
+            "toolCalls": [
+                {
+                    "id": "mcp_1",
+                    "type": "function",
+                    "function": {"name": "ask", "arguments": "{}"},
+                    "metadata": {"interlock": {"owner": "hosted", "serverLabel": "wiki"}},
+                }
+            ],
+        }
+    )
+    (call,) = message.tool_calls
+    assert (call.owner, call.server_label, call.extra) == ("hosted", "wiki", {})

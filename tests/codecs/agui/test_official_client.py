@@ -22,6 +22,7 @@ from interlock.transcript import (
     MediaPart,
     PartStarted,
     ReasoningPart,
+    Response,
     ResponseStarted,
     StreamFailed,
     TextPart,
@@ -31,7 +32,7 @@ from interlock.transcript import (
 )
 
 from .scenarios import KEY, SCENARIOS, encoder, feed
-from .test_encoder import RESPONSE
+from .test_encoder import LABELLED, RESPONSE
 from .test_snapshot import DONE, THREAD
 
 HARNESS = Path(__file__).resolve().parents[2] / "agui_client"
@@ -88,6 +89,14 @@ def everything_else() -> list[JsonObject]:
     return events + run.finish()
 
 
+def labels() -> list[JsonObject]:
+    """The codec's metadata labels, streamed and in a snapshot: nothing may be stripped."""
+    run = encoder()
+    events = run.start() + feed(run, response_to_updates(Response(message=LABELLED)))
+    snapshot = messages_to_agui((LABELLED,), seal_key=KEY, tenant="acme")
+    return events + run.messages_snapshot(snapshot) + run.finish()
+
+
 def test_the_official_client_accepts_every_trace() -> None:
     node = shutil.which("node")
     if node is None or not (HARNESS / "node_modules" / "@ag-ui" / "client").is_dir():
@@ -97,6 +106,7 @@ def test_the_official_client_accepts_every_trace() -> None:
         "leftovers": leftovers(),
         "stream_failure": stream_failure(),
         "everything_else": everything_else(),
+        "labels": labels(),
         "error_first": AguiEventEncoder(thread_id="t", run_id="r").fail("bad", code="INVALID"),
     }
     document = {"traces": [{"name": name, "events": events} for name, events in traces.items()]}

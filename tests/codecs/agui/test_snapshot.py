@@ -16,21 +16,31 @@ from pydantic import TypeAdapter
 
 from interlock.codecs.agui import (
     DECLINED_TEXT,
+    ApprovalStyle,
     clean_confirm_changes,
     confirm_changes_call_id,
     decode_run_input,
+    encode_messages,
     messages_to_agui,
 )
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
+    HostedToolPart,
+    InputRequestPart,
+    InputResponsePart,
     JsonObject,
+    JsonPart,
     JsonValue,
+    MediaPart,
     Message,
+    Part,
     ReasoningPart,
+    RefusalPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    TranslationWarning,
 )
 
 from .scenarios import ENCRYPTED, KEY, SIGNATURE
@@ -311,3 +321,172 @@ def test_messages_without_ids_get_positional_ids() -> None:
         )
     )
     assert [message["id"] for message in rendered] == ["msg-0", "msg-1"]
+
+
+# ------------------------------------------- what the view carries, and what it reports
+
+
+def both_ways(
+    thread: tuple[Message, ...], style: ApprovalStyle = "interrupt"
+) -> tuple[tuple[Message, ...], tuple[TranslationWarning, ...]]:
+    encoded = encode_messages(thread, seal_key=KEY, tenant="acme", approval_style=style)
+    for message in encoded.messages:
+        MESSAGE.validate_python(message)
+    payload: JsonObject = {"threadId": "t", "runId": "r", "messages": list(encoded.messages)}
+    decoded = decode_run_input(payload, seal_key=KEY, tenant="acme").messages
+    return decoded, encoded.warnings
+
+
+def plain(message: Message) -> tuple[Part, ...]:
+    return tuple(replace(part, extra={}) for part in message.parts)
+
+
+def test_a_refusal_comes_back_a_refusal() -> None:
+    """Conformance openai_chat/response_refusal, openai_responses/response_refusal → agui."""
+    refusal = Message(role="assistant", parts=(RefusalPart(text="I can't help with that."),))
+    (rendered,) = render((refusal,), "interrupt")
+    assert rendered["content"] == "I can't help with that."
+    (decoded,), warnings = both_ways((refusal,))
+    assert plain(decoded) == refusal.parts
+    assert warnings == ()
+
+
+def test_text_and_refusal_parts_keep_their_boundaries_and_signature() -> None:
+    parts = (
+        TextPart(text="Here is the summary. "),
+        RefusalPart(text="I won't add the password."),
+        TextPart(text="", signature=SIGNATURE),
+    )
+    (decoded,), warnings = both_ways((Message(role="assistant", parts=parts, id="a"),))
+    assert plain(decoded) == parts
+    assert warnings == ()
+
+
+def test_raw_reasoning_keeps_its_kind_and_item_id() -> None:
+    """Conformance openai_chat/request_reasoning_content_tool_turn and
+    openai_responses/request_raw_reasoning_empty_summary → agui (raw came back a summary)."""
+    step = Message(
+        role="assistant",
+        parts=(
+            ReasoningPart(reasoning_kind="raw", text="91 = 7 * 13.", item_id="rs_raw1"),
+            ReasoningPart(reasoning_kind="summary", text="Factoring."),
+            TextPart(text="No."),
+        ),
+        id="a",
+    )
+    rendered = render((step,), "interrupt")
+    assert rendered[0]["metadata"] == {"interlock": {"reasoningKind": "raw", "itemId": "rs_raw1"}}
+    assert "metadata" not in rendered[1]
+    (decoded,), warnings = both_ways((step,))
+    assert plain(decoded) == step.parts
+    assert warnings == ()
+
+
+def test_hosted_items_are_reported_never_dropped_silently() -> None:
+    """Conformance openai_responses/request_mcp_approval → agui."""
+    hosted_call = ToolCallPart(
+        call_id="mcpr_01", name="ask_question", owner="hosted", server_label="deepwiki"
+    )
+    thread = (
+        Message(role="user", parts=(TextPart(text="Which transports?"),)),
+        Message(
+            role="assistant",
+            parts=(
+                HostedToolPart(provider="openai", item_type="mcp_list_tools", item={"id": "l"}),
+                ApprovalRequestPart(approval_id="mcpr_01", call=hosted_call),
+            ),
+        ),
+        Message(role="user", parts=(ApprovalResponsePart(approval_id="mcpr_01", approved=True),)),
+    )
+    decoded, warnings = both_ways(thread)
+    assert [message.role for message in decoded] == ["user"]
+    assert [(warning.code, warning.location) for warning in warnings] == [
+        ("hosted_tool_dropped", "messages[1].parts[0]"),
+        ("hosted_approval_dropped", "messages[1].parts[1]"),
+        ("hosted_approval_dropped", "messages[2].parts[0]"),
+    ]
+
+
+def test_a_hosted_confirmation_keeps_its_owner_and_server_label() -> None:
+    call = ToolCallPart(
+        call_id="mcpr_01", name="ask", arguments="{}", owner="hosted", server_label="deepwiki"
+    )
+    request = ApprovalRequestPart(approval_id="mcpr_01", call=call)
+    decoded, warnings = both_ways(
+        (Message(role="assistant", parts=(request,)),), style="confirm_changes"
+    )
+    (part,) = decoded[0].parts
+    assert isinstance(part, ApprovalRequestPart)
+    assert (part.call.owner, part.call.server_label) == ("hosted", "deepwiki")
+    assert warnings == ()
+
+
+def test_local_control_parts_are_not_reported() -> None:
+    """They travel as interrupts and ``resume[]`` (or confirm_changes), not as messages."""
+    input_request = InputRequestPart(request_id="q", occurrence_id="o", call_id="c", prompt="?")
+    answer = InputResponsePart(request_id="q", value="blue")
+    thread = (
+        *THREAD,
+        Message(role="assistant", parts=(input_request,)),
+        Message(role="user", parts=(answer,)),
+    )
+    for style in ("interrupt", "confirm_changes"):
+        assert both_ways(thread, style=style)[1] == ()  # type: ignore[arg-type]  # literal
+
+
+def test_parts_agui_messages_cannot_hold_are_reported() -> None:
+    thread = (
+        Message(
+            role="assistant",
+            parts=(
+                TextPart(text="chart:"),
+                MediaPart(media_type="image/png", data="iVBO"),
+                JsonPart(value={"rows": 3}),
+            ),
+        ),
+        Message(role="user", parts=(ReasoningPart(reasoning_kind="raw", text="hm"),)),
+        Message(role="system", parts=(MediaPart(uri="https://x/y.png"),)),
+        Message(role="tool", parts=(TextPart(text="stray"),)),
+        Message(role="user", parts=(ApprovalResponsePart(approval_id="nobody", approved=True),)),
+    )
+    warnings = both_ways(thread)[1]
+    assert [(warning.code, warning.location) for warning in warnings] == [
+        ("part_dropped", "messages[0].parts[1]"),
+        ("part_dropped", "messages[0].parts[2]"),
+        ("part_dropped", "messages[1].parts[0]"),
+        ("part_dropped", "messages[2].parts[0]"),
+        ("part_dropped", "messages[3].parts[0]"),
+        ("approval_dropped", "messages[4].parts[0]"),
+    ]
+
+
+def test_a_step_shown_in_another_order_is_reported() -> None:
+    step = Message(
+        role="assistant",
+        parts=(
+            TextPart(text="Let me think."),
+            ReasoningPart(reasoning_kind="raw", text="hm"),
+            replace(CALL, call_id="c1"),
+            TextPart(text="Done."),
+        ),
+    )
+    (decoded,), warnings = both_ways((step,))
+    assert [part.kind for part in decoded.parts] == ["reasoning", "text", "text", "tool_call"]
+    assert [(warning.code, warning.location) for warning in warnings] == [
+        ("parts_reordered", "messages[0].parts[1]"),
+        ("parts_reordered", "messages[0].parts[3]"),
+    ]
+
+
+@pytest.mark.parametrize("role", ["user", "system", "developer"])
+def test_several_text_parts_stay_separate(role: str) -> None:
+    parts = (TextPart(text="First."), TextPart(text=" Second."))
+    (decoded,), warnings = both_ways((Message(role=role, parts=parts),))  # type: ignore[arg-type]  # literal
+    assert plain(decoded) == parts
+    assert warnings == ()
+
+
+def test_messages_to_agui_is_encode_messages_without_the_warnings() -> None:
+    thread = (*THREAD, DONE)
+    encoded = encode_messages(thread, seal_key=KEY, tenant="acme")
+    assert messages_to_agui(thread, seal_key=KEY, tenant="acme") == encoded.messages
