@@ -61,6 +61,8 @@ InputRole: TypeAlias = Literal["user", "system", "developer"]
 _INPUT_ROLES: dict[str, InputRole] = {"user": "user", "system": "system", "developer": "developer"}
 _SIDE_ROLES: dict[Side, Role] = {"assistant": "assistant", "tool": "tool", "approval": "user"}
 _CONTENT = "~content"
+INPUT_ID = "~id"
+"""Marks a user, system or developer message whose wire item carried its ``id``."""
 HOSTED = "~hosted"
 """Marks an approval response decoded from ``mcp_approval_response`` (a hosted decision)."""
 
@@ -115,9 +117,16 @@ def assistant_message_parts(data: JsonObject, path: str, boundary: bool) -> list
 
 
 def user_message(data: JsonObject, path: str, role: InputRole) -> Message:
-    """A user, system or developer ``message`` item as its own canonical message."""
+    """A user, system or developer ``message`` item as its own canonical message.
+
+    Its ``id`` becomes :attr:`Message.id`, marked ``~id``: the SDK's input message types
+    declare no ``id``, so the encoder sends one only where the wire had it (ids of other
+    dialects, e.g. AG-UI message ids, stay out of the request).
+    """
     item_id = optional_str(data, "id", path)
     fields = split_fields(data, {"id", "role", "content"}, message_defaults(item_id, role))
+    if item_id is not None:
+        fields[INPUT_ID] = True
     content = data.get("content")
     if isinstance(content, str):
         fields[_CONTENT] = "string"

@@ -22,7 +22,7 @@ from interlock.codecs.openai_responses._content import (
     encode_output_part,
     encode_tool_output,
 )
-from interlock.codecs.openai_responses._items import call_defaults, message_defaults
+from interlock.codecs.openai_responses._items import INPUT_ID, call_defaults, message_defaults
 from interlock.codecs.openai_responses._wire import (
     ITEM,
     hint,
@@ -297,7 +297,8 @@ def render_input_message(message: Message, parts: Sequence[OutputPart]) -> JsonO
     if not message.extra:
         return _render_plain_input(message, parts)
     fields = own(message.extra)
-    core: JsonObject = {"id": message.id} if message.id is not None else {}
+    wire_id = message.id is not None and fields.get(INPUT_ID) is True
+    core: JsonObject = {"id": message.id} if wire_id else {}
     core["role"] = message.role
     if fields.get("~content") == "string" and len(parts) == 1 and isinstance(parts[0], TextPart):
         core["content"] = parts[0].text
@@ -307,9 +308,12 @@ def render_input_message(message: Message, parts: Sequence[OutputPart]) -> JsonO
 
 
 def _render_plain_input(message: Message, parts: Sequence[OutputPart]) -> JsonObject:
-    """:func:`render_input_message` for a message without extra: list content, default fields."""
-    core: JsonObject = {"id": message.id} if message.id is not None else {}
-    core["role"] = message.role
+    """:func:`render_input_message` for a message without extra: list content, default fields.
+
+    No ``id``: input messages have none in the SDK types (``Message.id`` of another
+    dialect names the message there, not an OpenAI item).
+    """
+    core: JsonObject = {"role": message.role}
     core["content"] = [
         {"type": "input_text", "text": part.text}
         if isinstance(part, TextPart) and not part.extra

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from interlock.codecs.openai_responses import ENCRYPTED_FORMAT, encode_request
+from interlock.codecs.openai_responses import ENCRYPTED_FORMAT, decode_request, encode_request
 from interlock.transcript import (
     Continuation,
     JsonPart,
@@ -167,3 +167,21 @@ def test_a_lone_text_without_id_is_string_content() -> None:
         "name": "f",
         "arguments": "{}",
     }
+
+
+def test_input_messages_carry_an_id_only_where_the_wire_had_one() -> None:
+    """AG-UI user/system message ids are not OpenAI items: the SDK input types have no ``id``."""
+    request = Request(
+        model="m",
+        messages=(
+            Message(role="system", id="s1", parts=(TextPart(text="Be brief."),)),
+            Message(role="user", id="u1", parts=(TextPart(text="hi"),), extra=FOREIGN),
+        ),
+    )
+    items = encode_request(request).payload["input"]
+    assert isinstance(items, list)
+    assert [sorted(item) for item in items] == [["content", "role", "type"]] * 2  # type: ignore[arg-type]
+    wire = {"model": "m", "input": [{"id": "msg_u", "role": "user", "content": "hi"}]}
+    decoded = decode_request(wire)
+    assert decoded.messages[0].id == "msg_u"
+    assert encode_request(decoded).payload == wire
