@@ -1,5 +1,7 @@
 """The AG-UI codec, adapted to what the runner needs (see :class:`AguiCodec`).
 
+Rendered messages come with the codec's warnings (``encode_messages``) when it reports them.
+
 Opaque payloads are sealed with a fixed conformance key and tenant (sealing is deterministic,
 so encoded traces are stable). A vector's ``run`` object gives the run facts: ``threadId``,
 ``runId``, ``approvalStyle`` (``interrupt`` | ``confirm_changes``), ``clientTools``.
@@ -12,7 +14,13 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from interlock.conformance._codecs import AGUI_TARGET, AguiCodec, CodecUnavailable
-from interlock.transcript import JsonObject, Message, Response, response_to_updates
+from interlock.transcript import (
+    JsonObject,
+    Message,
+    Response,
+    TranslationWarning,
+    response_to_updates,
+)
 
 SEAL_KEY = b"interlock-conformance-seal-key"
 TENANT = "conformance"
@@ -34,6 +42,15 @@ def agui_codec() -> AguiCodec:
         encoded = module.messages_to_agui(messages, seal_key=SEAL_KEY, tenant=TENANT)
         return cast(list[JsonObject], encoded)
 
+    def encode_messages_warned(
+        messages: Sequence[Message],
+    ) -> tuple[list[JsonObject], tuple[TranslationWarning, ...]]:
+        encoded = module.encode_messages(messages, seal_key=SEAL_KEY, tenant=TENANT)
+        return (
+            cast(list[JsonObject], encoded.messages),
+            cast(tuple[TranslationWarning, ...], encoded.warnings),
+        )
+
     def encode_events(response: Response, run: JsonObject) -> list[JsonObject]:
         encoder = module.AguiEventEncoder(
             thread_id=str(run.get("threadId", "thread-1")),
@@ -54,4 +71,7 @@ def agui_codec() -> AguiCodec:
         encode_messages=encode_messages,
         encode_events=encode_events,
         target=AGUI_TARGET,
+        encode_messages_warned=(
+            encode_messages_warned if hasattr(module, "encode_messages") else None
+        ),
     )

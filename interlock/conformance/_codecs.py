@@ -23,6 +23,7 @@ from interlock.transcript import (
     ReplayPolicy,
     Request,
     Response,
+    TranslationWarning,
     Update,
 )
 
@@ -103,7 +104,8 @@ class AguiCodec:
     ``encode_messages`` turns transcript messages into AG-UI messages (the
     ``MESSAGES_SNAPSHOT`` / ``RunAgentInput.messages`` shape, opaque values sealed);
     ``encode_events`` turns one response into the events of one run (``run`` holds
-    ``threadId`` / ``runId`` and any run-level facts).
+    ``threadId`` / ``runId`` and any run-level facts). ``encode_messages_warned``, when
+    the codec has it, is ``encode_messages`` plus the warnings for what it did not carry.
     """
 
     name: str
@@ -111,6 +113,18 @@ class AguiCodec:
     encode_messages: Callable[[Sequence[Message]], list[JsonObject]]
     encode_events: Callable[[Response, JsonObject], list[JsonObject]]
     target: Target
+    encode_messages_warned: (
+        Callable[[Sequence[Message]], tuple[list[JsonObject], tuple[TranslationWarning, ...]]]
+        | None
+    ) = None
+
+    def render(
+        self, messages: Sequence[Message]
+    ) -> tuple[list[JsonObject], tuple[TranslationWarning, ...]]:
+        """AG-UI messages for ``messages`` and the warnings of that rendering (if reported)."""
+        if self.encode_messages_warned is None:
+            return self.encode_messages(messages), ()
+        return self.encode_messages_warned(messages)
 
 
 Codec: TypeAlias = ProviderCodec | AguiCodec

@@ -143,8 +143,8 @@ class CrossDialect:
     def _translate_history(self, mode: Mode) -> tuple[list[Item], tuple[TranslationWarning, ...]]:
         codec, history = self.codec, self.source.history
         if isinstance(codec, AguiCodec):
-            messages = codec.decode_run_input(agui_input(codec.encode_messages(history.messages)))
-            return message_items(messages), ()
+            rendered, warnings = codec.render(history.messages)
+            return message_items(codec.decode_run_input(agui_input(rendered))), warnings
         encoded = codec.encode_request(history, policy=replay(mode), **self.target.options)
         problems = request_problems(encoded.payload, self.target) if codec.sdk_checks else []
         for problem in problems:
