@@ -104,6 +104,9 @@ class DecisionRefusedError(ValueError):
     ``code`` is one of ``unknown_approval``, ``approval_consumed``, ``approval_tampered``,
     ``approval_call_missing``, ``invalid_edit``, ``duplicate_decision``,
     ``unknown_input_request``. ``target`` is the approval or input request id.
+    ``approval_consumed`` means the approval was already decided and this decision is not
+    an identical replay of it whose result is journaled (such a replay is accepted and runs
+    nothing; see :mod:`interlock.core_loop._decisions`).
     """
 
     def __init__(self, code: str, target: str, message: str) -> None:

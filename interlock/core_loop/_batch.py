@@ -201,6 +201,30 @@ class BatchSettler:
             self.outbox.append(ToolFinished(message_id=message_id, call=item.call, result=result))
         self.pause = Pause(outcome="terminated", reason="unknown_tool")
 
+    async def replay(self, calls: tuple[ToolCallPart, ...]) -> None:
+        """Re-surface the recorded results of a released batch; nothing runs.
+
+        Used when a consumed approval is replayed identically (a retry after the model
+        call that followed the execution failed). Results the caller's transcript lacks
+        are emitted (outbox); all of them join the history the next model call sees.
+        """
+        message_id = self.ids("msg")
+        results: list[ToolResultPart] = []
+        for call in calls:
+            occurrence = call.occurrence_id or ""
+            entry = await self.ledger.execution(self.thread_id, occurrence)
+            known = self.known_results.get(occurrence)
+            if entry is not None and entry.result is not None:
+                if known is None:
+                    self.outbox.append(
+                        ToolFinished(message_id=message_id, call=call, result=entry.result)
+                    )
+                results.append(entry.result)
+            elif known is not None:
+                results.append(known)  # a client's own result, as the caller returned it
+        if results:
+            self.settled.append(Message(role="tool", parts=tuple(results), id=message_id))
+
     async def settle(
         self, batch: HeldBatch, records: Mapping[str, ApprovalRecord], *, held: bool = True
     ) -> AsyncIterator[LoopEvent]:

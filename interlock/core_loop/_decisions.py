@@ -5,6 +5,12 @@ message. Older history is never a source of authority (a resolved approval in it
 inert). Every approval decision must match a live record (known, not yet decided, and the
 call the caller's transcript shows must be the recorded one); every input answer must
 answer a request that is still waiting. All checks pass before the first claim.
+
+One exception makes retries safe: a decision that repeats a consumed one *identically*
+(same approval id, same approval, reason and edits) for an occurrence whose result is in
+the journal is a replay. It claims nothing and runs nothing; the run continues with the
+recorded results (see :class:`Resumption`). Any other decision on a consumed record is
+refused as ``approval_consumed``.
 """
 
 from __future__ import annotations
@@ -44,7 +50,12 @@ class _RunState(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Resumption:
-    """What a run starts from: the transcript with occurrence ids, and what it resumes."""
+    """What a run starts from: the transcript with occurrence ids, and what it resumes.
+
+    ``batches`` are held batches to settle; ``replays`` are the calls of released batches
+    whose consumed approvals were replayed identically (their results are re-surfaced
+    from the journal, never executed again), each in model order.
+    """
 
     messages: tuple[Message, ...]
     current_from: int
@@ -52,6 +63,7 @@ class Resumption:
     records: dict[str, ApprovalRecord]
     known_results: dict[str, ToolResultPart]
     answers: dict[str, JsonValue]
+    replays: tuple[tuple[ToolCallPart, ...], ...] = ()
 
 
 def _adopt(messages: Sequence[Message], held: Sequence[HeldBatch]) -> list[Message]:
@@ -114,6 +126,8 @@ async def claim_decisions(
         await _check_approval(run, decision, calls, requests, continuing) for decision in decisions
     ]
     _no_duplicates(decisions)
+    held_ids = {batch.batch_id for batch in held}
+    replayed = [record for record, decision in checked if decision is None]
     waiting = await _waiting_requests(run, held)
     for part in trailing:
         if isinstance(part, InputResponsePart) and part.request_id not in waiting:
@@ -122,8 +136,10 @@ async def claim_decisions(
                 part.request_id,
                 f"no tool is waiting for input request {part.request_id!r}",
             )
-    touched: set[str] = set()
+    touched = {record.batch_id for record in replayed if record.batch_id in held_ids}
     for record, decision in checked:
+        if decision is None:
+            continue
         claimed = await run.ledger.claim_approval(run.thread_id, record.approval_id, decision)
         if claimed is None:
             raise _consumed(record.approval_id)
@@ -144,6 +160,7 @@ async def claim_decisions(
         records=records,
         known_results=known,
         answers=answers,
+        replays=_replayed_batches(assigned, [r for r in replayed if r.batch_id not in held_ids]),
     )
 
 
@@ -211,14 +228,15 @@ async def _check_approval(
     calls: dict[str, ToolCallPart],
     requests: dict[str, ApprovalRequestPart],
     continuing: bool,
-) -> tuple[ApprovalRecord, ApprovalDecision]:
+) -> tuple[ApprovalRecord, ApprovalDecision | None]:
+    """The record a decision is about, and the decision to claim (``None``: a replay)."""
     approval_id = decision.approval_id
     record = await run.ledger.approval(run.thread_id, approval_id)
     if record is None:
         raise DecisionRefusedError(
             "unknown_approval", approval_id, f"no approval {approval_id!r} was requested here"
         )
-    if not record.live:
+    if not record.live and not await _is_replay(run, record, decision):
         raise _consumed(approval_id)
     shown = calls.get(record.occurrence_id)
     if shown is None and not continuing:
@@ -238,7 +256,51 @@ async def _check_approval(
                 approval_id,
                 f"the call shown for approval {approval_id!r} differs from the one requested",
             )
-    return record, _decision(decision)
+    return record, _decision(decision) if record.live else None
+
+
+async def _is_replay(
+    run: _RunState, record: ApprovalRecord, decision: ApprovalResponsePart
+) -> bool:
+    """True when ``decision`` repeats the record's consumed decision exactly and the
+    occurrence's result is in the journal (a retry after a failed model call)."""
+    recorded = record.decision
+    if recorded is None or recorded != ApprovalDecision(
+        approved=decision.approved,
+        reason=decision.reason,
+        edited_arguments=decision.edited_arguments,
+    ):
+        return False
+    entry = await run.ledger.execution(run.thread_id, record.occurrence_id)
+    return entry is not None and entry.state == "completed"
+
+
+def _replayed_batches(
+    messages: Sequence[Message], records: Sequence[ApprovalRecord]
+) -> tuple[tuple[ToolCallPart, ...], ...]:
+    """The calls of each released batch a replayed decision belongs to, in model order.
+
+    A batch is every local/client call of the model message holding the recorded call
+    (just the recorded call when the transcript does not show it, under continuation).
+    """
+    batches: dict[str, tuple[ToolCallPart, ...]] = {}
+    wanted = {record.occurrence_id: record for record in records}
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolCallPart) and part.occurrence_id in wanted:
+                record = wanted.pop(part.occurrence_id)
+                batches.setdefault(record.batch_id, _local_calls(message))
+    for record in wanted.values():
+        batches.setdefault(record.batch_id, (record.call,))
+    return tuple(batches.values())
+
+
+def _local_calls(message: Message) -> tuple[ToolCallPart, ...]:
+    return tuple(
+        part
+        for part in message.parts
+        if isinstance(part, ToolCallPart) and part.owner != "hosted" and part.occurrence_id
+    )
 
 
 def _decision(decision: ApprovalResponsePart) -> ApprovalDecision:

@@ -12,8 +12,9 @@ from typing import Protocol, TypeAlias
 
 from interlock.transcript import Request, Response, Update, response_to_updates
 
-ScriptEntry: TypeAlias = Response | Sequence[Update]
-"""One scripted model turn: a complete response, or the exact updates to stream."""
+ScriptEntry: TypeAlias = Response | Sequence[Update] | Exception
+"""One scripted model turn: a complete response, the exact updates to stream, or an
+exception the call raises (a provider failure: connection lost, 5xx, …)."""
 
 
 class ChatModel(Protocol):
@@ -36,7 +37,8 @@ class ScriptedModel:
     """Replays scripted turns in order and records every request it received.
 
     Each entry is a :class:`~interlock.transcript.Response` (streamed as its canonical
-    updates) or a list of updates replayed verbatim. A call past the end raises
+    updates), a list of updates replayed verbatim, or an exception raised by that call
+    (after the request is recorded). A call past the end raises
     :class:`ScriptExhaustedError` naming the call number, so a test that expects no further
     model call fails loudly if one happens.
     """
@@ -59,6 +61,8 @@ class ScriptedModel:
                 f"scripted model called {position + 1} times but has {len(self._script)} entries"
             )
         entry = self._script[position]
+        if isinstance(entry, Exception):
+            raise entry
         updates = response_to_updates(entry) if isinstance(entry, Response) else entry
         for update in updates:
             yield update

@@ -144,9 +144,13 @@ class Run(BatchSettler):
         resumption = await claim_decisions(self, self.input, self.response_id is not None)
         self.known_results = resumption.known_results
         self.answers = resumption.answers
-        if resumption.batches:
+        if resumption.batches or resumption.replays:
             self.counters = Counters.of(await self.ledger.budget(self.thread_id))
         self.calls_made = self.counters.iterations
+        for calls in resumption.replays:
+            await self.replay(calls)
+        for event in self._drain():
+            yield event
         for batch in resumption.batches:
             async for event in self.settle(batch, resumption.records):
                 yield event

@@ -9,8 +9,31 @@ from typing import Any
 import pytest
 
 from interlock.core_loop import DecisionRefusedError, Tool, tool
-from interlock.transcript import ApprovalRequestPart, ApprovalResponsePart, Message, ToolCallPart
-from tests.core_loop.harness import Calls, World, answer, call, decide, reply, say, user
+from interlock.transcript import (
+    ApprovalRequestPart,
+    ApprovalResponsePart,
+    Message,
+    Request,
+    ResponseStarted,
+    StreamFailed,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from tests.core_loop.harness import (
+    Calls,
+    Mode,
+    World,
+    answer,
+    both,
+    call,
+    decide,
+    reply,
+    results,
+    say,
+    shape,
+    user,
+)
 
 
 def delete_tool(calls: Calls, delay: float = 0) -> Tool:
@@ -130,15 +153,25 @@ async def test_bad_decision_is_refused_and_runs_nothing(make_input: Any, code: s
     assert honest.text == "done" and calls.count() == 1
 
 
-async def test_already_used_decision_is_refused() -> None:
+DIFFERENT_DECISIONS = [
+    ApprovalResponsePart(approval_id="", approved=False),
+    ApprovalResponsePart(approval_id="", approved=True, edited_arguments='{"path":"/b"}'),
+    ApprovalResponsePart(approval_id="", approved=True, reason="sure"),
+]
+
+
+@pytest.mark.parametrize("different", DIFFERENT_DECISIONS, ids=["rejection", "edits", "reason"])
+async def test_a_different_decision_on_a_used_approval_is_refused(
+    different: ApprovalResponsePart,
+) -> None:
     calls = Calls()
     world, history, approval_id = await paused_world(calls)
-    resumed = [*history, decide((approval_id, True))]
-    await world.run(resumed)
+    await world.run([*history, decide((approval_id, True))])
+    changed = replace(different, approval_id=approval_id)
     with pytest.raises(DecisionRefusedError) as refused:
-        await world.run(resumed)
+        await world.run([*history, decide(changed)])
     assert refused.value.code == "approval_consumed" and refused.value.target == approval_id
-    assert calls.count() == 1
+    assert calls.count() == 1 and len(world.requests) == 2
 
 
 async def test_two_concurrent_resumes_execute_once() -> None:
@@ -160,3 +193,171 @@ async def test_wire_decoded_history_adopts_recorded_occurrences() -> None:
     )
     result = await world.run([*stripped, decide((approval_id, True))])
     assert result.text == "done" and calls.count() == 1
+
+
+# Retries: an identical decision replayed after its result is journaled -------------------
+
+
+def pairs_sent(request: Request) -> list[tuple[str, str | None, str]]:
+    """Every call and result the model was shown, in order, with their occurrence ids."""
+    return [
+        (part.kind, part.occurrence_id, part.text if isinstance(part, ToolResultPart) else "")
+        for message in request.messages
+        for part in message.parts
+        if isinstance(part, ToolCallPart | ToolResultPart)
+    ]
+
+
+FAILURES: list[Any] = [
+    RuntimeError("connection reset by the provider"),
+    [ResponseStarted(), StreamFailed(code="server_error", message="boom", status=500)],
+]
+
+
+@pytest.mark.parametrize("failure", FAILURES, ids=["model-raises", "stream-failed"])
+async def test_retry_after_a_failed_model_call_reuses_the_recorded_result(failure: Any) -> None:
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        world = World(
+            [reply(call("c1", "delete", '{"path":"/a"}')), failure, say("done")],
+            [delete_tool(calls)],
+            mode=mode,
+        )
+        first = await world.run([user("go")])
+        approval_id = first.pending_approvals[0].approval_id
+        resumed = [user("go"), *first.messages, decide((approval_id, True))]
+        with pytest.raises(RuntimeError):
+            await world.run(resumed)
+        assert calls.count() == 1
+        retried = await world.run(resumed)
+        assert calls.count() == 1, "the retry re-used the journaled result"
+        failed_request, retry_request = world.requests[1], world.requests[2]
+        occurrence = first.pending_approvals[0].call.occurrence_id
+        assert pairs_sent(retry_request) == [
+            ("tool_call", occurrence, ""),
+            ("tool_result", occurrence, "deleted"),
+        ]
+        assert retry_request == failed_request, "the model sees what the failed call carried"
+        assert retried.outcome == "final" and retried.text == "done"
+        with pytest.raises(DecisionRefusedError) as refused:
+            await world.run([user("go"), *first.messages, decide((approval_id, False))])
+        assert refused.value.code == "approval_consumed" and calls.count() == 1
+        return shape(retried.messages), [r.text for r in results(retried.messages)]
+
+    observed = await both(scenario)
+    assert observed == (
+        [("tool", ["tool_result"]), ("assistant", ["text"])],
+        ["deleted"],
+    ), "the caller gets the recorded result back"
+
+
+async def test_retry_reuses_every_recorded_result_of_the_batch_in_model_order() -> None:
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+
+        @tool
+        def look(path: str) -> str:
+            calls("look", path=path)
+            return f"seen {path}"
+
+        world = World(
+            [
+                reply(call("c1", "look", '{"path":"/x"}'), call("c2", "delete", '{"path":"/a"}')),
+                RuntimeError("provider unavailable"),
+                say("done"),
+            ],
+            [look, delete_tool(calls)],
+            mode=mode,
+        )
+        first = await world.run([user("go")])
+        approval_id = first.pending_approvals[0].approval_id
+        resumed = [user("go"), *first.messages, decide((approval_id, True))]
+        with pytest.raises(RuntimeError):
+            await world.run(resumed)
+        retried = await world.run(resumed)
+        assert calls.count("look") == 1 and calls.count("delete") == 1
+        assert [kind for kind, _, _ in pairs_sent(world.requests[2])] == [
+            "tool_call",
+            "tool_call",
+            "tool_result",
+            "tool_result",
+        ]
+        assert world.requests[2] == world.requests[1]
+        return [r.text for r in results(retried.messages)], retried.text
+
+    assert await both(scenario) == (["seen /x", "deleted"], "done")
+
+
+async def test_replaying_a_completed_approval_runs_nothing_and_duplicates_nothing() -> None:
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        world = World(
+            [reply(call("c1", "delete", '{"path":"/a"}')), say("done"), say("again"), say("later")],
+            [delete_tool(calls)],
+            mode=mode,
+        )
+        first = await world.run([user("go")])
+        approval_id = first.pending_approvals[0].approval_id
+        resumed = [user("go"), *first.messages, decide((approval_id, True))]
+        done = await world.run(resumed)
+        again = await world.run(resumed)  # the same request once more (its answer was lost)
+        whole = [*resumed, *done.messages, decide((approval_id, True))]
+        later = await world.run(whole)  # the decision sent again on a later turn
+        assert calls.count() == 1
+        occurrence = first.pending_approvals[0].call.occurrence_id
+        for request in world.requests[1:]:
+            assert pairs_sent(request) == [
+                ("tool_call", occurrence, ""),
+                ("tool_result", occurrence, "deleted"),
+            ]
+        assert shape(world.requests[3].messages) == [
+            ("user", ["text"]),
+            ("assistant", ["tool_call"]),
+            ("tool", ["tool_result"]),
+            ("assistant", ["text"]),
+        ]
+        return [(shape(run.messages), run.text) for run in (again, later)]
+
+    assert await both(scenario) == [
+        ([("tool", ["tool_result"]), ("assistant", ["text"])], "again"),
+        ([("assistant", ["text"])], "later"),
+    ]
+
+
+async def test_client_results_returned_with_the_decision_still_current() -> None:
+    """An approved call and a client call in one batch: the approved one runs, the run
+    waits for the client, and the client's result comes back in an input that still
+    carries the (consumed) decision. That decision is a replay, not a refusal."""
+
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        world = World(
+            [reply(call("c1", "delete", '{"path":"/a"}'), call("c2", "pick_color")), say("done")],
+            [delete_tool(calls), Tool.client("pick_color")],
+            mode=mode,
+        )
+        first = await world.run([user("go")])
+        resumed = [
+            user("go"),
+            *first.messages,
+            decide((first.pending_approvals[0].approval_id, True)),
+        ]
+        waiting = await world.run(resumed)
+        assert waiting.outcome == "awaiting_client" and calls.count() == 1
+        (pending,) = waiting.pending_calls
+        returned = Message(
+            role="tool",
+            parts=(
+                ToolResultPart(
+                    call_id="c2",
+                    occurrence_id=pending.occurrence_id,
+                    output=(TextPart(text="red"),),
+                ),
+            ),
+        )
+        final = await world.run([*resumed, *waiting.messages, returned])
+        assert calls.count() == 1
+        assert [text for _, _, text in pairs_sent(world.requests[-1])] == ["", "", "deleted", "red"]
+        return shape(final.messages), final.text
+
+    assert await both(scenario) == ([("assistant", ["text"])], "done")

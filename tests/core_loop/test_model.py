@@ -28,3 +28,14 @@ async def test_scripted_model_replays_and_records() -> None:
     assert model.requests == [request, request] and model.remaining == 0
     with pytest.raises(ScriptExhaustedError, match="called 3 times"):
         _ = [update async for update in model.stream(request)]
+
+
+async def test_scripted_exception_entry_is_raised_after_recording_the_request() -> None:
+    failure = ConnectionError("upstream closed the connection")
+    model = ScriptedModel([failure, Response(message=Message(role="assistant", parts=()))])
+    request = Request(model="m", messages=())
+    with pytest.raises(ConnectionError) as raised:
+        _ = [update async for update in model.stream(request)]
+    assert raised.value is failure
+    assert model.requests == [request] and model.remaining == 1
+    assert [update async for update in model.stream(request)], "the next entry still plays"
