@@ -24,7 +24,6 @@ from interlock.codecs.openai_responses._content import (
     decode_input_part,
     decode_output_part,
     decode_tool_output,
-    is_plain_text,
 )
 from interlock.codecs.openai_responses._wire import (
     ITEM,
@@ -103,14 +102,10 @@ def assistant_message_parts(data: JsonObject, path: str, boundary: bool) -> list
         parts = [
             decode_output_part(entry, f"{path}.content[{i}]") for i, entry in enumerate(entries)
         ]
-        if item_id is None and len(parts) == 1 and isinstance(parts[0], TextPart):
-            plain = is_plain_text(parts[0])
-        else:
-            plain = False
-        if plain:
+        if item_id is None or not parts:
+            # Without an id the encoder's default is string content (one message per part).
             fields[_CONTENT] = "list"
         if not parts:
-            fields[_CONTENT] = "list"
             parts = [TextPart(text="", extra=wrap({"~empty": True}))]
     parts = [replace(part, item_id=item_id) for part in parts]
     return [_with_item(parts[0], fields, boundary), *parts[1:]]

@@ -23,19 +23,21 @@ refused per policy). Local approval and input control parts are never sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal, cast
 
 from interlock.codecs.openai_responses._items import HOSTED
 from interlock.codecs.openai_responses._render import (
     ItemGroup,
     group_parts,
+    item_fields,
     render_group,
     render_input_message,
+    render_message,
     render_single,
     render_tool_result,
 )
-from interlock.codecs.openai_responses._wire import PROVIDER, is_own_opaque, own
+from interlock.codecs.openai_responses._wire import ITEM, PROVIDER, is_own_opaque, own, wrap
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
@@ -51,6 +53,7 @@ from interlock.transcript import (
     OutputPart,
     Part,
     ReasoningPart,
+    RefusalPart,
     ReplayPolicy,
     TextPart,
     ToolCallPart,
@@ -246,9 +249,41 @@ def _encode_step(message: Message, index: int, context: ReplayContext) -> list[J
             for offset, part in enumerate(group.parts):
                 if getattr(part, "signature", None) is not None:
                     _check_signature(part, index, group.start + offset, context)
+            if (plan.strip_ids or group.item_id is None) and _needs_split(group):
+                items.extend(_idless_message(group, index, context))
+                continue
         rendered = render_group(group, strip_id=plan.strip_ids)
         if rendered is not None:
             items.append(rendered)
+    return items
+
+
+def _needs_split(group: ItemGroup) -> bool:
+    """True when an id-less message group has no form of its own on the wire.
+
+    The only assistant message the SDK types accept without an ``id`` is the easy form
+    with *string* content (its list form takes input parts, which the service refuses
+    for assistant turns: trap 28), and an output message needs a server-issued id,
+    which is never minted. So anything but a lone text part is split. A wire that did
+    send list content without an id (Codex does; the service accepts it) carries a
+    ``~content`` hint and is sent as it came.
+    """
+    if len(group.parts) == 1 and isinstance(group.parts[0], TextPart):
+        return False
+    return "~content" not in item_fields(group.parts[0])
+
+
+def _idless_message(group: ItemGroup, index: int, context: ReplayContext) -> list[JsonObject]:
+    """Each part as its own string-content assistant message; a refusal as its text."""
+    fields = item_fields(group.parts[0])
+    items: list[JsonObject] = []
+    for offset, part in enumerate(cast("list[TextPart | RefusalPart]", group.parts)):
+        if isinstance(part, RefusalPart):
+            reason = "an assistant refusal without an item id can only be sent as text"
+            context.warn("refusal_as_text", _at(index, group.start + offset), reason)
+            part = TextPart(text=part.text)
+        extra = wrap({**own(part.extra), ITEM: fields}) if fields else part.extra
+        items.append(render_message([replace(part, extra=extra, item_id=None)], None))
     return items
 
 

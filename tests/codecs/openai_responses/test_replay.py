@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from openai.types.responses.easy_input_message_param import EasyInputMessageParam
+from pydantic import ConfigDict, TypeAdapter
 
-from interlock.codecs.openai_responses import ENCRYPTED_FORMAT, decode_request, encode_request
+from interlock.codecs.openai_responses import (
+    DIALECT,
+    ENCRYPTED_FORMAT,
+    decode_request,
+    encode_request,
+)
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
@@ -16,6 +23,7 @@ from interlock.transcript import (
     Opaque,
     Part,
     ReasoningPart,
+    RefusalPart,
     ReplayPolicy,
     Request,
     TextPart,
@@ -205,6 +213,59 @@ def test_trap28_assistant_text_is_output_text_and_trap27_phase_is_preserved() ->
     )
     content = encode_request(canonical).payload["input"][0]["content"]  # type: ignore[index]
     assert content == [{"type": "output_text", "text": "a", "annotations": []}]
+
+
+EASY_MESSAGES = TypeAdapter(list[EasyInputMessageParam], config=ConfigDict(extra="forbid"))
+
+
+def test_an_id_less_refusal_is_sent_as_text_with_a_warning() -> None:
+    """No server id may be minted, and id-less output parts are not an SDK shape (trap 35)."""
+    request = Request(
+        model="m",
+        messages=(
+            Message(role="user", parts=(TextPart(text="Help?"),)),
+            Message(role="assistant", parts=(TextPart(text="Well,"), RefusalPart(text="no."))),
+        ),
+    )
+    encoded = encode_request(request)
+    items = encoded.payload["input"][1:]  # type: ignore[index]
+    assert items == [
+        {"role": "assistant", "content": "Well,", "type": "message"},
+        {"role": "assistant", "content": "no.", "type": "message"},
+    ]
+    EASY_MESSAGES.validate_python(items)
+    [warning] = encoded.warnings
+    assert (warning.code, warning.location) == ("refusal_as_text", "messages[1].parts[1]")
+
+
+def test_a_stateless_step_stripped_of_its_ids_keeps_phase_on_every_split_message() -> None:
+    step = (
+        TextPart(text="one", item_id="msg_1", extra={DIALECT: {"~item": {"phase": "commentary"}}}),
+        RefusalPart(text="two", item_id="msg_1"),
+    )
+    encoded = encode_request(
+        Request(
+            model="m", messages=(Message(role="assistant", parts=step),), continuation=STATELESS
+        )
+    )
+    assert encoded.payload["input"] == [
+        {"role": "assistant", "content": text, "type": "message", "phase": "commentary"}
+        for text in ("one", "two")
+    ]
+    assert [w.code for w in encoded.warnings] == ["item_ids_stripped", "refusal_as_text"]
+
+
+def test_id_less_list_content_from_the_wire_is_sent_as_it_came() -> None:
+    """Codex sends assistant output parts without an id; the service accepts it."""
+    content = [
+        {"type": "output_text", "text": "a", "annotations": []},
+        {"type": "output_text", "text": "b", "annotations": []},
+    ]
+    payload = {
+        "model": "m",
+        "input": [{"type": "message", "role": "assistant", "content": content}],
+    }
+    assert encode_request(decode_request(payload)).payload == payload  # type: ignore[arg-type]
 
 
 def test_trap33_item_reference_cannot_be_sent_stateless() -> None:
