@@ -146,6 +146,8 @@ def encode_message(message: Message, index: int, context: ReplayContext) -> list
         if carries_content and isinstance(part, _CONTENT_TYPES):
             if getattr(part, "signature", None) is not None:
                 _check_signature(part, index, position, context)
+            if type(part) is MediaPart and _media_type_lost(part):
+                _warn_media_type(part, _at(index, position), context)
             content.append(part)
             if content_at is None:
                 content_at = len(items)
@@ -153,6 +155,7 @@ def encode_message(message: Message, index: int, context: ReplayContext) -> list
             continue
         if type(part) is ToolResultPart:
             # The usual part of a tool message; what ``_encode_other`` would do, directly.
+            _check_outputs(part, index, position, context)
             items.append(render_tool_result(part))
             continue
         items.extend(_encode_other(part, index, position, context))
@@ -161,6 +164,28 @@ def encode_message(message: Message, index: int, context: ReplayContext) -> list
     elif not message.parts and message.role != "tool":
         items.append(render_input_message(message, ()))
     return items
+
+
+def _media_type_lost(part: MediaPart) -> bool:
+    """True when ``part``'s media type has no place on the wire.
+
+    Inline data carries it in its ``data:`` URL; a URL or file id reference
+    (``image_url`` / ``file_url`` / ``file_id``) has no media type field, and guessing one
+    back from a file name would invent types for media that never had one.
+    """
+    return part.data is None and part.media_type is not None
+
+
+def _warn_media_type(part: MediaPart, location: str, context: ReplayContext) -> None:
+    reason = f"the {part.media_type} media type of a media reference has no Responses field"
+    context.warn("media_type_dropped", location, reason)
+
+
+def _check_outputs(part: ToolResultPart, index: int, position: int, context: ReplayContext) -> None:
+    """Media references in a tool result's output whose type cannot travel."""
+    for number, output in enumerate(part.output):
+        if type(output) is MediaPart and _media_type_lost(output):
+            _warn_media_type(output, f"{_at(index, position)}.output[{number}]", context)
 
 
 def _check_signature(part: Part, index: int, position: int, context: ReplayContext) -> None:
@@ -215,6 +240,13 @@ def _render_single(
             raise LossyHistoryError(location, reason, code="item_reference_unresolvable")
     if isinstance(part, ApprovalResponsePart):
         return _approval_response(part, context)
+    if isinstance(part, MediaPart | JsonPart):
+        # Only model-side items reach here: assistant content is output_text/refusal only.
+        reason = f"a {part.kind} part has no Responses assistant form"
+        context.lossy(_at(index, group.start), reason, "part_not_carried")
+        return []
+    if isinstance(part, ToolResultPart):
+        _check_outputs(part, index, group.start, context)
     if isinstance(part, ToolCallPart):
         signature = part.signature
         if isinstance(signature, Opaque):

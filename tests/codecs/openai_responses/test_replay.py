@@ -18,7 +18,9 @@ from interlock.transcript import (
     Continuation,
     HostedToolPart,
     InputRequestPart,
+    JsonPart,
     LossyHistoryError,
+    MediaPart,
     Message,
     Opaque,
     Part,
@@ -266,6 +268,43 @@ def test_id_less_list_content_from_the_wire_is_sent_as_it_came() -> None:
         "input": [{"type": "message", "role": "assistant", "content": content}],
     }
     assert encode_request(decode_request(payload)).payload == payload  # type: ignore[arg-type]
+
+
+PDF_BY_URL = MediaPart(media_type="application/pdf", uri="https://example.com/doc.pdf")
+
+
+def test_a_media_references_type_has_no_field_and_is_dropped_with_a_warning() -> None:
+    """Gemini ``fileData`` carries a mimeType; ``input_file.file_url`` has nowhere to put it."""
+    inline = MediaPart(media_type="image/png", data="AAAA")
+    request = Request(
+        model="m",
+        messages=(
+            Message(role="user", parts=(TextPart(text="Read"), inline, PDF_BY_URL)),
+            Message(role="assistant", parts=(CALL,)),
+            Message(role="tool", parts=(ToolResultPart(call_id="call_1", output=(PDF_BY_URL,)),)),
+        ),
+    )
+    encoded = encode_request(request)
+    user = encoded.payload["input"][0]  # type: ignore[index]
+    assert user["content"][2] == {"type": "input_file", "file_url": "https://example.com/doc.pdf"}  # type: ignore[index]
+    assert [(w.code, w.location) for w in encoded.warnings] == [
+        ("media_type_dropped", "messages[0].parts[2]"),
+        ("media_type_dropped", "messages[2].parts[0].output[0]"),
+    ]
+
+
+@pytest.mark.parametrize("part", [PDF_BY_URL, JsonPart(value={"k": 1})], ids=["media", "json"])
+def test_assistant_media_or_json_is_refused_or_dropped_with_a_warning(part: Part) -> None:
+    """Assistant content is output_text/refusal only; such a part is never dropped silently."""
+    request = history((TextPart(text="Here:"), part, CALL), Continuation())
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(request)
+    assert caught.value.location == "messages[1].parts[1]"
+    encoded = encode_request(request, policy=ReplayPolicy(mode="degrade"))
+    assert [(w.code, w.location) for w in encoded.warnings] == [
+        ("part_not_carried", "messages[1].parts[1]")
+    ]
+    assert len(encoded.payload["input"]) == 4  # type: ignore[arg-type]
 
 
 def test_trap33_item_reference_cannot_be_sent_stateless() -> None:
