@@ -1,0 +1,441 @@
+"""A lean HTTP/1.1 keep-alive transport under each upstream's ``httpx.AsyncClient``.
+
+httpcore's pool re-examines every pooled connection (one ``poll()`` system call each) on
+every request and on every response close; in profiles of a gateway worker that was more
+than half its CPU per proxied request (``docs/benchmarks/proxy.md``). This transport keeps
+idle connections on a LIFO stack, learns that a server closed one from asyncio's
+``connection_lost`` callback (no system call), writes each request with one ``write`` and
+parses answers with httptools (llhttp, the parser uvicorn uses).
+
+Invariants:
+
+* a connection is on the idle stack only when its last answer was read to the end and both
+  sides allow keep-alive; one request at a time per connection (no pipelining);
+* at most ``max_connections`` exchanges are open at once (from sending until the response
+  body is closed); more wait, up to the pool timeout (:class:`httpx.PoolTimeout`);
+* a request whose *reused* connection was closed by the server before a single byte of the
+  answer arrived is sent once more on a new connection: that is the keep-alive race (the
+  server dropped the idle connection as the request went out), and nothing was processed.
+  Go's ``net/http`` retries the same case. Every other failure raises the matching
+  :class:`httpx.TransportError`;
+* HTTP only as the gateway uses it: no ``Upgrade``, no HTTP/2 (proxies from the environment
+  are still honoured: ``httpx.AsyncClient`` mounts its own transport for them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from types import TracebackType
+from typing import cast
+
+import httptools  # pyright: ignore[reportMissingTypeStubs]
+import httpx
+
+Origin = tuple[bytes, bytes, int]
+SocketOption = tuple[int, int, int]
+
+READ_HIGH_WATER = 256 * 1024
+"""Buffered answer bytes past which reading pauses until the consumer catches up."""
+
+
+class _ClosedBeforeAnswer(Exception):
+    """The server closed the connection before sending any byte of an answer."""
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection: feeds llhttp, wakes the one exchange waiting on it."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)  # pyright: ignore[reportUnknownMemberType]
+        self.closed = False
+        self.idle_since = 0.0
+        self.in_flight = False
+        self.head_only = False
+        self.write_paused = False
+        self.read_paused = False
+        self.drained: asyncio.Future[None] | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.start()
+
+    def start(self) -> None:
+        """Reset the per-answer state before a request goes out."""
+        self.status = 0
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.headers_done = False
+        self.complete = False
+        self.keep_alive = False
+        self.until_close = False
+        self.received_any = False
+        self.chunks: deque[bytes] = deque()
+        self.buffered = 0
+        self.error: Exception | None = None
+
+    # -- asyncio.Protocol ---------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports implement asyncio.Transport without subclassing it
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if not self.in_flight:  # bytes nobody asked for: the connection is unusable
+            self.close()
+            return
+        self.received_any = True
+        try:
+            self.parser.feed_data(data)  # pyright: ignore[reportUnknownMemberType]
+        except httptools.HttpParserError as error:  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+            self.error = httpx.RemoteProtocolError(f"malformed HTTP answer: {error}")
+            self.close()
+        self._wake()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.headers_done and self.until_close and not self.complete:
+            self.complete = True  # a body delimited by the end of the connection
+        elif self.in_flight and not self.complete and self.error is None:
+            self.error = (
+                httpx.ReadError(f"the server closed the connection mid-answer ({exc or 'EOF'})")
+                if self.received_any
+                else _ClosedBeforeAnswer()
+            )
+        self._wake()
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+
+    # -- llhttp callbacks ---------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        status = int(self.parser.get_status_code())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        if 100 <= status < 200:  # informational answers precede the real one
+            self.headers = []
+            return
+        self.status = status
+        self.headers_done = True
+        names = {name.lower() for name, _ in self.headers}
+        self.until_close = b"content-length" not in names and b"transfer-encoding" not in names
+        if self.head_only:
+            self.complete = True
+        self._wake()
+
+    def on_body(self, body: bytes) -> None:
+        self.chunks.append(body)
+        self.buffered += len(body)
+        if self.buffered > READ_HIGH_WATER and not self.read_paused and self.transport:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def on_message_complete(self) -> None:
+        if not self.headers_done:
+            return  # the end of an informational answer
+        self.complete = True
+        self.keep_alive = bool(self.parser.should_keep_alive())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+
+    # -- used by the transport ----------------------------------------------------------
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self, within: float | None, request: httpx.Request) -> None:
+        """Until the next callback of interest, or :class:`httpx.ReadTimeout`."""
+        loop = asyncio.get_running_loop()
+        waiter = self.waiter = loop.create_future()
+        timer = None if within is None else loop.call_later(within, _expire, waiter, request)
+        try:
+            await waiter
+        finally:
+            self.waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    async def send(self, payload: bytes, within: float | None, request: httpx.Request) -> None:
+        """Write one request; waits (up to the write timeout) if the socket buffer is full."""
+        if self.closed or self.transport is None:
+            raise _ClosedBeforeAnswer()
+        self.start()
+        self.in_flight = True
+        self.head_only = request.method == "HEAD"
+        self.transport.write(payload)
+        if self.write_paused:
+            self.drained = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(within):
+                    await self.drained
+            except TimeoutError:
+                self.close()
+                raise httpx.WriteTimeout("writing the request timed out", request=request) from None
+            finally:
+                self.drained = None
+
+    def take(self) -> bytes:
+        """The body bytes buffered so far (resuming reading if it was paused)."""
+        data = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
+        self.chunks.clear()
+        self.buffered = 0
+        if self.read_paused and self.transport is not None:
+            self.read_paused = False
+            self.transport.resume_reading()
+        return data
+
+    @property
+    def reusable(self) -> bool:
+        """True when the last answer ended cleanly and the connection may carry another."""
+        return (
+            self.complete
+            and self.keep_alive
+            and not self.closed
+            and not self.head_only
+            and not self.chunks
+        )
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _expire(waiter: asyncio.Future[None], request: httpx.Request) -> None:
+    if not waiter.done():
+        waiter.set_exception(httpx.ReadTimeout("the upstream answer timed out", request=request))
+
+
+class _Body(httpx.AsyncByteStream):
+    """The answer body as it arrives; closing it hands the connection back (or closes it)."""
+
+    def __init__(
+        self,
+        transport: Http1Transport,
+        connection: _Connection,
+        origin: Origin,
+        request: httpx.Request,
+        timeout: float | None,
+    ) -> None:
+        self._transport = transport
+        self._connection = connection
+        self._origin = origin
+        self._request = request
+        self._timeout = timeout
+        self._closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        connection = self._connection
+        while True:
+            if connection.chunks:
+                yield connection.take()
+            elif connection.complete:
+                return
+            elif connection.error is not None:
+                error = connection.error
+                if isinstance(error, _ClosedBeforeAnswer):
+                    error = httpx.ReadError("the server closed the connection")
+                raise error
+            else:
+                await connection.wait(self._timeout, self._request)
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._transport.release(self._origin, self._connection)
+
+
+class Http1Transport(httpx.AsyncBaseTransport):
+    """Pooled HTTP/1.1 to any number of origins (see the module invariants)."""
+
+    def __init__(
+        self,
+        *,
+        max_connections: int = 100,
+        keepalive_expiry: float = 5.0,
+        socket_options: Iterable[SocketOption] = (),
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self._idle: dict[Origin, list[_Connection]] = {}
+        self._open: set[_Connection] = set()
+        self._slots = asyncio.Semaphore(max_connections)
+        self._keepalive_expiry = keepalive_expiry
+        self._socket_options = tuple(socket_options)
+        self._ssl_context = ssl_context
+        self._closed = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` and return as soon as the answer's headers are in."""
+        timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
+        await self._acquire(timeouts.get("pool"), request)
+        try:
+            payload = await _serialize(request)
+            origin = (request.url.raw_scheme, request.url.raw_host, _port(request.url))
+            connection = self._checkout(origin)
+            if connection is not None:
+                try:
+                    await self._exchange(connection, payload, timeouts, request)
+                except _ClosedBeforeAnswer:  # lost the keep-alive race: once more, afresh
+                    connection = None
+            if connection is None:
+                connection = await self._connect(origin, timeouts.get("connect"), request)
+                try:
+                    await self._exchange(connection, payload, timeouts, request)
+                except _ClosedBeforeAnswer:
+                    raise httpx.RemoteProtocolError(
+                        "the server closed the connection without answering", request=request
+                    ) from None
+        except BaseException:
+            self._slots.release()
+            raise
+        body = _Body(self, connection, origin, request, timeouts.get("read"))
+        return httpx.Response(
+            connection.status,
+            headers=connection.headers,
+            stream=body,
+            extensions={"http_version": b"HTTP/1.1"},
+        )
+
+    async def _exchange(
+        self,
+        connection: _Connection,
+        payload: bytes,
+        timeouts: dict[str, float | None],
+        request: httpx.Request,
+    ) -> None:
+        """Write the request and wait for the answer's headers."""
+        try:
+            await connection.send(payload, timeouts.get("write"), request)
+            while not connection.headers_done:
+                if connection.error is not None:
+                    raise connection.error
+                await connection.wait(timeouts.get("read"), request)
+        except BaseException:
+            self._forget(connection)
+            raise
+
+    async def _acquire(self, within: float | None, request: httpx.Request) -> None:
+        if not self._slots.locked():
+            await self._slots.acquire()
+            return
+        try:
+            async with asyncio.timeout(within):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise httpx.PoolTimeout("no upstream connection became free", request=request) from None
+
+    def _checkout(self, origin: Origin) -> _Connection | None:
+        stack = self._idle.get(origin)
+        if not stack:
+            return None
+        deadline = asyncio.get_running_loop().time() - self._keepalive_expiry
+        while stack:
+            connection = stack.pop()
+            if not connection.closed and connection.idle_since >= deadline:
+                return connection
+            self._forget(connection)
+        return None
+
+    async def _connect(
+        self, origin: Origin, within: float | None, request: httpx.Request
+    ) -> _Connection:
+        scheme, host, port = origin
+        if self._closed:
+            raise httpx.ConnectError("the transport is closed", request=request)
+        context = self._tls() if scheme == b"https" else None
+        hostname = host.decode("ascii")
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(within):
+                _, connection = await loop.create_connection(
+                    _Connection,
+                    hostname,
+                    port,
+                    ssl=context,
+                    server_hostname=hostname if context else None,
+                )
+        except TimeoutError:
+            raise httpx.ConnectTimeout(
+                f"connecting to {hostname}:{port} timed out", request=request
+            ) from None
+        except OSError as error:
+            raise httpx.ConnectError(
+                f"cannot connect to {hostname}:{port}: {error}", request=request
+            ) from error
+        if connection.transport is not None:
+            sock = connection.transport.get_extra_info("socket")
+            for option in self._socket_options:
+                sock.setsockopt(*option)
+        self._open.add(connection)
+        return connection
+
+    def _tls(self) -> ssl.SSLContext:
+        if self._ssl_context is None:  # loading the CA bundle takes a while: only when needed
+            self._ssl_context = httpx.create_ssl_context()
+        return self._ssl_context
+
+    def release(self, origin: Origin, connection: _Connection) -> None:
+        """Called once per exchange when its body is closed."""
+        self._slots.release()
+        connection.in_flight = False
+        if not connection.reusable or self._closed:
+            self._forget(connection)
+            return
+        connection.idle_since = asyncio.get_running_loop().time()
+        self._idle.setdefault(origin, []).append(connection)
+
+    def _forget(self, connection: _Connection) -> None:
+        connection.close()
+        self._open.discard(connection)
+
+    async def aclose(self) -> None:
+        """Close every connection, idle or not."""
+        self._closed = True
+        for connection in self._open:
+            connection.close()
+        self._open.clear()
+        self._idle.clear()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        await self.aclose()
+
+
+def _port(url: httpx.URL) -> int:
+    if url.port is not None:
+        return url.port
+    return 443 if url.raw_scheme == b"https" else 80
+
+
+async def _serialize(request: httpx.Request) -> bytes:
+    """Request line, headers and body as one buffer (one write, no Nagle stall)."""
+    head = [request.method.encode("ascii"), b" ", request.url.raw_path, b" HTTP/1.1\r\n"]
+    chunked = False
+    for name, value in request.headers.raw:
+        head += (name, b": ", value, b"\r\n")
+        chunked = chunked or (name.lower() == b"transfer-encoding" and value.lower() == b"chunked")
+    head.append(b"\r\n")
+    if isinstance(request.stream, httpx.ByteStream):
+        return b"".join(head) + request.content
+    body: list[bytes] = []
+    stream = request.stream
+    assert isinstance(stream, httpx.AsyncByteStream), "an async client sends async bodies"
+    async for chunk in stream:
+        if chunk:
+            body += (b"%x\r\n" % len(chunk), chunk, b"\r\n") if chunked else (chunk,)
+    if chunked:
+        body.append(b"0\r\n\r\n")
+    return b"".join(head) + b"".join(body)

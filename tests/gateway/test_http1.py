@@ -1,0 +1,290 @@
+"""The upstream HTTP/1.1 transport against a scripted loopback server (real sockets)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+
+from interlock.gateway import http1
+from interlock.gateway.http1 import Http1Transport
+
+OK = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
+
+
+@dataclass
+class Exchange:
+    """One request as the server read it, with the connection it came on."""
+
+    connection: int
+    head: bytes
+    body: bytes
+
+
+Script = Callable[[Exchange, asyncio.StreamWriter], Awaitable[bool]]
+"""Answers one exchange; returns False to close the connection afterwards."""
+
+
+@dataclass
+class Server:
+    script: Script
+    exchanges: list[Exchange] = field(default_factory=list[Exchange])
+    connections: int = 0
+    closed_by_client: int = 0
+    url: str = ""
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        number = self.connections
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError:
+                    self.closed_by_client += 1
+                    return
+                body = await _read_body(reader, head)
+                exchange = Exchange(number, head, body)
+                self.exchanges.append(exchange)
+                if not await self.script(exchange, writer):
+                    return
+                await writer.drain()
+        finally:
+            writer.close()
+
+
+async def _read_body(reader: asyncio.StreamReader, head: bytes) -> bytes:
+    lines = head.decode().lower().split("\r\n")
+    if "transfer-encoding: chunked" in lines:
+        body = b""
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).strip(), 16)
+            body += (await reader.readexactly(size + 2))[:-2]
+            if size == 0:
+                return body
+    length = next(
+        (int(line.split(":")[1]) for line in lines if line.startswith("content-length")), 0
+    )
+    return await reader.readexactly(length)
+
+
+@contextlib.asynccontextmanager
+async def serving(script: Script) -> AsyncIterator[Server]:
+    server = Server(script)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    server.url = f"http://127.0.0.1:{port}"
+    try:
+        yield server
+    finally:
+        listener.close()
+        await listener.wait_closed()
+
+
+async def ok(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+    writer.write(OK)
+    return True
+
+
+def client(server: Server, **options: float) -> httpx.AsyncClient:
+    transport = Http1Transport(max_connections=int(options.pop("max_connections", 10)))
+    timeout = httpx.Timeout(options.pop("timeout", 5.0))
+    return httpx.AsyncClient(transport=transport, base_url=server.url, timeout=timeout)
+
+
+async def test_keep_alive_reuses_one_connection_and_sends_one_buffer() -> None:
+    async with serving(ok) as server, client(server) as http:
+        for _ in range(3):
+            answer = await http.post("/v1/x?a=1", content=b'{"q":1}')
+            assert answer.status_code == 200
+            assert answer.json() == {}
+    assert server.connections == 1
+    assert [exchange.body for exchange in server.exchanges] == [b'{"q":1}'] * 3
+    assert server.exchanges[0].head.startswith(b"POST /v1/x?a=1 HTTP/1.1\r\n")
+
+
+async def test_a_chunked_answer_streams_piece_by_piece() -> None:
+    second = asyncio.Event()
+
+    async def chunks(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+        await writer.drain()
+        await second.wait()  # only sent once the client has the first piece
+        writer.write(b"6\r\nsecond\r\n0\r\n\r\n")
+        return True
+
+    async with serving(chunks) as server, client(server) as http:
+        async with http.stream("POST", "/s", content=b"{}") as answer:
+            pieces: list[bytes] = []
+            async for piece in answer.aiter_raw():
+                pieces.append(piece)
+                second.set()
+        assert pieces == [b"first", b"second"]
+        assert (await http.post("/s", content=b"{}")).status_code == 200
+    assert server.connections == 1
+
+
+async def test_a_body_delimited_by_close_is_read_to_the_end_and_not_reused() -> None:
+    async def until_close(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nall of it")
+        return False
+
+    async with serving(until_close) as server, client(server) as http:
+        assert (await http.post("/", content=b"1")).content == b"all of it"
+        assert (await http.post("/", content=b"2")).content == b"all of it"
+    assert server.connections == 2
+
+
+async def test_an_idle_connection_closed_by_the_server_is_replaced_once() -> None:
+    async def drop_second(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        if exchange.body == b"2" and exchange.connection == 1:
+            return False  # the keep-alive race: closed as the request arrived
+        writer.write(OK)
+        return True
+
+    async with serving(drop_second) as server, client(server) as http:
+        assert (await http.post("/", content=b"1")).status_code == 200
+        assert (await http.post("/", content=b"2")).status_code == 200
+    assert [(e.connection, e.body) for e in server.exchanges] == [(1, b"1"), (1, b"2"), (2, b"2")]
+
+
+async def test_a_fresh_connection_closed_without_an_answer_is_an_error() -> None:
+    async def hang_up(_: Exchange, __: asyncio.StreamWriter) -> bool:
+        return False
+
+    async with serving(hang_up) as server, client(server) as http:
+        with pytest.raises(httpx.RemoteProtocolError):
+            await http.post("/", content=b"1")
+    assert len(server.exchanges) == 1  # never sent twice on a fresh connection
+
+
+async def test_connection_refused_is_a_connect_error() -> None:
+    async with serving(ok) as server:
+        url = server.url
+    async with httpx.AsyncClient(transport=Http1Transport(), base_url=url) as http:
+        with pytest.raises(httpx.ConnectError):
+            await http.post("/", content=b"1")
+
+
+async def test_no_answer_in_time_is_a_read_timeout() -> None:
+    release = asyncio.Event()
+
+    async def silent(_: Exchange, __: asyncio.StreamWriter) -> bool:
+        await release.wait()
+        return False
+
+    async with serving(silent) as server, client(server, timeout=0.05) as http:
+        with pytest.raises(httpx.ReadTimeout):
+            await http.post("/", content=b"1")
+        release.set()
+
+
+async def test_a_connection_lost_mid_body_is_a_read_error() -> None:
+    async def truncated(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly this")
+        return False
+
+    async with serving(truncated) as server, client(server) as http:
+        with pytest.raises(httpx.ReadError):
+            await http.post("/", content=b"1")
+
+
+async def test_a_malformed_answer_is_a_protocol_error() -> None:
+    async def garbage(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+        return True
+
+    async with serving(garbage) as server, client(server) as http:
+        with pytest.raises(httpx.RemoteProtocolError):
+            await http.post("/", content=b"1")
+
+
+async def test_the_pool_bounds_open_exchanges() -> None:
+    async with serving(ok) as server, client(server, max_connections=1, timeout=0.05) as http:
+        held = await http.send(http.build_request("POST", "/", content=b"1"), stream=True)
+        with pytest.raises(httpx.PoolTimeout):
+            await http.post("/", content=b"2")
+        await held.aclose()
+        assert (await http.post("/", content=b"3")).status_code == 200
+
+
+async def test_an_answer_closed_before_its_end_does_not_reuse_the_connection() -> None:
+    async def long_answer(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n")
+        return True
+
+    async with serving(long_answer) as server, client(server) as http:
+        async with http.stream("POST", "/", content=b"1") as answer:
+            async for _ in answer.aiter_raw():
+                break
+        async with http.stream("POST", "/", content=b"2") as answer:
+            async for _ in answer.aiter_raw():
+                break
+    assert server.connections == 2
+
+
+async def test_informational_answers_are_skipped() -> None:
+    async def hints(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n" + OK)
+        return True
+
+    async with serving(hints) as server, client(server) as http:
+        answer = await http.post("/", content=b"1")
+        assert (answer.status_code, answer.content) == (200, b"{}")
+        assert "link" not in answer.headers
+        assert (await http.post("/", content=b"2")).status_code == 200
+    assert server.connections == 1
+
+
+async def test_a_streamed_request_body_goes_out_chunked() -> None:
+    async def parts() -> AsyncIterator[bytes]:
+        yield b'{"a":'
+        yield b"1}"
+
+    async with serving(ok) as server, client(server) as http:
+        assert (await http.post("/", content=parts())).status_code == 200
+    assert server.exchanges[0].body == b'{"a":1}'
+
+
+async def test_a_large_answer_arrives_whole_through_read_pauses() -> None:
+    size = 4 * http1.READ_HIGH_WATER
+
+    async def large(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % size + b"x" * size)
+        return True
+
+    async with serving(large) as server, client(server) as http:
+        async with http.stream("POST", "/", content=b"1") as answer:
+            received = 0
+            async for piece in answer.aiter_raw():
+                received += len(piece)
+                await asyncio.sleep(0)  # a slow consumer
+        assert received == size
+        assert (await http.post("/", content=b"2")).status_code == 200
+    assert server.connections == 1
+
+
+async def test_closing_the_transport_closes_idle_connections() -> None:
+    async with serving(ok) as server:
+        async with client(server) as http:
+            await http.post("/", content=b"1")
+        for _ in range(100):
+            if server.closed_by_client:
+                break
+            await asyncio.sleep(0.01)
+        assert server.closed_by_client == 1
+
+
+def test_the_same_exchanges_work_on_uvloop() -> None:
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main() -> None:
+        await test_keep_alive_reuses_one_connection_and_sends_one_buffer()
+        await test_a_chunked_answer_streams_piece_by_piece()
+        await test_an_idle_connection_closed_by_the_server_is_replaced_once()
+
+    uvloop.run(main())
