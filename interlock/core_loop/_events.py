@@ -149,48 +149,58 @@ class LoopResult:
         return ""
 
 
-@dataclass(slots=True)
-class _Draft:
-    role: Role
-    builder: ResponseBuilder | None = None
-    parts: list[Part] = field(default_factory=list[Part])
+class _Parts:
+    """A tool or control message being folded: its role and parts in event order."""
 
-    def message(self, message_id: str) -> Message | None:
-        if self.builder is not None:
-            built = self.builder.build().message
-            parts = built.parts
-        else:
-            parts = tuple(self.parts)
-        return Message(role=self.role, parts=parts, id=message_id) if parts else None
+    __slots__ = ("parts", "role")
+
+    def __init__(self, role: Role) -> None:
+        self.role: Role = role
+        self.parts: list[Part] = []
+
+
+def _message(message_id: str, draft: ResponseBuilder | _Parts) -> Message | None:
+    if isinstance(draft, ResponseBuilder):
+        role: Role = "assistant"
+        parts = draft.build().message.parts
+    else:
+        role, parts = draft.role, tuple(draft.parts)
+    return Message(role=role, parts=parts, id=message_id) if parts else None
 
 
 class EventFolder:
-    """Incremental fold state; :func:`fold_events` is the usual entry point."""
+    """Incremental fold state; :func:`fold_events` is the usual entry point.
+
+    A model message is folded by a :class:`ResponseBuilder` (the transcript's one fold);
+    every other message collects its parts.
+    """
 
     def __init__(self) -> None:
-        self._drafts: dict[str, _Draft] = {}
+        self._drafts: dict[str, ResponseBuilder | _Parts] = {}
         self._finished: RunFinished | None = None
 
-    def _draft(self, message_id: str, role: Role, model: bool = False) -> _Draft:
+    def _parts(self, message_id: str, role: Role) -> list[Part]:
         draft = self._drafts.get(message_id)
         if draft is None:
-            draft = _Draft(role=role, builder=ResponseBuilder() if model else None)
-            self._drafts[message_id] = draft
-        return draft
+            draft = self._drafts[message_id] = _Parts(role)
+        assert isinstance(draft, _Parts), "a model message receives only model updates"
+        return draft.parts
 
     def add(self, event: LoopEvent) -> None:
         """Apply one event."""
         match event:
             case ModelUpdate(message_id=message_id, update=update):
-                builder = self._draft(message_id, "assistant", model=True).builder
-                assert builder is not None
-                builder.add(update)
+                draft = self._drafts.get(message_id)
+                if draft is None:
+                    draft = self._drafts[message_id] = ResponseBuilder()
+                assert isinstance(draft, ResponseBuilder), "model updates build a model message"
+                draft.add(update)
             case ToolFinished(message_id=message_id, result=result):
-                self._draft(message_id, "tool").parts.append(result)
+                self._parts(message_id, "tool").append(result)
             case ApprovalRequested(message_id=message_id, request=request):
-                self._draft(message_id, "assistant").parts.append(request)
+                self._parts(message_id, "assistant").append(request)
             case InputRequested(message_id=message_id, request=request):
-                self._draft(message_id, "assistant").parts.append(request)
+                self._parts(message_id, "assistant").append(request)
             case ToolStarted() | ClientCallsPending():
                 pass
             case RunFinished():
@@ -206,7 +216,7 @@ class EventFolder:
         messages = [
             message
             for message_id, draft in self._drafts.items()
-            if (message := draft.message(message_id)) is not None
+            if (message := _message(message_id, draft)) is not None
         ]
         return LoopResult(
             messages=tuple(messages),
