@@ -16,6 +16,11 @@ Three regimes, chosen from the request's :class:`Continuation`:
   encrypted content cannot be referenced and is dropped with a warning (with the step's
   ids, so the service never sees an item without its reasoning).
 
+No server item id is ever minted: the service looks ids up and rejects fabricated ones
+(``Item with id 'rs_…' not found.``, provider-wire §1.6). An assistant message without
+an id therefore goes as id-less string-content messages, a refusal as its text with a
+warning (:func:`_idless_message`).
+
 Opaque payloads issued by another provider are never sent (dropped with a warning, or
 refused per policy). Local approval and input control parts are never sent.
 """

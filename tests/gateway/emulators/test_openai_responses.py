@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -11,8 +12,10 @@ from typing import Any
 import openai
 import pytest
 import uvicorn
+from openai.types.responses import Response as SdkResponse
 from starlette.testclient import TestClient
 
+from interlock.codecs._sse import SseParser
 from interlock.gateway.emulators._brain import DefaultBrain, ScriptBrain, mint_token
 from interlock.gateway.emulators.openai_responses import (
     TOKEN_KIND,
@@ -53,6 +56,21 @@ def test_answers_with_encrypted_reasoning_and_call_items() -> None:
     assert body["output"][0]["summary"] == [] and body["output"][0]["encrypted_content"]
     summarized = first_turn(OpenAIResponsesEmulator(), reasoning={"summary": "auto"})
     assert summarized["output"][0]["summary"][0]["text"]
+
+
+def test_every_response_and_stream_snapshot_is_a_complete_sdk_response() -> None:
+    """The SDK client does not validate what it parses; the real service always sends
+    ``created_at``, ``model``, ``tools``…, so the emulator must too (checked strictly)."""
+    emulator = OpenAIResponsesEmulator()
+    SdkResponse.model_validate(first_turn(emulator))
+    with TestClient(create_app(emulator)) as client:
+        streamed = client.post("/v1/responses", json={"model": "m", "input": "hi", "stream": True})
+    parser = SseParser()
+    events = [json.loads(event.data) for event in parser.feed(streamed.text) + parser.finish()]
+    snapshots = [event["response"] for event in events if "response" in event]
+    assert len(snapshots) == 3
+    for snapshot in snapshots:
+        SdkResponse.model_validate(snapshot)
 
 
 @pytest.mark.parametrize(
