@@ -14,7 +14,8 @@ each checked against the official client's ``verifyEvents`` rules:
 - opaque provider payloads leave only sealed, as ``REASONING_ENCRYPTED_VALUE``;
 - what AG-UI has no field for rides in ``metadata["interlock"]`` on the ``*_END`` (or
   ``TOOL_CALL_START``) event, which the client merges into the message or call it keeps:
-  the text/refusal layout of a message, a reasoning kind, a hosted call's owner.
+  the text/refusal layout of a message, a reasoning kind, a hosted call's owner, a
+  failed tool result's outcome (on ``TOOL_CALL_RESULT``).
 
 Ids it mints are deterministic: ``{runId}:{a|r|s|t}{n}`` (assistant message, reasoning
 message, reasoning span, tool-result message). Tool calls keep the provider ``call_id``.
@@ -39,6 +40,7 @@ from interlock.codecs.agui._labels import (
     content_layout,
     needs_layout,
     reasoning_labels,
+    result_labels,
 )
 from interlock.codecs.agui._seal import reasoning_attributes, seal_outbound
 from interlock.codecs.agui._wire import output_to_content
@@ -265,6 +267,7 @@ class AguiEventEncoder:
             "toolCallId": result.call_id,
             "content": output_to_content(result.output),
             "role": "tool",
+            "metadata": _labelled(result_labels(result, error_field=False)),
         }
         events.append(self._emit("TOOL_CALL_RESULT", fields))
         return events

@@ -17,7 +17,10 @@ under ``metadata["interlock"]``, and only when there is something to say:
   "raw" | "encrypted", "itemId"?: str}`` (a sealed value carries both itself,
   authenticated; an unlabelled reasoning message is a summary);
 - a tool call (real or a synthetic ``confirm_changes``) of a hosted tool:
-  ``{"owner": "hosted", "serverLabel"?: str}``.
+  ``{"owner": "hosted", "serverLabel"?: str}``;
+- a tool result whose outcome the wire cannot say: ``{"outcome": "failed" | "denied" |
+  "interrupted"}`` (a tool message's ``error`` says only "failed"; a streamed
+  ``TOOL_CALL_RESULT`` has no ``error`` at all).
 
 These are labels, not credentials: a client can edit them like it can edit ``content``,
 so nothing here decides identity or authority (the gateway keeps the thread it issued;
@@ -40,11 +43,18 @@ from interlock.transcript import (
     RefusalPart,
     TextPart,
     ToolCallPart,
+    ToolOutcome,
+    ToolResultPart,
 )
 
 LABEL_KEY = "interlock"
 """This codec's key inside AG-UI ``metadata``."""
 
+_FAILURES: dict[str, ToolOutcome] = {
+    "failed": "failed",
+    "denied": "denied",
+    "interrupted": "interrupted",
+}
 _REASONING_KINDS: dict[str, ReasoningKind] = {
     "raw": "raw",
     "summary": "summary",
@@ -208,3 +218,27 @@ def read_call_labels(labels: JsonObject, path: str) -> tuple[bool, str | None]:
     if server_label is not None and not isinstance(server_label, str):
         raise DecodeError(f"{where}.serverLabel", "must be a string")
     return True, server_label
+
+
+# ------------------------------------------------------------------ tool outcomes
+
+
+def result_labels(result: ToolResultPart, *, error_field: bool) -> JsonObject | None:
+    """The outcome label of a result, when the wire does not say it (``error_field``: a
+    tool message, whose ``error`` already says ``failed``)."""
+    if result.outcome == "success" or (error_field and result.outcome == "failed"):
+        return None
+    return {"outcome": result.outcome}
+
+
+def read_result_labels(labels: JsonObject, path: str, *, has_error: bool) -> ToolOutcome:
+    """A tool message's outcome: its label, else ``failed`` with an ``error``, else success."""
+    label = labels.get("outcome")
+    if label is None:
+        return "failed" if has_error else "success"
+    outcome = _FAILURES.get(label) if isinstance(label, str) else None
+    if outcome is None:
+        raise DecodeError(
+            f"{path}.metadata.{LABEL_KEY}.outcome", 'must be "failed", "denied" or "interrupted"'
+        )
+    return outcome

@@ -13,7 +13,8 @@ Mapping (AG-UI role → canonical):
   ``encryptedValue`` is its signature; a ``hosted`` label restores the owner). A
   synthetic ``confirm_changes`` call becomes the :class:`ApprovalRequestPart` it surfaced.
 - ``tool``: a :class:`ToolResultPart`; content is kept as text byte for byte (never
-  re-serialized), ``error`` marks the outcome ``failed``. An answer to a synthetic
+  re-serialized), ``error`` marks the outcome ``failed`` (an ``outcome`` label says which
+  failure). An answer to a synthetic
   ``confirm_changes`` call becomes a ``user`` message with an :class:`ApprovalResponsePart`.
 - ``activity``: UI-only; skipped (the official client never sends them).
 
@@ -47,6 +48,7 @@ from interlock.codecs.agui._labels import (
     read_call_labels,
     read_layout,
     read_reasoning_labels,
+    read_result_labels,
     split_labels,
 )
 from interlock.codecs.agui._seal import SealError, open_sealed
@@ -236,7 +238,8 @@ def _assistant_texts(
 
 def _tool_message(message: ToolMessage, path: str) -> Message:
     approval_id = parse_confirm_changes_call_id(message.tool_call_id)
-    own = {"messageId": message.id, **_message_extra(message, path)[0].get(DIALECT, {})}
+    extra, labels = _message_extra(message, path)
+    own = {"messageId": message.id, **extra.get(DIALECT, {})}
     if approval_id is not None:
         if not isinstance(message.content, str):
             raise DecodeError(f"{path}.content", "a confirm_changes answer is a JSON string")
@@ -247,7 +250,7 @@ def _tool_message(message: ToolMessage, path: str) -> Message:
     result = ToolResultPart(
         call_id=message.tool_call_id,
         output=_content_parts(message.content),
-        outcome="failed" if message.error is not None else "success",
+        outcome=read_result_labels(labels, path, has_error=message.error is not None),
         extra={DIALECT: own},
     )
     return Message(role="tool", parts=(result,), id=message.id)

@@ -37,6 +37,7 @@ from interlock.codecs.agui._labels import (
     content_layout,
     needs_layout,
     reasoning_labels,
+    result_labels,
 )
 from interlock.codecs.agui._seal import reasoning_attributes, seal_outbound
 from interlock.codecs.agui._wire import (
@@ -286,6 +287,9 @@ class _Renderer:
             if result.is_error:
                 error = own.get("error")
                 body["error"] = error if isinstance(error, str) else (result.text or result.outcome)
+            labels = result_labels(result, error_field=True)
+            if labels is not None:
+                body["metadata"] = {LABEL_KEY: labels}
             out.append(body)
         return out
 

@@ -249,6 +249,23 @@ def test_what_agui_has_no_field_for_comes_back_from_the_client() -> None:
     assert tuple(replace(part, extra={}) for part in message.parts) == LABELLED.parts
 
 
+@pytest.mark.parametrize("outcome", ["failed", "denied"])
+def test_a_streamed_failure_keeps_its_outcome(outcome: str) -> None:
+    """``TOOL_CALL_RESULT`` has no ``error`` field: the outcome label carries it."""
+    run = encoder()
+    events = run.start() + feed(
+        run, response_to_updates(Response(message=Message(role="assistant", parts=(WEATHER,))))
+    )
+    failed = ToolResultPart(call_id="call_1", output=(TextPart(text="no"),), outcome=outcome)  # type: ignore[arg-type]  # literal
+    events += run.tool_result(failed) + run.finish()
+    verify_events(events)
+    held = apply_events([], events)
+    decoded = decode_run_input(
+        {"threadId": "thread-1", "runId": "run-2", "messages": held}, seal_key=KEY, tenant="acme"
+    )
+    assert decoded.messages[-1].tool_results[0].outcome == outcome
+
+
 def test_no_labels_when_the_events_say_it_all() -> None:
     run = encoder()
     events = run.start() + feed(run, response_to_updates(RESPONSE)) + run.finish()

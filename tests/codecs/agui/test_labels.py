@@ -15,7 +15,9 @@ from interlock.codecs.agui._labels import (
     read_call_labels,
     read_layout,
     read_reasoning_labels,
+    read_result_labels,
     reasoning_labels,
+    result_labels,
     split_labels,
 )
 from interlock.transcript import (
@@ -27,6 +29,7 @@ from interlock.transcript import (
     RefusalPart,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
 )
 
 from .scenarios import ENCRYPTED, KEY, SIGNATURE
@@ -162,3 +165,21 @@ def test_labels_are_split_from_the_clients_own_metadata() -> None:
     with pytest.raises(DecodeError) as caught:
         split_labels({LABEL_KEY: "raw"}, "m.metadata")
     assert caught.value.path == f"m.metadata.{LABEL_KEY}"
+
+
+@pytest.mark.parametrize("outcome", ["success", "failed", "denied", "interrupted"])
+def test_an_outcome_the_wire_cannot_say_is_labelled(outcome: str) -> None:
+    result = ToolResultPart(call_id="c", outcome=outcome)  # type: ignore[arg-type]  # literal
+    in_message = result_labels(result, error_field=True)
+    streamed = result_labels(result, error_field=False)
+    assert in_message == (None if outcome in ("success", "failed") else {"outcome": outcome})
+    assert streamed == (None if outcome == "success" else {"outcome": outcome})
+    has_error = outcome != "success"
+    assert read_result_labels(in_message or {}, "m", has_error=has_error) == outcome
+    assert read_result_labels(streamed or {}, "m", has_error=False) == outcome
+
+
+def test_an_unknown_outcome_label_is_refused() -> None:
+    with pytest.raises(DecodeError) as caught:
+        read_result_labels({"outcome": "success"}, "messages[2]", has_error=False)
+    assert caught.value.path == f"messages[2].metadata.{LABEL_KEY}.outcome"

@@ -93,6 +93,8 @@ def labels() -> list[JsonObject]:
     """The codec's metadata labels, streamed and in a snapshot: nothing may be stripped."""
     run = encoder()
     events = run.start() + feed(run, response_to_updates(Response(message=LABELLED)))
+    denied = ToolResultPart(call_id="mcp_1", output=(TextPart(text="no"),), outcome="denied")
+    events += run.tool_result(denied)
     snapshot = messages_to_agui((LABELLED,), seal_key=KEY, tenant="acme")
     return events + run.messages_snapshot(snapshot) + run.finish()
 

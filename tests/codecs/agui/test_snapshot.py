@@ -300,8 +300,8 @@ def test_both_ways_a_cleaned_snapshot_decodes_to_a_plain_call_and_result() -> No
     assert tuple(replace(part, extra={}) for part in step.parts) == THREAD[2].parts[:3]
 
 
-@pytest.mark.parametrize("outcome", ["failed", "denied"])
-def test_failed_results_carry_an_error(outcome: str) -> None:
+@pytest.mark.parametrize("outcome", ["failed", "denied", "interrupted"])
+def test_failed_results_carry_an_error_and_their_outcome(outcome: str) -> None:
     failed = Message(
         role="tool",
         parts=(ToolResultPart(call_id="c", output=(TextPart(text="nope"),), outcome=outcome),),  # type: ignore[arg-type]  # literal
@@ -309,8 +309,9 @@ def test_failed_results_carry_an_error(outcome: str) -> None:
     )
     (rendered,) = render((failed,))
     assert rendered["error"] == "nope"
+    assert ("metadata" in rendered) == (outcome != "failed")
     (decoded,) = decode_run_input({"threadId": "t", "runId": "r", "messages": [rendered]}).messages
-    assert decoded.tool_results[0].is_error
+    assert decoded.tool_results[0].outcome == outcome
 
 
 def test_messages_without_ids_get_positional_ids() -> None:
