@@ -15,6 +15,10 @@
   instead of one per AG-UI event. Apps check ``scope["extensions"]`` and fall back to
   ``websocket.send`` elsewhere.
 
+- **Dead readers.** A peer that misses the keep-alive pong is aborted, not closed: a close
+  waits for the write buffer to drain, which a client that stopped reading never allows,
+  so the socket (and the app's task) would otherwise live on.
+
 Everything else (handshake, ping/pong keep-alive, close, size limit) is uvicorn's.
 """
 
@@ -151,6 +155,11 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         await super().send(message)
         if kind == "websocket.accept" and self.handshake_complete:
             del self.response  # only the handshake reads it; keeping it costs ~1 KiB a socket
+
+    def keepalive_timeout(self) -> None:
+        super().keepalive_timeout()
+        if self.close_sent and not self.disconnected:
+            self.transport.abort()  # the app hears websocket.disconnect from connection_lost
 
     async def _send_batch(self, texts: Sequence[str]) -> None:
         await self.writable.wait()

@@ -141,9 +141,11 @@ class Server:
         self.thread.join(timeout=10)
 
 
-def serve(binding: AguiBinding, *, stock: bool = False) -> Iterator[Server]:
+def serve(
+    binding: AguiBinding, *, stock: bool = False, options: dict[str, Any] | None = None
+) -> Iterator[Server]:
     """Start a server for ``binding``; stop it afterwards (use in a fixture)."""
-    server = Server(make_app(binding), stock=stock).start()
+    server = Server(make_app(binding), stock=stock, options=options or {}).start()
     try:
         yield server
     finally:

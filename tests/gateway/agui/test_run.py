@@ -237,6 +237,21 @@ async def test_a_websocket_client_that_stops_reading_and_leaves_cancels_its_run(
     ]
 
 
+async def test_a_websocket_client_that_stops_reading_for_good_is_dropped_by_the_pings() -> None:
+    model = FloodModel()
+    recording = binding(model, stall_seconds=None)  # only the keep-alive can end it
+    pings = {"ws_ping_interval": 0.2, "ws_ping_timeout": 0.2}
+    with running(recording, options=pings) as server:
+        url = f"{server.ws_url}/agui/scripted/ws"
+        connection = await connect(url, max_queue=1, ping_interval=None)
+        await connection.send(json.dumps(run_input(new_id("t"), [user("flood")])))
+        run = await held_back(recording, model)  # the client never reads again
+        await until(lambda: run.phase == "ended")
+        assert run.outbox.closed
+        assert model.closed
+        connection.transport.abort()
+
+
 async def test_an_sse_client_that_stops_reading_and_leaves_cancels_its_run() -> None:
     model = FloodModel()
     recording = binding(model)
