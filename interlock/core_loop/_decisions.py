@@ -126,9 +126,31 @@ async def claim_decisions(
         await _check_approval(run, decision, calls, requests, continuing) for decision in decisions
     ]
     _no_duplicates(decisions)
+    waiting = await _waiting_requests(run, held)
+    _check_answers(trailing, waiting)
     held_ids = {batch.batch_id for batch in held}
     replayed = [record for record, decision in checked if decision is None]
-    waiting = await _waiting_requests(run, held)
+    touched = {record.batch_id for record in replayed if record.batch_id in held_ids}
+    for record, decision in checked:
+        if decision is not None:
+            claimed = await run.ledger.claim_approval(run.thread_id, record.approval_id, decision)
+            if claimed is None:
+                raise _consumed(record.approval_id)
+            touched.add(claimed.batch_id)
+    touched.update(_answered_or_returned(trailing, held, waiting))
+    batches = tuple(batch for batch in held if batch.batch_id in touched)
+    return Resumption(
+        messages=assigned,
+        current_from=current,
+        batches=batches,
+        records=await _batch_records(run, batches),
+        known_results=known,
+        answers=answers,
+        replays=_replayed_batches(assigned, [r for r in replayed if r.batch_id not in held_ids]),
+    )
+
+
+def _check_answers(trailing: Sequence[Part], waiting: dict[str, str]) -> None:
     for part in trailing:
         if isinstance(part, InputResponsePart) and part.request_id not in waiting:
             raise DecisionRefusedError(
@@ -136,16 +158,10 @@ async def claim_decisions(
                 part.request_id,
                 f"no tool is waiting for input request {part.request_id!r}",
             )
-    touched = {record.batch_id for record in replayed if record.batch_id in held_ids}
-    for record, decision in checked:
-        if decision is None:
-            continue
-        claimed = await run.ledger.claim_approval(run.thread_id, record.approval_id, decision)
-        if claimed is None:
-            raise _consumed(record.approval_id)
-        touched.add(claimed.batch_id)
-    touched.update(_answered_or_returned(trailing, held, waiting))
-    batches = tuple(batch for batch in held if batch.batch_id in touched)
+
+
+async def _batch_records(run: _RunState, batches: Sequence[HeldBatch]) -> dict[str, ApprovalRecord]:
+    """The current approval records of the batches to settle."""
     records: dict[str, ApprovalRecord] = {}
     for batch in batches:
         for item in batch.calls:
@@ -153,15 +169,7 @@ async def claim_decisions(
                 record = await run.ledger.approval(run.thread_id, item.approval_id)
                 assert record is not None, "a held batch's approval records are never removed"
                 records[item.approval_id] = record
-    return Resumption(
-        messages=assigned,
-        current_from=current,
-        batches=batches,
-        records=records,
-        known_results=known,
-        answers=answers,
-        replays=_replayed_batches(assigned, [r for r in replayed if r.batch_id not in held_ids]),
-    )
+    return records
 
 
 def _scan(
