@@ -26,7 +26,7 @@ from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.proxy import Proxy, Route
 from interlock.gateway.stores import Store, open_store
-from interlock.gateway.upstream import Upstream, http_client
+from interlock.gateway.upstream import Upstream, upstream_transport
 from interlock.gateway.vault import ReasoningVault
 
 
@@ -53,7 +53,7 @@ class Gateway:
     async def close(self) -> None:
         """Close every upstream client and the store."""
         for upstream in self.upstreams.values():
-            await upstream.client.aclose()
+            await upstream.aclose()
         await self.store.close()
 
 
@@ -109,7 +109,7 @@ def build_gateway(
         upstreams[upstream_config.name] = Upstream(
             config=upstream_config,
             dialect=dialect(upstream_config.protocol, upstream_config.reasoning_dialect),
-            client=http_client(upstream_config, transport),
+            transport=transport or upstream_transport(upstream_config),
             metrics=metrics,
         )
     store = store or open_store(config.store.url)

@@ -1,4 +1,13 @@
-"""Upstream clients: one pooled ``httpx.AsyncClient`` per upstream, with bounded retries.
+"""Upstream clients: one pooled HTTP transport per upstream, with bounded retries.
+
+Each :class:`Upstream` sends through one ``httpx`` transport: by default the pooled
+:class:`~interlock.gateway.http1.Http1Transport` (or ``httpx``'s own, through a proxy
+named by the usual ``HTTPS_PROXY`` / ``NO_PROXY`` variables); tests inject an
+``httpx.MockTransport``, ``emulator://`` upstreams an ``httpx.ASGITransport``. Requests go
+to the transport directly, not through an ``httpx.AsyncClient``: the client re-parses the
+URL, merges headers and runs its cookie jar over every answer, which cost more than the
+rest of the upstream hop in profiles, and a cookie jar shared by every tenant has no
+place in a gateway anyway.
 
 Retries happen only before the first byte reaches the client: on connect errors (and
 connect timeouts), 429 and 5xx, with exponential backoff, at most ``max_retries`` times.
@@ -12,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -25,6 +35,9 @@ from interlock.gateway.metrics import Metrics
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 BACKOFF_BASE = 0.05
 BACKOFF_CAP = 2.0
+WRITE_TIMEOUT = 30.0
+POOL_TIMEOUT = 30.0
+USER_AGENT = "interlock"
 
 
 class UpstreamUnavailable(Exception):
@@ -37,22 +50,26 @@ class UpstreamUnavailable(Exception):
         self.message = message
 
 
+@dataclass(slots=True, frozen=True)
+class _Template:
+    """What every request to one path shares: URL, headers (without the length), timeouts."""
+
+    url: httpx.URL
+    headers: httpx.Headers
+    extensions: dict[str, object]
+
+
 @dataclass(slots=True)
 class Upstream:
-    """One configured upstream: its config, its dialect and its pooled HTTP client.
-
-    Requests are built once per path and stream flag and reused (URL, headers with the
-    key, timeouts): ``client.build_request`` re-parses the URL and merges headers on every
-    call, which cost more than the rest of the upstream hop in profiles.
-    """
+    """One configured upstream: its config, its dialect and its pooled transport."""
 
     config: UpstreamConfig
     dialect: Dialect
-    client: httpx.AsyncClient
+    transport: httpx.AsyncBaseTransport
     metrics: Metrics
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    _templates: dict[tuple[str, bool], httpx.Request] = field(
-        default_factory=dict[tuple[str, bool], httpx.Request]
+    _templates: dict[tuple[str, bool], _Template] = field(
+        default_factory=dict[tuple[str, bool], _Template]
     )
 
     @property
@@ -65,26 +82,48 @@ class Upstream:
         key = self.config.api_key
         return text.replace(key, "***") if key and key in text else text
 
-    def _request(self, path: str, body: bytes, accept_stream: bool) -> httpx.Request:
-        """A POST of ``body`` to ``path`` as ``client.build_request`` would make it."""
+    def _template(self, path: str, accept_stream: bool) -> _Template:
         template = self._templates.get((path, accept_stream))
         if template is None:
-            headers = {
-                "content-type": "application/json",
-                **self.dialect.auth_headers(self.config.api_key),
-            }
+            url = httpx.URL(base_url(self.config) + path)
+            headers = httpx.Headers(
+                {
+                    "host": url.netloc.decode("ascii"),
+                    "content-type": "application/json",
+                    "user-agent": USER_AGENT,
+                    **self.dialect.auth_headers(self.config.api_key),
+                }
+            )
             if accept_stream:
                 headers["accept"] = "text/event-stream"
-            template = self.client.build_request("POST", path, headers=headers)
-            del template.headers["content-length"]
+            timeout = {
+                "connect": self.config.connect_timeout,
+                "read": self.config.read_timeout,
+                "write": WRITE_TIMEOUT,
+                "pool": POOL_TIMEOUT,
+            }
+            template = _Template(url, headers, {"timeout": timeout})
             self._templates[path, accept_stream] = template
-        return httpx.Request(
+        return template
+
+    def _request(self, path: str, body: bytes, accept_stream: bool) -> httpx.Request:
+        """A POST of ``body`` to ``path`` (relative to the upstream's base URL)."""
+        template = self._template(path, accept_stream)
+        headers = httpx.Headers(template.headers)
+        headers["content-length"] = str(len(body))
+        request = httpx.Request(
             "POST",
             template.url,
-            headers=template.headers,
-            content=body,
+            headers=headers,
+            stream=httpx.ByteStream(body),
             extensions=template.extensions,
         )
+        request.read()  # the body is in memory: make ``request.content`` available
+        return request
+
+    async def aclose(self) -> None:
+        """Close the pooled connections."""
+        await self.transport.aclose()
 
     async def send(self, path: str, body: bytes, *, accept_stream: bool) -> httpx.Response:
         """POST ``body`` to ``path``; the response is open (streaming) and must be closed.
@@ -96,7 +135,7 @@ class Upstream:
         while True:
             request = self._request(path, body, accept_stream)
             try:
-                response = await self.client.send(request, stream=True)
+                response = await self.transport.handle_async_request(request)
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as error:
                 if attempt < self.config.max_retries:
                     attempt += 1
@@ -105,6 +144,7 @@ class Upstream:
                 raise self._unavailable(error) from error
             except httpx.HTTPError as error:
                 raise self._unavailable(error) from error
+            response.request = request
             if response.status_code in RETRYABLE_STATUS and attempt < self.config.max_retries:
                 await response.aclose()
                 attempt += 1
@@ -128,26 +168,32 @@ class Upstream:
         return UpstreamUnavailable(502, "connect", f"upstream {self.name} is unreachable")
 
 
-def http_client(
-    config: UpstreamConfig, transport: httpx.AsyncBaseTransport | None = None
-) -> httpx.AsyncClient:
-    """The pooled client for ``config`` (``transport`` injects an ASGI app or a mock)."""
-    timeout = httpx.Timeout(
-        connect=config.connect_timeout, read=config.read_timeout, write=30.0, pool=30.0
-    )
-    limits = httpx.Limits(
-        max_connections=config.max_connections, max_keepalive_connections=config.max_connections
-    )
-    if transport is None:
-        # TCP_NODELAY: a request is one write, but a streamed answer's acknowledgements
-        # must not wait for Nagle's algorithm either.
-        transport = Http1Transport(
-            max_connections=config.max_connections,
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-        )
-    base_url = config.base_url
+def base_url(config: UpstreamConfig) -> str:
+    """The URL that upstream paths are relative to (no trailing slash)."""
     if config.emulated:
-        base_url = "http://emulator" + ("" if config.protocol == "gemini" else "/v1")
-    return httpx.AsyncClient(
-        base_url=base_url.rstrip("/"), timeout=timeout, limits=limits, transport=transport
-    )
+        return "http://emulator" + ("" if config.protocol == "gemini" else "/v1")
+    return config.base_url.rstrip("/")
+
+
+def upstream_transport(config: UpstreamConfig) -> httpx.AsyncBaseTransport:
+    """The pooled transport for ``config``: through the environment's proxy if one applies."""
+    # TCP_NODELAY: a request is one write, but nothing a stream sends back may wait for
+    # Nagle's algorithm either.
+    options = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    proxy = environment_proxy(httpx.URL(base_url(config)))
+    if proxy is not None:
+        limits = httpx.Limits(
+            max_connections=config.max_connections,
+            max_keepalive_connections=config.max_connections,
+        )
+        return httpx.AsyncHTTPTransport(proxy=proxy, limits=limits, socket_options=options)
+    return Http1Transport(max_connections=config.max_connections, socket_options=options)
+
+
+def environment_proxy(url: httpx.URL) -> str | None:
+    """The proxy ``HTTP(S)_PROXY`` / ``ALL_PROXY`` name for ``url``, unless ``NO_PROXY`` exempts it."""
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(url.host):
+        return None
+    return proxy
