@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 CONFIG_ENV = "INTERLOCK_CONFIG"
 """Config path handed to worker processes (``--workers``); empty means the embedded default."""
+EMULATOR_ENV = "INTERLOCK_EMULATOR"
+"""``protocol`` or ``protocol:script path`` handed to emulator worker processes."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     emulate.add_argument("--host", default="127.0.0.1")
     emulate.add_argument("--port", type=int, default=8790)
     emulate.add_argument("--script", help="script file of responses / stream traces")
+    emulate.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes (default 1; each keeps its own script position and state)",
+    )
     conformance = commands.add_parser("conformance", help="run the codec conformance suite")
     conformance.add_argument("--format", help="only this dialect")
     conformance.add_argument("--report", help="write the fidelity matrix (Markdown) here")
@@ -130,10 +138,10 @@ def app_from_environment() -> Starlette:
 def _emulate(arguments: argparse.Namespace) -> int:
     import uvicorn
 
-    from interlock.gateway.emulators import ScriptError, create_emulator, emulator_app
+    from interlock.gateway.emulators import ScriptError
 
     try:
-        emulator = create_emulator(arguments.protocol, script=arguments.script)
+        app = _emulator_app(arguments.protocol, arguments.script)
     except ScriptError as error:
         print(f"interlock: {error}", file=sys.stderr)
         return 2
@@ -141,14 +149,33 @@ def _emulate(arguments: argparse.Namespace) -> int:
         f"interlock {arguments.protocol} emulator on http://{arguments.host}:{arguments.port}",
         flush=True,
     )
-    uvicorn.run(
-        emulator_app(emulator),
-        host=arguments.host,
-        port=arguments.port,
-        log_level="warning",
-        access_log=False,
-    )
+    host, port = arguments.host, arguments.port
+    if arguments.workers > 1:
+        os.environ[EMULATOR_ENV] = ":".join([arguments.protocol, arguments.script or ""])
+        uvicorn.run(
+            "interlock.gateway.cli:emulator_from_environment",
+            factory=True,
+            workers=arguments.workers,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+        )
+        return 0
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     return 0
+
+
+def _emulator_app(protocol: str, script: str | None) -> Starlette:
+    from interlock.gateway.emulators import create_emulator, emulator_app
+
+    return emulator_app(create_emulator(protocol, script=script or None))
+
+
+def emulator_from_environment() -> Starlette:
+    """App factory for emulator worker processes (reads :data:`EMULATOR_ENV`)."""
+    protocol, _, script = os.environ[EMULATOR_ENV].partition(":")
+    return _emulator_app(protocol, script)
 
 
 def _conformance(arguments: argparse.Namespace) -> int:

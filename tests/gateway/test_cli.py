@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from interlock.gateway.cli import check_exposure, describe, is_loopback, main
+from interlock.gateway.cli import (
+    EMULATOR_ENV,
+    check_exposure,
+    describe,
+    emulator_from_environment,
+    is_loopback,
+    main,
+)
 from interlock.gateway.config import ConfigError, load_config, parse_config
 
 
@@ -63,3 +70,24 @@ def test_banner_says_where_it_listens_and_what_it_routes() -> None:
     banner = describe(load_config(None, environ={}).with_overrides(port=9999))
     assert "http://127.0.0.1:9999" in banner
     assert "demo-gemini" in banner and "emulated-gemini" in banner
+
+
+def test_emulator_workers_build_their_app_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(EMULATOR_ENV, "gemini:")
+    paths = {getattr(route, "path", "") for route in emulator_from_environment().routes}
+    assert "/v1beta/models/{target}" in paths
+    monkeypatch.setenv(EMULATOR_ENV, "openai-chat:")
+    paths = {getattr(route, "path", "") for route in emulator_from_environment().routes}
+    assert paths == {"/v1/chat/completions"}
+
+
+def test_emulate_refuses_an_unreadable_script(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text("{not json")
+    arguments = ["emulate", "--protocol", "gemini", "--script", str(script), "--workers", "2"]
+    assert main(arguments) == 2
+    assert "interlock:" in capsys.readouterr().err
