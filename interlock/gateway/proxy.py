@@ -20,11 +20,11 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 
 from interlock.gateway.access_log import AccessRecord
-from interlock.gateway.auth import KeyRing, Unauthorized
+from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.config import ModelRoute
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.metrics import Metrics
-from interlock.gateway.upstream import Upstream, UpstreamUnavailable
+from interlock.gateway.upstream import Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import ReasoningVault, needs
 from interlock.transcript import (
     Continuation,
@@ -37,6 +37,8 @@ from interlock.transcript import (
 )
 
 TRANSLATION_HEADER = "x-interlock-translation"
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""One encoder for every compact body (``json.dumps`` with options builds one per call)."""
 
 
 class ProxyError(Exception):
@@ -113,7 +115,7 @@ def rewrite_model(body: bytes, old: str, new: str) -> bytes:
         return body[:start] + json.dumps(new).encode() + body[start + len(encoded_old) :]
     payload = cast(JsonObject, json.loads(body))
     payload["model"] = new
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    return _COMPACT.encode(payload).encode()
 
 
 async def read_body(http_request: HttpRequest, limit: int) -> bytes:
@@ -166,6 +168,8 @@ class Proxy:
 
     def tenant(self, http_request: HttpRequest) -> str:
         """The caller's tenant, or a 401."""
+        if not self.keys.required:
+            return DEFAULT_TENANT
         try:
             return self.keys.tenant(http_request.headers, http_request.query_params)
         except Unauthorized as error:
@@ -251,7 +255,7 @@ class Proxy:
                 call.body = rewrite_model(call.body, client_model, request.model)
             return
         call.translation = translation_label(encoded.warnings, restored)
-        call.body = json.dumps(encoded.payload, ensure_ascii=False, separators=(",", ":")).encode()
+        call.body = _COMPACT.encode(encoded.payload).encode()
 
     @staticmethod
     def _cross_dialect(request: Request, upstream: Upstream) -> Request:
@@ -281,8 +285,7 @@ class Proxy:
 
     async def upstream_error(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
         """An upstream error answer, translated (status preserved, key scrubbed)."""
-        body = await response.aread()
-        await response.aclose()
+        body = await read_answer(response)
         upstream = call.upstream
         self.metrics.upstream_errors[upstream.name, "status"] += 1
         text = upstream.scrub(body.decode("utf-8", "replace"))
@@ -301,8 +304,7 @@ class Proxy:
 
     async def complete(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
         """A non-streaming upstream answer, forwarded or translated (and vaulted)."""
-        body = await response.aread()
-        await response.aclose()
+        body = await read_answer(response)
         headers = {TRANSLATION_HEADER: call.translation}
         media_type = response.headers.get("content-type", "application/json")
         if call.passthrough and not vault_needed(call):
@@ -349,7 +351,7 @@ def _error_details(text: str, status: int) -> tuple[str, str | None]:
 def json_response(payload: JsonObject, status: int, translation: str | None = None) -> HttpResponse:
     """A compact JSON response with the translation header when known."""
     headers = {TRANSLATION_HEADER: translation} if translation else None
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    body = _COMPACT.encode(payload).encode()
     return HttpResponse(body, status_code=status, media_type="application/json", headers=headers)
 
 

@@ -31,7 +31,7 @@ async def handle(
     """Proxy one request; every failure comes back in ``ingress``'s error shape."""
     record = AccessRecord(
         method=http_request.method,
-        path=http_request.url.path,
+        path=http_request.scope.get("root_path", "") + http_request.scope["path"],
         endpoint=endpoint,
         started=time.perf_counter(),
     )

@@ -16,6 +16,7 @@ from starlette.responses import StreamingResponse
 
 from interlock.codecs._sse import SseEvent, SseParser, format_sse
 from interlock.gateway.proxy import TRANSLATION_HEADER, Proxy, ProxyCall, vault_needed
+from interlock.gateway.upstream import body_chunks
 from interlock.transcript import (
     DecodeError,
     ResponseBuilder,
@@ -108,7 +109,7 @@ async def _translated(
         return framer.frame(events) if events else b""
 
     try:
-        async for chunk in response.aiter_bytes():
+        async for chunk in body_chunks(response):
             out = await encode(relay.updates(chunk))
             if out:
                 yield out
@@ -123,7 +124,7 @@ async def _passthrough(
 ) -> AsyncIterator[bytes]:
     decode = relay.builder is not None or framer.json_array
     try:
-        async for chunk in response.aiter_bytes():
+        async for chunk in body_chunks(response):
             if not decode:
                 yield chunk
                 continue

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import AsyncIterator
+
 import httpx
 import pytest
 
@@ -9,7 +12,12 @@ from interlock.gateway.config import parse_config
 from interlock.gateway.dialects import dialect
 from interlock.gateway.http1 import Http1Transport
 from interlock.gateway.metrics import Metrics
-from interlock.gateway.upstream import Upstream, environment_proxy, upstream_transport
+from interlock.gateway.upstream import (
+    Upstream,
+    environment_proxy,
+    read_answer,
+    upstream_transport,
+)
 from tests.gateway.helpers import CONFIG, UPSTREAM_KEY, Recorder
 
 
@@ -66,3 +74,32 @@ def test_the_environment_proxy_applies_unless_exempted(monkeypatch: pytest.Monke
     assert isinstance(upstream_transport(config), httpx.AsyncHTTPTransport)
     monkeypatch.setenv("NO_PROXY", "chat.example")
     assert environment_proxy(httpx.URL("https://chat.example/v1")) is None
+
+
+class _Pieces(httpx.AsyncByteStream):
+    def __init__(self, *pieces: bytes) -> None:
+        self.pieces = pieces
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for piece in self.pieces:
+            yield piece
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(200, stream=_Pieces(b'{"a":', b"1}")),
+        httpx.Response(
+            200,
+            headers={"content-encoding": "gzip"},
+            stream=_Pieces(gzip.compress(b'{"a":1}')),
+        ),
+        httpx.Response(200, content=b'{"a":1}'),
+    ],
+    ids=["streamed", "compressed", "in-memory"],
+)
+async def test_an_answer_is_read_whole_and_decompressed_when_compressed(
+    response: httpx.Response,
+) -> None:
+    assert await read_answer(response) == b'{"a":1}'
+    assert response.is_closed
