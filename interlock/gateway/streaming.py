@@ -9,10 +9,12 @@ dialect's own error event, never a hang or a silently truncated answer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
 import httpx
 from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from interlock.codecs._sse import SseEvent, SseParser, format_sse
 from interlock.gateway.proxy import TRANSLATION_HEADER, Proxy, ProxyCall, vault_needed
@@ -24,6 +26,9 @@ from interlock.transcript import (
     StreamFailed,
     Update,
 )
+
+CLIENT_GONE = 499
+"""Status recorded (metrics, access log) for a stream the client abandoned (nginx's code)."""
 
 
 class _Framer:
@@ -143,7 +148,50 @@ async def _passthrough(
     yield framer.close()
 
 
-def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> StreamingResponse:
+class RelayResponse(StreamingResponse):
+    """A streamed answer that stops, closing the upstream, as soon as the client goes away.
+
+    Starlette's ``StreamingResponse`` watches for the disconnect too, but under ASGI < 2.4
+    (uvicorn's HTTP protocols say 2.3) it opens an anyio task group per response and moves
+    the stream into a new task, a scheduling round before the first byte can leave. Here
+    the stream runs in the request's own task and a plain task waits for
+    ``http.disconnect``, then cancels it: the upstream read stops (an abandoned model
+    answer is not paid for to the end) and the body generator is closed.
+    """
+
+    def __init__(
+        self, body: AsyncGenerator[bytes], *, media_type: str, headers: dict[str, str]
+    ) -> None:
+        super().__init__(body, media_type=media_type, headers=headers)
+        self.body = body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        task = asyncio.current_task()
+        assert task is not None, "ASGI apps run in a task"
+        gone = False
+
+        async def watch() -> None:
+            nonlocal gone
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            # The last body message completes the response without yielding to this task,
+            # and the watcher is cancelled right after: a disconnect seen here is real.
+            gone = True
+            task.cancel()
+
+        watcher = asyncio.get_running_loop().create_task(watch())
+        try:
+            await self.stream_response(send)
+        except asyncio.CancelledError:
+            if not gone:
+                raise
+            task.uncancel()
+        finally:
+            watcher.cancel()
+            await self.body.aclose()
+
+
+def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> RelayResponse:
     """The client's streaming response; metrics and the access log close with the stream."""
     relay = _Relay(proxy, call)
     framer = _Framer(call.json_array)
@@ -151,7 +199,7 @@ def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> 
         _passthrough if call.passthrough else _translated
     )
 
-    async def body() -> AsyncIterator[bytes]:
+    async def body() -> AsyncGenerator[bytes]:
         proxy.metrics.active_streams += 1
         status = 200
         try:
@@ -160,6 +208,10 @@ def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> 
                     yield piece
             if relay.failed:
                 status = 502
+        except (asyncio.CancelledError, GeneratorExit):
+            status = CLIENT_GONE
+            call.record.error = "client_disconnected"
+            raise
         finally:
             proxy.metrics.active_streams -= 1
             await response.aclose()
@@ -167,4 +219,4 @@ def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> 
 
     media_type = "application/json" if framer.json_array else "text/event-stream"
     headers = {TRANSLATION_HEADER: call.translation, "cache-control": "no-cache"}
-    return StreamingResponse(body(), media_type=media_type, headers=headers)
+    return RelayResponse(body(), media_type=media_type, headers=headers)

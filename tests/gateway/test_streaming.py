@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from starlette.types import Message, Scope
 
 from interlock.codecs._sse import SseParser
+from interlock.gateway.app import create_app
 from tests.gateway.helpers import BreakingStream, Recorder, chat_chunks, client, gateway, sse
 
 GEMINI_BODY = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
@@ -115,3 +119,73 @@ async def test_upstream_error_before_the_stream_is_a_plain_error_answer() -> Non
             "/v1beta/models/to-chat:streamGenerateContent?alt=sse", json=GEMINI_BODY
         )
     assert answer.status_code == 404 and answer.json()["error"]["status"] == "NOT_FOUND"
+
+
+class EndlessStream(httpx.AsyncByteStream):
+    """An upstream that would stream for a long time; records when it is closed."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for _ in range(10_000):
+            self.sent += 1
+            yield sse(chat_chunks()[:1])
+            await asyncio.sleep(0)
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize(
+    ("path", "payload"),
+    [
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
+        ("/v1/responses", {"input": "hi"}),
+    ],
+    ids=["passthrough", "translated"],
+)
+async def test_a_client_that_goes_away_stops_the_upstream_stream(
+    path: str, payload: dict[str, object]
+) -> None:
+    stream = EndlessStream()
+    built = gateway({"chat": Recorder(lambda _: httpx.Response(200, stream=stream))})
+    app = create_app(built)
+    body = json.dumps({**payload, "model": "to-chat", "stream": True})
+    gone = asyncio.Event()
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        if not sent:
+            return {"type": "http.request", "body": body.encode(), "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+        if len(sent) == 3:  # the headers and two pieces, then the client hangs up
+            gone.set()
+
+    await app(_scope(path), receive, send)
+    assert stream.closed
+    assert stream.sent < 100
+    assert built.metrics.active_streams == 0
+    assert any(status == "499" for (_, _, status) in built.metrics.requests)
+
+
+def _scope(path: str) -> Scope:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"gateway"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8787),
+    }
