@@ -1,35 +1,51 @@
 """Proxy overhead: the gateway vs calling the same emulator directly, in the same run.
 
-Starts two emulators (`interlock emulate`, Chat and Responses) and `interlock serve` as
+Starts emulators (`interlock emulate`, Chat and Responses) and `interlock serve` as
 subprocesses on loopback, then measures:
 
-* added latency, non-streaming, same dialect (Chat → Chat) and cross-dialect
-  (Chat client → Responses upstream): p50 / p99 of proxy minus direct;
-* streaming: added time to first byte and added time per chunk;
-* throughput with concurrent clients (optionally several gateway workers), error count;
-* RSS of each gateway process after the run, and cold start to a healthy /healthz.
+* cold start of `interlock serve` to a healthy /healthz (median of several starts);
+* added latency, non-streaming, same dialect (Chat → Chat) and cross-dialect (Chat client
+  → Responses upstream). Direct and proxied requests alternate one by one, so both see the
+  same machine load; added p50 / p99 are percentiles of the paired differences (proxied
+  minus the direct request next to it). Several rounds; the figure is the median round;
+* streaming: added time to the first body byte, and added time per SSE event;
+* throughput with many keep-alive connections against several gateway workers, with an
+  emulator that has workers of its own, compared with the emulator alone; error count;
+* RSS of every gateway process after the run.
 
-Usage: python bench/proxy_bench.py [--requests 400] [--workers 2] [--seconds 5]
+The clients are deliberately cheap: a blocking raw-socket HTTP/1.1 client for latency and
+`wrk` (when installed: `apt-get install wrk`) or an asyncio raw-socket load generator for
+throughput, so the figures measure the gateway rather than the client library.
+
+Usage: python bench/proxy_bench.py [--rounds 5] [--requests 200] [--workers 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import re
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
-NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 CHAT_BODY = {"model": "M", "messages": [{"role": "user", "content": "hello there, how are you?"}]}
 RESPONSES_BODY = {"model": "M", "input": "hello there, how are you?", "store": False}
+CHAT_PATH = "/v1/chat/completions"
+RESPONSES_PATH = "/v1/responses"
+INTERLOCK = [sys.executable, "-m", "interlock.gateway.cli"]
+MS = 1000.0
+
+
+# ---------------------------------------------------------------- processes
 
 
 def free_port() -> int:
@@ -38,31 +54,54 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 20) -> float:
-    started = time.perf_counter()
-    while time.perf_counter() - started < timeout:
+def start(arguments: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*INTERLOCK, *arguments], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
         try:
-            if (
-                httpx.post(url, json={}, timeout=1).status_code < 500
-                or httpx.get(url, timeout=1).status_code == 200
-            ):
-                return time.perf_counter() - started
-        except httpx.HTTPError:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_healthy(port: int, path: str, process: subprocess.Popen[bytes]) -> float:
+    """Seconds from now until ``path`` answers (any status below 500)."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < 30:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(f"GET {path} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
+                if int(sock.recv(64).split(b" ", 2)[1]) < 500:
+                    return time.perf_counter() - started
+        except (OSError, IndexError, ValueError):
             pass
         if process.poll() is not None:
             raise RuntimeError(f"process exited: {process.args}")
-        time.sleep(0.01)
-    raise RuntimeError(f"{url} never became healthy")
+        time.sleep(0.005)
+    raise RuntimeError(f"port {port} never became healthy")
 
 
-def start(command: list[str], cwd: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def emulator(protocol: str, port: int, cwd: Path, workers: int = 1) -> subprocess.Popen[bytes]:
+    arguments = ["emulate", "--protocol", protocol, "--port", str(port)]
+    process = start([*arguments, "--workers", str(workers)], cwd)
+    wait_healthy(port, "/", process)
+    return process
+
+
+def gateway(config: Path, port: int, cwd: Path, workers: int = 1) -> subprocess.Popen[bytes]:
+    arguments = ["serve", "--config", str(config), "--port", str(port)]
+    return start([*arguments, "--workers", str(workers)], cwd)
 
 
 def config_text(chat_port: int, responses_port: int) -> str:
+    # Access logs stay on (the default): they are part of a request's cost.
     return f"""
-[server]
-access_log = false
 [store]
 url = "memory://"
 [[upstreams]]
@@ -85,80 +124,10 @@ model = "M"
 """
 
 
-def latencies(client: httpx.Client, url: str, body: dict[str, object], count: int) -> list[float]:
-    for _ in range(30):
-        client.post(url, json=body).raise_for_status()
-    samples: list[float] = []
-    for _ in range(count):
-        started = time.perf_counter()
-        client.post(url, json=body).raise_for_status()
-        samples.append(time.perf_counter() - started)
-    return samples
-
-
-def stream_timing(
-    client: httpx.Client, url: str, body: dict[str, object], count: int
-) -> tuple[float, float, int]:
-    """Median time to first byte, median total, chunk count (data lines) of one stream."""
-    ttfb: list[float] = []
-    total: list[float] = []
-    chunks = 0
-    for index in range(count + 10):
-        started = time.perf_counter()
-        first = None
-        lines = 0
-        with client.stream("POST", url, json={**body, "stream": True}) as response:
-            for line in response.iter_lines():
-                if first is None:
-                    first = time.perf_counter() - started
-                lines += line.startswith("data:")
-        if index >= 10:
-            ttfb.append(first or 0.0)
-            total.append(time.perf_counter() - started)
-            chunks = lines
-    return statistics.median(ttfb), statistics.median(total), chunks
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-async def throughput(
-    url: str, body: dict[str, object], seconds: float, concurrency: int
-) -> tuple[float, int]:
-    done = 0
-    errors = 0
-    deadline = time.perf_counter() + seconds
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=NODELAY)
-    async with httpx.AsyncClient(transport=transport, timeout=30) as client:
-
-        async def worker() -> None:
-            nonlocal done, errors
-            while time.perf_counter() < deadline:
-                try:
-                    response = await client.post(url, json=body)
-                    if response.status_code == 200:
-                        done += 1
-                    else:
-                        errors += 1
-                except httpx.HTTPError:
-                    errors += 1
-
-        started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        elapsed = time.perf_counter() - started
-    return done / elapsed, errors
-
-
 def rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
     return 0.0
 
 
@@ -169,126 +138,374 @@ def children(pid: int) -> list[int]:
         return []
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=400)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seconds", type=float, default=5)
-    parser.add_argument("--concurrency", type=int, default=32)
-    arguments = parser.parse_args()
-    interlock = [sys.executable, "-m", "interlock.gateway.cli"]
-    work = Path(tempfile.mkdtemp(prefix="proxy-bench-"))
-    chat_port, responses_port, gateway_port = free_port(), free_port(), free_port()
-    processes = [
-        start([*interlock, "emulate", "--protocol", "openai-chat", "--port", str(chat_port)], work),
-        start(
-            [
-                *interlock,
-                "emulate",
-                "--protocol",
-                "openai-responses",
-                "--port",
-                str(responses_port),
-            ],
-            work,
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+# ---------------------------------------------------------------- a raw HTTP/1.1 client
+
+
+@dataclass(frozen=True)
+class Timing:
+    first_byte: float
+    total: float
+    events: int
+
+
+class Connection:
+    """One keep-alive connection; ``post`` times the first body byte and the whole answer."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _fill(self) -> None:
+        data = self.sock.recv(65536)
+        if not data:
+            raise ConnectionError("closed by the server")
+        self.buffer += data
+
+    def _until(self, marker: bytes) -> bytes:
+        while marker not in self.buffer:
+            self._fill()
+        end = self.buffer.index(marker) + len(marker)
+        found, self.buffer = self.buffer[:end], self.buffer[end:]
+        return found
+
+    def _exactly(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            self._fill()
+        found, self.buffer = self.buffer[:size], self.buffer[size:]
+        return found
+
+    def post(self, path: str, body: bytes) -> Timing:
+        head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        request = head.encode() + b"content-length: %d\r\n\r\n" % len(body) + body
+        started = time.perf_counter()
+        self.sock.sendall(request)
+        headers = self._until(b"\r\n\r\n").lower()
+        status = int(headers.split(b" ", 2)[1])
+        if not self.buffer:
+            self._fill()
+        first_byte = time.perf_counter() - started
+        if status != 200:
+            raise RuntimeError(f"HTTP {status} from {path}")
+        match = re.search(rb"content-length: *(\d+)", headers)
+        if match:
+            content = self._exactly(int(match.group(1)))
+        else:
+            pieces: list[bytes] = []
+            while size := int(self._until(b"\r\n").strip(), 16):
+                pieces.append(self._exactly(size + 2)[:-2])
+            self._until(b"\r\n")
+            content = b"".join(pieces)
+        return Timing(first_byte, time.perf_counter() - started, content.count(b"data:"))
+
+
+# ---------------------------------------------------------------- latency
+
+
+def paired(
+    direct: tuple[Connection, str, bytes], proxy: tuple[Connection, str, bytes], count: int
+) -> tuple[list[Timing], list[Timing]]:
+    """``count`` direct and proxied requests, alternating (order flipped every other pair)."""
+    for _ in range(20):
+        direct[0].post(direct[1], direct[2])
+        proxy[0].post(proxy[1], proxy[2])
+    direct_timings: list[Timing] = []
+    proxy_timings: list[Timing] = []
+    for index in range(count):
+        if index % 2:
+            proxy_timings.append(proxy[0].post(proxy[1], proxy[2]))
+            direct_timings.append(direct[0].post(direct[1], direct[2]))
+        else:
+            direct_timings.append(direct[0].post(direct[1], direct[2]))
+            proxy_timings.append(proxy[0].post(proxy[1], proxy[2]))
+    return direct_timings, proxy_timings
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@dataclass
+class Round:
+    direct_p50: float
+    proxy_p50: float
+    added_p50: float
+    added_p99: float
+    proxy_p99: float
+    added_first_byte: float
+    added_per_event: float
+    events: int
+
+
+def one_round(
+    direct: tuple[Connection, str, bytes], proxy: tuple[Connection, str, bytes], count: int
+) -> Round:
+    direct_timings, proxy_timings = paired(direct, proxy, count)
+    totals = [p.total - d.total for d, p in zip(direct_timings, proxy_timings, strict=True)]
+    firsts = [
+        p.first_byte - d.first_byte for d, p in zip(direct_timings, proxy_timings, strict=True)
+    ]
+    direct_totals = [t.total for t in direct_timings]
+    proxy_totals = [t.total for t in proxy_timings]
+    events = proxy_timings[0].events
+    added_total = statistics.median(totals)
+    added_first = statistics.median(firsts)
+    return Round(
+        direct_p50=statistics.median(direct_totals),
+        proxy_p50=statistics.median(proxy_totals),
+        added_p50=added_total,
+        added_p99=pct(totals, 0.99),
+        proxy_p99=pct(proxy_totals, 0.99),
+        added_first_byte=added_first,
+        added_per_event=max(0.0, added_total - added_first) / max(events, 1),
+        events=events,
+    )
+
+
+def latency_report(label: str, rounds: list[Round], *, streaming: bool) -> dict[str, float]:
+    def median(name: str) -> float:
+        return statistics.median(getattr(r, name) for r in rounds)
+
+    figures = {name: median(name) for name in Round.__dataclass_fields__}
+    spread = ", ".join(
+        f"{(r.added_first_byte if streaming else r.added_p50) * MS:.2f}" for r in rounds
+    )
+    if streaming:
+        print(
+            f"{label}  added first byte {figures['added_first_byte'] * MS:.2f} ms  "
+            f"added total {figures['added_p50'] * MS:.2f} ms  events {figures['events']:.0f}  "
+            f"added per event {figures['added_per_event'] * MS:.3f} ms   (rounds: {spread})"
+        )
+    else:
+        print(
+            f"{label}  direct p50 {figures['direct_p50'] * MS:.2f} ms  proxy p50 "
+            f"{figures['proxy_p50'] * MS:.2f} ms  added p50 {figures['added_p50'] * MS:.2f} ms  "
+            f"added p99 {figures['added_p99'] * MS:.2f} ms  proxy p99 "
+            f"{figures['proxy_p99'] * MS:.2f} ms  ratio "
+            f"{figures['proxy_p50'] / figures['direct_p50']:.2f}x   (rounds: {spread})"
+        )
+    return figures
+
+
+def latencies(arguments: argparse.Namespace, ports: dict[str, int]) -> None:
+    chat = json.dumps(CHAT_BODY).encode()
+    responses = json.dumps(RESPONSES_BODY).encode()
+    same = json.dumps({**CHAT_BODY, "model": "same"}).encode()
+    cross = json.dumps({**CHAT_BODY, "model": "cross"}).encode()
+    cases = [
+        ("same dialect ", (ports["chat"], CHAT_PATH, chat), (CHAT_PATH, same), False),
+        (
+            "cross dialect",
+            (ports["responses"], RESPONSES_PATH, responses),
+            (CHAT_PATH, cross),
+            False,
+        ),
+        ("stream same  ", (ports["chat"], CHAT_PATH, chat), (CHAT_PATH, same), True),
+        (
+            "stream cross ",
+            (ports["responses"], RESPONSES_PATH, responses),
+            (CHAT_PATH, cross),
+            True,
         ),
     ]
-    config = work / "bench.toml"
-    config.write_text(config_text(chat_port, responses_port))
-    chat_direct = f"http://127.0.0.1:{chat_port}/v1/chat/completions"
-    responses_direct = f"http://127.0.0.1:{responses_port}/v1/responses"
-    proxy = f"http://127.0.0.1:{gateway_port}/v1/chat/completions"
-    try:
-        wait_healthy(chat_direct, processes[0])
-        wait_healthy(responses_direct, processes[1])
-        gateway = start(
-            [*interlock, "serve", "--config", str(config), "--port", str(gateway_port)], work
+    for label, (port, path, body), (proxy_path, proxy_body), streaming in cases:
+        if streaming:
+            body = _streaming(body)
+            proxy_body = _streaming(proxy_body)
+        direct = Connection(port)
+        proxy = Connection(ports["gateway"])
+        rounds = [
+            one_round((direct, path, body), (proxy, proxy_path, proxy_body), arguments.requests)
+            for _ in range(arguments.rounds)
+        ]
+        direct.close()
+        proxy.close()
+        latency_report(label, rounds, streaming=streaming)
+
+
+def _streaming(body: bytes) -> bytes:
+    return json.dumps({**json.loads(body), "stream": True}).encode()
+
+
+# ---------------------------------------------------------------- throughput
+
+
+async def _load_python(
+    port: int, path: str, body: bytes, seconds: float, connections: int
+) -> tuple[int, int]:
+    head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+    request = head.encode() + b"content-length: %d\r\n\r\n" % len(body) + body
+    deadline = time.perf_counter() + seconds
+    done = errors = 0
+
+    async def worker() -> None:
+        nonlocal done, errors
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        while time.perf_counter() < deadline:
+            writer.write(request)
+            headers = (await reader.readuntil(b"\r\n\r\n")).lower()
+            match = re.search(rb"content-length: *(\d+)", headers)
+            await reader.readexactly(int(match.group(1)) if match else 0)
+            if headers[9:12] == b"200":
+                done += 1
+            else:
+                errors += 1
+        writer.close()
+
+    await asyncio.gather(*(worker() for _ in range(connections)))
+    return done, errors
+
+
+def load(
+    tool: str, port: int, path: str, body: bytes, seconds: float, connections: int
+) -> tuple[float, int]:
+    """Requests per second and errors (non-200 answers and socket errors)."""
+    if tool == "python":
+        started = time.perf_counter()
+        done, errors = asyncio.run(_load_python(port, path, body, seconds, connections))
+        return done / (time.perf_counter() - started), errors
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(
+            'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+            f"wrk.body = {json.dumps(body.decode())}\n"
         )
-        processes.append(gateway)
-        cold_start = wait_healthy(f"http://127.0.0.1:{gateway_port}/healthz", gateway)
-        report(arguments, chat_direct, responses_direct, proxy, cold_start, gateway)
-        gateway.terminate()
-        gateway.wait()
-        if arguments.workers > 1:
-            multi = start(
-                [
-                    *interlock,
-                    "serve",
-                    "--config",
-                    str(config),
-                    "--port",
-                    str(gateway_port),
-                    "--workers",
-                    str(arguments.workers),
-                ],
-                work,
-            )
-            processes.append(multi)
-            wait_healthy(f"http://127.0.0.1:{gateway_port}/healthz", multi)
-            time.sleep(1.0)
-            rate, errors = asyncio.run(
-                throughput(
-                    proxy, {**CHAT_BODY, "model": "same"}, arguments.seconds, arguments.concurrency
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:.0f}s", "-s", script.name]
+    output = subprocess.run(
+        [*command, f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True, check=True
+    ).stdout
+    os.unlink(script.name)
+    found = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    if found is None:
+        raise RuntimeError(f"unexpected wrk output: {output}")
+    rate = float(found.group(1))
+    errors = sum(
+        int(n)
+        for n in re.findall(
+            r"(?:Non-2xx or 3xx responses|connect|read|write|timeout):? (\d+)", output
+        )
+    )
+    return rate, errors
+
+
+def throughput(
+    arguments: argparse.Namespace, ports: dict[str, int], config: Path, work: Path
+) -> None:
+    tool = arguments.load or ("wrk" if shutil.which("wrk") else "python")
+    chat = json.dumps(CHAT_BODY).encode()
+    cases = {
+        "emulator alone (Chat)": (ports["chat"], chat),
+        "gateway, same dialect": (
+            ports["gateway"],
+            json.dumps({**CHAT_BODY, "model": "same"}).encode(),
+        ),
+        "gateway, cross dialect": (
+            ports["gateway"],
+            json.dumps({**CHAT_BODY, "model": "cross"}).encode(),
+        ),
+    }
+    served = gateway(config, ports["gateway"], work, arguments.workers)
+    try:
+        wait_healthy(ports["gateway"], "/healthz", served)
+        time.sleep(1.0)  # every worker up
+        print(
+            f"throughput ({tool}, {arguments.connections} connections, {arguments.seconds:.0f} s each, "
+            f"{arguments.workers} gateway workers, {arguments.emulator_workers} emulator workers):"
+        )
+        rates: dict[str, list[float]] = {name: [] for name in cases}
+        errors = dict.fromkeys(cases, 0)
+        for _ in range(arguments.throughput_rounds):
+            for name, (port, body) in cases.items():
+                rate, failed = load(
+                    tool, port, CHAT_PATH, body, arguments.seconds, arguments.connections
                 )
-            )
-            worker_rss = [rss_mb(pid) for pid in children(multi.pid)]
+                rates[name].append(rate)
+                errors[name] += failed
+        alone = statistics.median(rates["emulator alone (Chat)"])
+        for name in cases:
+            median = statistics.median(rates[name])
+            runs = ", ".join(f"{rate:,.0f}" for rate in rates[name])
             print(
-                f"throughput, {arguments.workers} workers, same dialect: {rate:,.0f} req/s, {errors} errors"
+                f"  {name:<24} {median:7,.0f} req/s  ({runs})  errors {errors[name]}  ratio {median / alone:.2f}x"
             )
-            print(
-                "RSS per worker after the run: "
-                + ", ".join(f"{value:.0f} MB" for value in worker_rss)
-            )
+        workers = children(served.pid)
+        print(
+            "RSS per gateway process after the run: "
+            + ", ".join(f"{rss_mb(pid):.0f} MB" for pid in [served.pid, *workers])
+            + "  (the first is uvicorn's supervisor)"
+        )
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.terminate()
-                process.wait()
+        stop(served)
+
+
+# ---------------------------------------------------------------- main
+
+
+def cold_starts(config: Path, port: int, work: Path, count: int) -> list[float]:
+    times: list[float] = []
+    for _ in range(count):
+        process = gateway(config, port, work)
+        try:
+            times.append(wait_healthy(port, "/healthz", process))
+        finally:
+            stop(process)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5, help="latency rounds (median reported)")
+    parser.add_argument("--requests", type=int, default=200, help="request pairs per round")
+    parser.add_argument("--workers", type=int, default=2, help="gateway workers for throughput")
+    parser.add_argument("--emulator-workers", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--throughput-rounds", type=int, default=3)
+    parser.add_argument("--cold-starts", type=int, default=3)
+    parser.add_argument(
+        "--load", choices=["wrk", "python"], help="load generator (default: wrk if installed)"
+    )
+    arguments = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="proxy-bench-"))
+    ports = {name: free_port() for name in ("chat", "responses", "gateway")}
+    config = work / "bench.toml"
+    config.write_text(config_text(ports["chat"], ports["responses"]))
+    print(f"load average before: {load_average()}  ({os.cpu_count()} cores)")
+    emulators = [
+        emulator("openai-chat", ports["chat"], work, arguments.emulator_workers),
+        emulator("openai-responses", ports["responses"], work, arguments.emulator_workers),
+    ]
+    try:
+        starts = cold_starts(config, ports["gateway"], work, arguments.cold_starts)
+        print(
+            f"cold start to healthy: median {statistics.median(starts) * MS:.0f} ms  "
+            f"({', '.join(f'{s * MS:.0f}' for s in starts)})"
+        )
+        served = gateway(config, ports["gateway"], work)
+        try:
+            wait_healthy(ports["gateway"], "/healthz", served)
+            latencies(arguments, ports)
+            print(
+                f"RSS of the single-worker gateway after the latency runs: {rss_mb(served.pid):.0f} MB"
+            )
+        finally:
+            stop(served)
+        if arguments.workers > 0:
+            throughput(arguments, ports, config, work)
+    finally:
+        for process in emulators:
+            stop(process)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"load average after: {load_average()}")
     return 0
 
 
-def report(
-    arguments: argparse.Namespace,
-    chat_direct: str,
-    responses_direct: str,
-    proxy: str,
-    cold_start: float,
-    gateway: subprocess.Popen[bytes],
-) -> None:
-    count = arguments.requests
-    with httpx.Client(transport=httpx.HTTPTransport(socket_options=NODELAY), timeout=30) as client:
-        direct = latencies(client, chat_direct, CHAT_BODY, count)
-        same = latencies(client, proxy, {**CHAT_BODY, "model": "same"}, count)
-        direct_responses = latencies(client, responses_direct, RESPONSES_BODY, count)
-        cross = latencies(client, proxy, {**CHAT_BODY, "model": "cross"}, count)
-        stream_direct = stream_timing(client, chat_direct, CHAT_BODY, 100)
-        stream_same = stream_timing(client, proxy, {**CHAT_BODY, "model": "same"}, 100)
-        stream_cross_direct = stream_timing(client, responses_direct, RESPONSES_BODY, 100)
-        stream_cross = stream_timing(client, proxy, {**CHAT_BODY, "model": "cross"}, 100)
-    ms = 1000
-    print(f"cold start to healthy: {cold_start * ms:.0f} ms")
-    print(
-        f"same dialect  direct p50 {pct(direct, 0.5) * ms:.2f} ms  proxy p50 {pct(same, 0.5) * ms:.2f} ms  "
-        f"added p50 {(pct(same, 0.5) - pct(direct, 0.5)) * ms:.2f} ms  added p99 {(pct(same, 0.99) - pct(direct, 0.99)) * ms:.2f} ms  "
-        f"ratio {pct(same, 0.5) / pct(direct, 0.5):.2f}x"
-    )
-    print(
-        f"cross dialect direct p50 {pct(direct_responses, 0.5) * ms:.2f} ms  proxy p50 {pct(cross, 0.5) * ms:.2f} ms  "
-        f"added p50 {(pct(cross, 0.5) - pct(direct_responses, 0.5)) * ms:.2f} ms  "
-        f"ratio {pct(cross, 0.5) / pct(direct_responses, 0.5):.2f}x"
-    )
-    for label, (base_ttfb, base_total, _), (ttfb, total, chunks) in (
-        ("stream same ", stream_direct, stream_same),
-        ("stream cross", stream_cross_direct, stream_cross),
-    ):
-        per_chunk = max(0.0, (total - base_total) - (ttfb - base_ttfb)) / max(chunks, 1)
-        print(
-            f"{label}  added TTFB {(ttfb - base_ttfb) * ms:.2f} ms  added total {(total - base_total) * ms:.2f} ms  "
-            f"chunks {chunks}  added per chunk {per_chunk * ms:.3f} ms"
-        )
-    print(f"RSS of the single-worker gateway after the latency runs: {rss_mb(gateway.pid):.0f} MB")
-
-
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(main())

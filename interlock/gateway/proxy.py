@@ -9,6 +9,7 @@ answered in the ingress dialect's own error shape (:class:`ProxyError`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -104,7 +105,7 @@ def rewrite_model(body: bytes, old: str, new: str) -> bytes:
     """
     if old == new:
         return body
-    encoded_old = json.dumps(old).encode()
+    encoded_old = _json_string(old)
     hits = [
         match.end()
         for match in _MODEL_FIELD.finditer(body)
@@ -112,10 +113,16 @@ def rewrite_model(body: bytes, old: str, new: str) -> bytes:
     ]
     if len(hits) == 1:
         start = hits[0]
-        return body[:start] + json.dumps(new).encode() + body[start + len(encoded_old) :]
+        return body[:start] + _json_string(new) + body[start + len(encoded_old) :]
     payload = cast(JsonObject, json.loads(body))
     payload["model"] = new
     return _COMPACT.encode(payload).encode()
+
+
+@functools.lru_cache(maxsize=1024)
+def _json_string(value: str) -> bytes:
+    """``value`` as a JSON string (model names: a small, bounded set)."""
+    return json.dumps(value).encode()
 
 
 async def read_body(http_request: HttpRequest, limit: int) -> bytes:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
 
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.config import Protocol
@@ -61,48 +62,55 @@ async def handle(
     return answer
 
 
-Handler = Callable[[HttpRequest], Awaitable[HttpResponse]]
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One provider endpoint as a bare ASGI app.
+
+    Starlette's ``Route`` hands an ASGI app the scope directly: no per-request wrapper
+    functions, and no exception-handling wrapper around every ``send`` (a stream sends
+    once per chunk). :func:`handle` answers every failure itself.
+    """
+
+    proxy: Proxy
+    ingress: Dialect
+    name: str
+    stream: bool | None = None
+    """Fixed by the path (Gemini's two methods); ``None`` reads the body's ``stream``."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        http_request = HttpRequest(scope, receive)
+        path_model = scope["path_params"].get("model") if self.ingress.model_in_path else None
+        response = await handle(
+            self.proxy,
+            self.ingress,
+            http_request,
+            endpoint=self.name,
+            path_model=path_model,
+            stream=self.stream,
+        )
+        await response(scope, receive, send)
 
 
 def routes(proxy: Proxy, dialects: dict[Protocol, Dialect]) -> list[BaseRoute]:
     """The OpenAI and Gemini endpoints."""
-
-    def endpoint(protocol: Protocol, name: str) -> Handler:
-        ingress = dialects[protocol]
-
-        async def run(http_request: HttpRequest) -> HttpResponse:
-            return await handle(proxy, ingress, http_request, endpoint=name)
-
-        return run
-
     gemini = dialects["gemini"]
-
-    async def generate(http_request: HttpRequest) -> HttpResponse:
-        model = http_request.path_params["model"]
-        return await handle(
-            proxy, gemini, http_request, endpoint="generateContent", path_model=model, stream=False
-        )
-
-    async def stream_generate(http_request: HttpRequest) -> HttpResponse:
-        model = http_request.path_params["model"]
-        return await handle(
-            proxy,
-            gemini,
-            http_request,
-            endpoint="streamGenerateContent",
-            path_model=model,
-            stream=True,
-        )
-
+    generate = Endpoint(proxy, gemini, "generateContent", stream=False)
+    stream_generate = Endpoint(proxy, gemini, "streamGenerateContent", stream=True)
     return [
         Route(
-            "/v1/chat/completions", endpoint("openai-chat", "chat.completions"), methods=["POST"]
+            "/v1/chat/completions",
+            Endpoint(proxy, dialects["openai-chat"], "chat.completions"),
+            methods=["POST"],
         ),
-        Route("/v1/responses", endpoint("openai-responses", "responses"), methods=["POST"]),
+        Route(
+            "/v1/responses",
+            Endpoint(proxy, dialects["openai-responses"], "responses"),
+            methods=["POST"],
+        ),
         *(
-            Route(f"/{version}/models/{{model}}:{method}", handler, methods=["POST"])
+            Route(f"/{version}/models/{{model}}:{method}", endpoint, methods=["POST"])
             for version in ("v1beta", "v1")  # google-genai uses v1 with a custom base_url
-            for method, handler in (
+            for method, endpoint in (
                 ("generateContent", generate),
                 ("streamGenerateContent", stream_generate),
             )

@@ -171,12 +171,20 @@ class Upstream:
 def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     """An upstream answer's body as it arrives, run through a decoder only when compressed.
 
-    (Requests ask for no compression; ``httpx``'s decoder chain costs more than the rest
-    of reading a small answer.) A response built in memory (a mock's) is read already.
+    Requests ask for no compression, so the body is normally read straight from the
+    transport's stream: ``httpx``'s reading machinery (decoder chain, chunker, header
+    lookups that re-detect the headers' encoding) cost more than the rest of reading a
+    small answer. A response built in memory (a mock's) is read already.
     """
-    if response.is_stream_consumed or "content-encoding" in response.headers:
+    stream = response.stream
+    if (
+        response.is_stream_consumed
+        or not isinstance(stream, httpx.AsyncByteStream)
+        or any(name.lower() == b"content-encoding" for name, _ in response.headers.raw)
+    ):
         return response.aiter_bytes()
-    return response.aiter_raw()
+    response.is_stream_consumed = True
+    return stream.__aiter__()
 
 
 async def read_answer(response: httpx.Response) -> bytes:
