@@ -9,6 +9,7 @@ without touching the handlers of the others.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import secrets
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -142,6 +143,10 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncGenerator[None]:
+        # What exists once the server starts (modules, config, codec tables) lives as long
+        # as the process: keep it out of every later collection, so the rare full
+        # collection scans only what requests made (a ~20 ms pause without this).
+        gc.freeze()
         try:
             yield
         finally:
