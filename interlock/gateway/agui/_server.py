@@ -45,9 +45,10 @@ SERVER_OPTIONS: Mapping[str, Any] = {
 }
 """``uvicorn.run(app, **SERVER_OPTIONS)``: how the gateway serves its WebSockets."""
 
+_FIN_TEXT = 0x81
+_SMALL = [bytes((_FIN_TEXT, size)) for size in range(126)]
 _MEDIUM = struct.Struct("!BBH")
 _LARGE = struct.Struct("!BBQ")
-_FIN_TEXT = 0x81
 
 
 def text_frames(texts: Sequence[str]) -> bytes:
@@ -57,7 +58,7 @@ def text_frames(texts: Sequence[str]) -> bytes:
         payload = text.encode()
         size = len(payload)
         if size < 126:
-            chunks.append(bytes((_FIN_TEXT, size)))
+            chunks.append(_SMALL[size])
         elif size < 1 << 16:
             chunks.append(_MEDIUM.pack(_FIN_TEXT, 126, size))
         else:

@@ -11,11 +11,13 @@ import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 
 import httpx
+import pytest
 from websockets.asyncio.client import connect
 
 from interlock.codecs.agui import RunInput
 from interlock.core_loop import Agent, ChatModel, ScriptedModel, ScriptEntry, Tool
 from interlock.gateway.agui import AgentRuntime, AguiBinding, AguiRun, RunContext
+from interlock.gateway.agui._run import dumps
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.stores import open_store
 from interlock.transcript import (
@@ -294,3 +296,16 @@ async def test_a_client_that_stalls_past_the_limit_loses_its_run() -> None:
         ("user", "after"),
         ("assistant", "ok"),
     ]
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 'é\n"\u2028', "timestamp": 1},
+        {"nested": [1, 2.5, None, True, {"a": []}], "empty": {}},
+        "bare string",
+        [],
+    ],
+)
+def test_frames_are_compact_json_with_utf8_kept(frame: object) -> None:
+    assert dumps(frame) == json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
