@@ -1,25 +1,44 @@
-"""AG-UI binding benchmark: idle WebSocket memory, event throughput, added latency.
+"""AG-UI binding benchmark: idle WebSocket memory, event throughput, added latency, and
+what a client that stops reading costs the server.
 
-Run: ``python bench/agui_bench.py`` (results go in ``docs/benchmarks/agui.md``).
+Run: ``python bench/agui_bench.py [--before DIR] [--loop asyncio|uvloop]`` (results go in
+``docs/benchmarks/agui.md``). ``--before`` names a checkout (e.g. ``git archive`` of an
+older commit) whose binding is measured in the same run, for before/after figures;
+``--loop`` picks uvicorn's event loop (default ``auto``: uvloop when installed, as with
+``uvicorn[standard]``).
 
-Each figure is measured against a baseline in the same run, on the same uvicorn, over
-loopback, with the server in its own process (so its RSS is its own):
+Every server runs in its own process (uvicorn, loopback), so its RSS is its own. Four
+configurations, each a baseline for the next:
 
-- **idle connections**: RSS growth of the server per open, idle WebSocket on
-  ``/agui/{agent}/ws`` vs. a bare Starlette WebSocket endpoint that only accepts;
-- **throughput**: AG-UI events per second delivered to one client by one run whose model
-  streams text deltas as fast as it can, vs. a bare endpoint sending the same number of
-  pre-serialized frames;
-- **added latency**: from the moment the model yields a chunk (``time.monotonic_ns``,
-  shared by the processes of one machine) to the moment the client has the frame, vs. the
-  bare endpoint stamping and sending a frame; the difference of the medians is what the
-  binding adds (loop, codec, encoder, queue, JSON).
+- ``bare/stock``: a bare Starlette WebSocket endpoint that accepts and sends
+  pre-serialized frames, one ``send_text`` each, on stock uvicorn (``ws="auto"``, i.e.
+  ``websockets-sansio``, per-message deflate on);
+- ``agui/stock``: the AG-UI binding on stock uvicorn;
+- ``agui/plain``: the same with per-message deflate off, to tell its share apart;
+- ``bare/lean`` and ``agui/lean``: the same on the gateway's ``SERVER_OPTIONS`` (the lean
+  protocol, no per-message deflate), which is how ``interlock serve`` runs.
+
+Measurements:
+
+- **idle**: RSS growth per open, idle, accepted WebSocket (1,000 of them; the RSS before
+  is taken in the same server with one socket open);
+- **throughput**: AG-UI events per second delivered to one ``websockets`` client by one
+  run whose model streams 20,000 text deltas as fast as it can (median of 5), and the
+  server's CPU time per event over those runs (user + system, from ``/proc``: less
+  sensitive to a loaded machine than wall time); the same rate again for a minimal
+  client that only splits frames (``raw_events_per_second``), where the client is not
+  the bottleneck;
+- **latency**: model chunk (``time.monotonic_ns``, shared by the processes of one
+  machine) → frame in the client, 400 chunks 2 ms apart; p50 and p99;
+- **stalled client** (binding only): RSS growth of the server 2 s into a 200,000-event
+  run whose client does not read.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import statistics
@@ -30,12 +49,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 IDLE_CONNECTIONS = 1000
 STREAM_EVENTS = 20_000
+STALL_EVENTS = 200_000
 TICKS = 400
 TICK_SECONDS = 0.002
+CONFIGS = ("bare/stock", "agui/stock", "agui/plain", "bare/lean", "agui/lean")
 
 
 # ------------------------------------------------------------------ servers
@@ -90,7 +110,7 @@ def agui_app():
     return Starlette(routes=binding_routes(binding))
 
 
-def baseline_app():
+def bare_app():
     from starlette.applications import Starlette
     from starlette.routing import WebSocketRoute
     from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -118,21 +138,25 @@ def baseline_app():
     return Starlette(routes=[WebSocketRoute("/agui/{agent}/ws", endpoint)])
 
 
-def serve(kind: str, port: int) -> None:
+def serve(config: str, port: int, loop: str) -> None:
     import uvicorn
 
-    app = agui_app() if kind == "agui" else baseline_app()
-    uvicorn.run(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_level="error",
-        ws=os.environ.get("AGUI_BENCH_WS", "auto"),
-        ws_ping_interval=None,
-    )
+    app_kind, server_kind = config.split("/")
+    options = {}
+    if server_kind == "lean":
+        options = dict(importlib.import_module("interlock.gateway.agui").SERVER_OPTIONS)
+    elif server_kind == "plain":
+        options = {"ws_per_message_deflate": False}
+    app = agui_app() if app_kind == "agui" else bare_app()
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", loop=loop, **options)
 
 
 # ------------------------------------------------------------------ client
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib(pid: int) -> int:
@@ -143,14 +167,15 @@ def rss_kib(pid: int) -> int:
 
 
 class Process:
-    def __init__(self, kind: str, port: int) -> None:
+    def __init__(self, config: str, port: int, root: Path, loop: str) -> None:
         self.port = port
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--serve", kind, "--port", str(port)], cwd=ROOT
-        )
+        environment = {**os.environ, "PYTHONPATH": str(root)}
+        command = [sys.executable, __file__, "--serve", config, "--port", str(port)]
+        command += ["--loop", loop]
+        self.process = subprocess.Popen(command, cwd=root, env=environment)
 
     async def ready(self) -> None:
-        for _ in range(400):
+        for _ in range(800):
             try:
                 _, writer = await asyncio.open_connection("127.0.0.1", self.port)
                 writer.close()
@@ -182,7 +207,7 @@ async def idle_memory(url: str, pid: int) -> float:
     from websockets.asyncio.client import connect
 
     warm = await connect(url)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.5)
     before = rss_kib(pid)
     connections = [await connect(url) for _ in range(IDLE_CONNECTIONS)]
     await asyncio.sleep(1.0)
@@ -192,19 +217,73 @@ async def idle_memory(url: str, pid: int) -> float:
     return (after - before) / IDLE_CONNECTIONS
 
 
-async def throughput(url: str) -> float:
+async def throughput(url: str, pid: int) -> tuple[float, float]:
+    """Median events/s over 5 runs, and server CPU µs per event over them."""
     from websockets.asyncio.client import connect
 
+    rates, events = [], 0
     async with connect(url, max_size=None) as connection:
         await connection.send(body("stream 200"))
         async for _ in frames(connection):
             pass
+        cpu = cpu_seconds(pid)
+        for _ in range(5):
+            started = time.perf_counter()
+            await connection.send(body(f"stream {STREAM_EVENTS}"))
+            count = 0
+            async for _ in frames(connection):
+                count += 1
+            rates.append(count / (time.perf_counter() - started))
+            events += count
+        cpu = cpu_seconds(pid) - cpu
+    return statistics.median(rates), cpu / events * 1e6
+
+
+async def raw_throughput(port: int) -> float:
+    """Events/s to a client that only splits server frames (no masking, no JSON)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(
+        b"GET /agui/bench/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        b"Sec-WebSocket-Version: 13\r\n\r\n"
+    )
+    await reader.readuntil(b"\r\n\r\n")
+    rates = []
+    for _ in range(3):
+        payload = body(f"stream {STREAM_EVENTS}").encode()
+        mask = b"\x00\x00\x00\x00"  # a client must mask; a zero mask leaves the bytes as they are
+        header = bytes((0x81, 0x80 | 126)) + len(payload).to_bytes(2, "big") + mask
         started = time.perf_counter()
-        await connection.send(body(f"stream {STREAM_EVENTS}"))
-        count = 0
-        async for _ in frames(connection):
+        writer.write(header + payload)
+        count = await _count_frames(reader)
+        rates.append(count / (time.perf_counter() - started))
+    writer.close()
+    return statistics.median(rates)
+
+
+_RUN_FINISHED = (b'{"type":"RUN_FINISHED"', b'{"type": "RUN_FINISHED"')
+
+
+async def _count_frames(reader: asyncio.StreamReader) -> int:
+    """Frames up to the one that ends the run, parsed from large reads."""
+    count, buffer, position = 0, b"", 0
+    while True:
+        buffer = buffer[position:] + await reader.read(1 << 18)
+        position = 0
+        while len(buffer) - position >= 2:
+            size, start = buffer[position + 1] & 0x7F, position + 2
+            if size >= 126:
+                width = 2 if size == 126 else 8
+                if len(buffer) < start + width:
+                    break
+                size = int.from_bytes(buffer[start : start + width], "big")
+                start += width
+            if len(buffer) < start + size:
+                break
             count += 1
-        return count / (time.perf_counter() - started)
+            if buffer.startswith(_RUN_FINISHED, start, start + size):
+                return count
+            position = start + size
 
 
 async def latency(url: str) -> list[float]:
@@ -217,46 +296,89 @@ async def latency(url: str) -> list[float]:
             now = time.monotonic_ns()
             if frame["type"] == "TEXT_MESSAGE_CONTENT" and frame["delta"].strip().isdigit():
                 samples.append((now - int(frame["delta"])) / 1e6)
-    return samples
+    return sorted(samples)
 
 
-async def measure(kind: str, port: int) -> dict[str, float]:
-    server = Process(kind, port)
+async def stalled_client(url: str, pid: int) -> float:
+    """RSS growth (KiB) 2 s into a long run whose client reads nothing."""
+    from websockets.asyncio.client import connect
+
+    connection = await connect(url, max_size=None)
+    await asyncio.sleep(0.3)
+    before = rss_kib(pid)
+    await connection.send(body(f"stream {STALL_EVENTS}"))
+    await asyncio.sleep(2.0)
+    grown = rss_kib(pid) - before
+    connection.transport.abort()
+    await asyncio.sleep(0.2)  # let the loop really close the socket before moving on
+    return float(grown)
+
+
+async def measure(config: str, port: int, root: Path, loop: str) -> dict[str, float]:
+    server = Process(config, port, root, loop)
     try:
         await server.ready()
         url = f"ws://127.0.0.1:{port}/agui/bench/ws"
-        memory = await idle_memory(url, server.process.pid)
-        rate = await throughput(url)
-        samples = sorted(await latency(url))
-        return {
-            "kib_per_connection": memory,
-            "events_per_second": rate,
-            "latency_p50_ms": statistics.median(samples),
-            "latency_p99_ms": samples[int(len(samples) * 0.99) - 1],
-        }
+        pid = server.process.pid
+        results = {"idle_kib_per_socket": await idle_memory(url, pid)}
+        rate, cpu = await throughput(url, pid)
+        results["events_per_second"] = rate
+        results["server_cpu_us_per_event"] = cpu
+        results["raw_events_per_second"] = await raw_throughput(port)
+        samples = await latency(url)
+        results["latency_p50_ms"] = statistics.median(samples)
+        results["latency_p99_ms"] = samples[int(len(samples) * 0.99) - 1]
+        if config.startswith("agui"):
+            results["stalled_client_rss_kib"] = await stalled_client(url, pid)
+        return results
     finally:
         server.stop()
 
 
-async def main() -> None:
-    baseline = await measure("baseline", 8911)
-    agui = await measure("agui", 8912)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, loopback, uvicorn + websockets")
-    print(f"{'metric':<28}{'baseline':>12}{'agui':>12}{'ratio':>10}")
-    for key in baseline:
-        ratio = agui[key] / baseline[key] if baseline[key] else float("nan")
-        print(f"{key:<28}{baseline[key]:>12.2f}{agui[key]:>12.2f}{ratio:>10.2f}")
-    added = agui["latency_p50_ms"] - baseline["latency_p50_ms"]
-    print(f"added latency p50 (agui - baseline): {added:.3f} ms")
-    print(f"idle connections: {IDLE_CONNECTIONS}; events per run: {STREAM_EVENTS}")
+def report(results: dict[str, dict[str, float]]) -> None:
+    names = list(results)
+    keys = list(dict.fromkeys(key for result in results.values() for key in result))
+    print(f"{'metric':<26}" + "".join(f"{name:>18}" for name in names))
+    for key in keys:
+        cells = [f"{results[n][key]:>18.2f}" if key in results[n] else f"{'-':>18}" for n in names]
+        print(f"{key:<26}" + "".join(cells))
+    pairs = [("bare/stock", "agui/stock"), ("bare/lean", "agui/lean"), ("bare/stock", "agui/lean")]
+    for base, name in [(b, n) for b, n in pairs if b in results and n in results]:
+        ratios = ", ".join(
+            f"{key} {results[name][key] / results[base][key]:.2f}"
+            for key in ("idle_kib_per_socket", "events_per_second", "server_cpu_us_per_event")
+        )
+        added = results[name]["latency_p50_ms"] - results[base]["latency_p50_ms"]
+        print(f"{name} / {base}: {ratios}; added latency p50 {added:+.3f} ms")
+
+
+async def main(before: Path | None, loop: str) -> None:
+    load = os.getloadavg()
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, loop {loop}, load {load[0]:.1f}"
+    )
+    results: dict[str, dict[str, float]] = {}
+    port = 8911
+    if before is not None:
+        results["agui/stock@before"] = await measure("agui/stock", port, before, loop)
+        port += 1
+    for config in CONFIGS:
+        results[config] = await measure(config, port, ROOT, loop)
+        port += 1
+    report(results)
+    load = os.getloadavg()
+    print(f"load after: {load[0]:.1f}; idle sockets {IDLE_CONNECTIONS}; events {STREAM_EVENTS}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--serve", choices=["agui", "baseline"])
+    parser.add_argument("--serve", choices=CONFIGS)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--before", type=Path)
+    parser.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"])
     arguments = parser.parse_args()
     if arguments.serve:
-        serve(arguments.serve, arguments.port)
+        sys.path.insert(0, os.getcwd())
+        serve(arguments.serve, arguments.port, arguments.loop)
     else:
-        asyncio.run(main())
+        asyncio.run(main(arguments.before, arguments.loop))
