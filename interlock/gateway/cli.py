@@ -97,6 +97,9 @@ def describe(config: GatewayConfig) -> str:
 def _serve(arguments: argparse.Namespace) -> int:
     import uvicorn
 
+    # The AG-UI WebSocket protocol (lean idle sockets, batched sends, no deflate).
+    from interlock.gateway.agui import SERVER_OPTIONS
+
     try:
         config = load_config(arguments.config).with_overrides(
             host=arguments.host, port=arguments.port
@@ -118,9 +121,12 @@ def _serve(arguments: argparse.Namespace) -> int:
             port=port,
             access_log=False,
             log_level="warning",
+            **SERVER_OPTIONS,
         )
         return 0
-    uvicorn.run(_app(config), host=host, port=port, access_log=False, log_level="warning")
+    uvicorn.run(
+        _app(config), host=host, port=port, access_log=False, log_level="warning", **SERVER_OPTIONS
+    )
     return 0
 
 

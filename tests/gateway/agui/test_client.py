@@ -4,7 +4,8 @@ the judge.
 ``HttpAgent`` drives the SSE endpoint of a real ``interlock serve`` subprocess: plain chat,
 reasoning, a server tool, a frontend tool continued in a second run, an approval via
 interrupt and resume. WebSocket traces recorded with the Python ``websockets`` client are
-replayed through the same package's ``enforceEvents → transformChunks → verifyEvents``.
+replayed through the same package's ``enforceEvents → transformChunks → verifyEvents``,
+among them one from ``interlock serve`` itself (its lean WebSocket server options).
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect
 
 from tests.gateway.agui.harness import (
     CONFIG,
     TOOLS,
     Server,
+    Socket,
     binding_for,
     make_gateway,
     new_id,
@@ -187,6 +190,26 @@ async def test_websocket_traces_pass_verify_events(server: Server) -> None:
     failures = {trace["name"]: trace.get("error") for trace in verdict["traces"] if not trace["ok"]}
     assert failures == {}
     assert len(verdict["traces"]) == len(traces)
+
+
+async def test_interlock_serve_websocket_trace_passes_verify_events(
+    served: tuple[str, str],
+) -> None:
+    base_url, agent = served
+    url = f"ws{base_url.removeprefix('http')}/agui/{agent}/ws"
+    async with connect(url, compression="deflate") as connection:
+        # SERVER_OPTIONS: the offered per-message deflate is declined
+        assert connection.response.headers.get("Sec-WebSocket-Extensions") is None
+        ws = Socket(connection)
+        thread = new_id("t")
+        await ws.run(run_input(thread, [user("hello")]))
+        await ws.run(run_input(thread, [user('call get_weather with {"city":"Rome"}')]))
+    trace = {"name": "interlock-serve", "events": ws.frames}
+    verdict = _node("verify.mjs", stdin=json.dumps({"traces": [trace]}))
+    assert [(t["name"], t["ok"], t.get("error")) for t in verdict["traces"]] == [
+        ("interlock-serve", True, None)
+    ]
+    assert [e["type"] for e in ws.frames].count("TOOL_CALL_RESULT") == 1
 
 
 def test_the_verifier_rejects_a_broken_trace() -> None:
