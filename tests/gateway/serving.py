@@ -113,12 +113,24 @@ def serve(config_path: Path, cwd: Path) -> Iterator[str]:
         except httpx.HTTPError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            process.wait(timeout=10)
+            stop(process)
             raise RuntimeError(f"interlock serve did not become healthy: {log.read_text()}")
         time.sleep(0.05)
     try:
         yield url
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate ``process`` and reap it, killing it if it does not exit in time.
+
+    A child left unreaped (``wait`` timing out on a loaded machine) surfaces later as a
+    ResourceWarning at some other test's garbage collection.
+    """
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.gateway.serving import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -129,5 +131,4 @@ def test_dockerfile_steps_build_and_serve(tmp_path: Path) -> None:
             time.sleep(0.2)
         assert (data / ".interlock").is_dir()  # the embedded default keeps its state here
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop(server)

@@ -23,8 +23,7 @@ def test_vault_and_journal_survive_a_restart(tmp_path: Path) -> None:
     messages: list[Any] = [{"role": "user", "content": 'call get_weather with {"city": "Oslo"}'}]
     with emulators_on_loopback() as (emulator_url, emulators):
         config.write_text(gateway_config(emulator_url, store_url))
-        with serve(config, tmp_path) as url:
-            client = OpenAI(base_url=f"{url}/v1", api_key="unused")
+        with serve(config, tmp_path) as url, OpenAI(base_url=f"{url}/v1", api_key="-") as client:
             first = client.chat.completions.create(
                 model="via-gemini", messages=messages, tools=TOOLS
             )
@@ -36,8 +35,8 @@ def test_vault_and_journal_survive_a_restart(tmp_path: Path) -> None:
             ),
             {"role": "tool", "tool_call_id": call.id, "content": "cold"},
         ]
-        with serve(config, tmp_path) as url:  # a fresh process: only SQLite remembers
-            client = OpenAI(base_url=f"{url}/v1", api_key="unused")
+        # a fresh process: only SQLite remembers
+        with serve(config, tmp_path) as url, OpenAI(base_url=f"{url}/v1", api_key="-") as client:
             final = client.chat.completions.create(
                 model="via-gemini", messages=messages, tools=TOOLS
             )

@@ -45,7 +45,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
 
 
 def _chat(url: str, model: str, stream: bool, tool_round_trip: bool) -> str:
-    client = OpenAI(base_url=f"{url}/v1", api_key="unused")
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:  # closes its connections
+        return _chat_turns(client, model, stream, tool_round_trip)
+
+
+def _chat_turns(client: OpenAI, model: str, stream: bool, tool_round_trip: bool) -> str:
     tools: Any = [
         {"type": "function", "function": {"name": "get_weather", "parameters": WEATHER_SCHEMA}}
     ]
@@ -99,7 +103,11 @@ def _chat_call(
 
 
 def _responses(url: str, model: str, stream: bool, tool_round_trip: bool) -> str:
-    client = OpenAI(base_url=f"{url}/v1", api_key="unused")
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        return _responses_turns(client, model, stream, tool_round_trip)
+
+
+def _responses_turns(client: OpenAI, model: str, stream: bool, tool_round_trip: bool) -> str:
     tools: Any = [{"type": "function", "name": "get_weather", "parameters": WEATHER_SCHEMA}]
     items: list[Any] = [{"role": "user", "content": ASK_TOOL if tool_round_trip else "hello"}]
     output = _responses_call(client, model, items, tools, stream)
@@ -135,7 +143,12 @@ def _responses_call(
 
 
 def _gemini(url: str, model: str, stream: bool, tool_round_trip: bool) -> str:
-    client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=url))
+    options = types.HttpOptions(base_url=url)
+    with genai.Client(api_key="unused", http_options=options) as client:
+        return _gemini_turns(client, model, stream, tool_round_trip)
+
+
+def _gemini_turns(client: genai.Client, model: str, stream: bool, tool_round_trip: bool) -> str:
     declaration = types.FunctionDeclaration(
         name="get_weather", parameters_json_schema=WEATHER_SCHEMA
     )
