@@ -54,9 +54,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start(arguments: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+GATEWAY_SOURCE: str | None = None
+"""``--gateway-source``: another checkout whose gateway to measure (A/B against this one)."""
+
+
+def start(arguments: list[str], cwd: Path, source: str | None = None) -> subprocess.Popen[bytes]:
+    environment = dict(os.environ)
+    if source is not None:
+        environment["PYTHONPATH"] = source
     return subprocess.Popen(
-        [*INTERLOCK, *arguments], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*INTERLOCK, *arguments],
+        cwd=cwd,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
@@ -96,7 +107,7 @@ def emulator(protocol: str, port: int, cwd: Path, workers: int = 1) -> subproces
 
 def gateway(config: Path, port: int, cwd: Path, workers: int = 1) -> subprocess.Popen[bytes]:
     arguments = ["serve", "--config", str(config), "--port", str(port)]
-    return start([*arguments, "--workers", str(workers)], cwd)
+    return start([*arguments, "--workers", str(workers)], cwd, GATEWAY_SOURCE)
 
 
 def config_text(chat_port: int, responses_port: int) -> str:
@@ -136,6 +147,11 @@ def children(pid: int) -> list[int]:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
+
+
+def role(pid: int) -> str:
+    command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    return "resource tracker" if b"resource_tracker" in command else "worker"
 
 
 def load_average() -> str:
@@ -435,12 +451,9 @@ def throughput(
             print(
                 f"  {name:<24} {median:7,.0f} req/s  ({runs})  errors {errors[name]}  ratio {median / alone:.2f}x"
             )
-        workers = children(served.pid)
-        print(
-            "RSS per gateway process after the run: "
-            + ", ".join(f"{rss_mb(pid):.0f} MB" for pid in [served.pid, *workers])
-            + "  (the first is uvicorn's supervisor)"
-        )
+        sizes = [f"supervisor {rss_mb(served.pid):.0f} MB"]
+        sizes += [f"{role(pid)} {rss_mb(pid):.0f} MB" for pid in children(served.pid)]
+        print("RSS per gateway process after the run: " + ", ".join(sizes))
     finally:
         stop(served)
 
@@ -472,7 +485,13 @@ def main() -> int:
     parser.add_argument(
         "--load", choices=["wrk", "python"], help="load generator (default: wrk if installed)"
     )
+    parser.add_argument(
+        "--gateway-source",
+        help="run the gateway from this source tree (PYTHONPATH), e.g. an older commit",
+    )
     arguments = parser.parse_args()
+    global GATEWAY_SOURCE
+    GATEWAY_SOURCE = arguments.gateway_source
     work = Path(tempfile.mkdtemp(prefix="proxy-bench-"))
     ports = {name: free_port() for name in ("chat", "responses", "gateway")}
     config = work / "bench.toml"
