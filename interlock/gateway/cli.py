@@ -7,8 +7,8 @@ import importlib
 import ipaddress
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from interlock.gateway.config import PROTOCOLS, ConfigError, GatewayConfig, load_config
 
@@ -95,8 +95,6 @@ def describe(config: GatewayConfig) -> str:
 
 
 def _serve(arguments: argparse.Namespace) -> int:
-    import uvicorn
-
     # The AG-UI WebSocket protocol (lean idle sockets, batched sends, no deflate).
     from interlock.gateway.agui import SERVER_OPTIONS
 
@@ -109,25 +107,38 @@ def _serve(arguments: argparse.Namespace) -> int:
         print(f"interlock: config error: {error}", file=sys.stderr)
         return 2
     print(describe(config), flush=True)
-    host, port = config.server.host, config.server.port
-    # uvicorn's own access log would print query strings (``?key=…``): ours is structured.
-    if arguments.workers > 1:
-        os.environ[CONFIG_ENV] = arguments.config or ""
-        uvicorn.run(
-            "interlock.gateway.cli:app_from_environment",
-            factory=True,
-            workers=arguments.workers,
-            host=host,
-            port=port,
-            access_log=False,
-            log_level="warning",
-            **SERVER_OPTIONS,
-        )
-        return 0
-    uvicorn.run(
-        _app(config), host=host, port=port, access_log=False, log_level="warning", **SERVER_OPTIONS
+    os.environ[CONFIG_ENV] = arguments.config or ""
+    _run(
+        lambda: _app(config),
+        "interlock.gateway.cli:app_from_environment",
+        workers=arguments.workers,
+        host=config.server.host,
+        port=config.server.port,
+        options=SERVER_OPTIONS,
     )
     return 0
+
+
+def _run(
+    build: Callable[[], Starlette],
+    factory: str,
+    *,
+    workers: int,
+    host: str,
+    port: int,
+    options: Mapping[str, Any] | None = None,
+) -> None:
+    """Serve ``build()`` here, or ``workers`` processes each calling ``factory`` (an import
+    string, reading what it needs from the environment)."""
+    import uvicorn
+
+    # uvicorn's own access log would print query strings (``?key=…``): ours is structured.
+    common: dict[str, Any] = {"host": host, "port": port, "access_log": False}
+    common |= {"log_level": "warning", **(options or {})}
+    if workers > 1:
+        uvicorn.run(factory, factory=True, workers=workers, **common)
+    else:
+        uvicorn.run(build(), **common)
 
 
 def _app(config: GatewayConfig) -> Starlette:
@@ -142,8 +153,6 @@ def app_from_environment() -> Starlette:
 
 
 def _emulate(arguments: argparse.Namespace) -> int:
-    import uvicorn
-
     from interlock.gateway.emulators import ScriptError
 
     try:
@@ -155,20 +164,14 @@ def _emulate(arguments: argparse.Namespace) -> int:
         f"interlock {arguments.protocol} emulator on http://{arguments.host}:{arguments.port}",
         flush=True,
     )
-    host, port = arguments.host, arguments.port
-    if arguments.workers > 1:
-        os.environ[EMULATOR_ENV] = ":".join([arguments.protocol, arguments.script or ""])
-        uvicorn.run(
-            "interlock.gateway.cli:emulator_from_environment",
-            factory=True,
-            workers=arguments.workers,
-            host=host,
-            port=port,
-            log_level="warning",
-            access_log=False,
-        )
-        return 0
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    os.environ[EMULATOR_ENV] = ":".join([arguments.protocol, arguments.script or ""])
+    _run(
+        lambda: app,
+        "interlock.gateway.cli:emulator_from_environment",
+        workers=arguments.workers,
+        host=arguments.host,
+        port=arguments.port,
+    )
     return 0
 
 
