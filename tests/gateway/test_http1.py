@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import ipaddress
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 import pytest
@@ -288,3 +292,61 @@ def test_the_same_exchanges_work_on_uvloop() -> None:
         await test_an_idle_connection_closed_by_the_server_is_replaced_once()
 
     uvloop.run(main())
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, as PEM files."""
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+async def test_https_verifies_the_server_and_reuses_the_connection(tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(cert, key)
+    server = Server(ok)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0, ssl=server_context)
+    port = listener.sockets[0].getsockname()[1]
+    trusting = Http1Transport(ssl_context=ssl.create_default_context(cafile=str(cert)))
+    try:
+        async with httpx.AsyncClient(transport=trusting) as http:
+            for _ in range(2):
+                answer = await http.post(f"https://127.0.0.1:{port}/v1/x", content=b"{}")
+                assert answer.status_code == 200
+        assert server.connections == 1
+        async with httpx.AsyncClient(transport=Http1Transport()) as http:
+            with pytest.raises(httpx.ConnectError):  # the default CAs do not know this one
+                await http.post(f"https://127.0.0.1:{port}/v1/x", content=b"{}")
+    finally:
+        listener.close()
+        await listener.wait_closed()
