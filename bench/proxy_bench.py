@@ -81,10 +81,12 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
-def wait_healthy(port: int, path: str, process: subprocess.Popen[bytes]) -> float:
+def wait_healthy(
+    port: int, path: str, process: subprocess.Popen[bytes], timeout: float = 30
+) -> float:
     """Seconds from now until ``path`` answers (any status below 500)."""
     started = time.perf_counter()
-    while time.perf_counter() - started < 30:
+    while time.perf_counter() - started < timeout:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
                 sock.sendall(f"GET {path} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
@@ -311,40 +313,40 @@ def latency_report(label: str, rounds: list[Round], *, streaming: bool) -> dict[
     return figures
 
 
-def latencies(arguments: argparse.Namespace, ports: dict[str, int]) -> None:
+def latencies(
+    arguments: argparse.Namespace,
+    ports: dict[str, int],
+    proxy_port: int,
+    *,
+    cross: bool = True,
+    prefix: str = "",
+) -> dict[str, dict[str, float]]:
+    """Paired latency rounds for each case; the median round's figures by case label."""
     chat = json.dumps(CHAT_BODY).encode()
     responses = json.dumps(RESPONSES_BODY).encode()
     same = json.dumps({**CHAT_BODY, "model": "same"}).encode()
-    cross = json.dumps({**CHAT_BODY, "model": "cross"}).encode()
-    cases = [
-        ("same dialect ", (ports["chat"], CHAT_PATH, chat), (CHAT_PATH, same), False),
-        (
-            "cross dialect",
-            (ports["responses"], RESPONSES_PATH, responses),
-            (CHAT_PATH, cross),
-            False,
-        ),
-        ("stream same  ", (ports["chat"], CHAT_PATH, chat), (CHAT_PATH, same), True),
-        (
-            "stream cross ",
-            (ports["responses"], RESPONSES_PATH, responses),
-            (CHAT_PATH, cross),
-            True,
-        ),
-    ]
+    across = json.dumps({**CHAT_BODY, "model": "cross"}).encode()
+    to_chat = ((ports["chat"], CHAT_PATH, chat), (CHAT_PATH, same))
+    to_responses = ((ports["responses"], RESPONSES_PATH, responses), (CHAT_PATH, across))
+    cases = [("same dialect ", *to_chat, False), ("stream same  ", *to_chat, True)]
+    if cross:
+        cases[1:1] = [("cross dialect", *to_responses, False)]
+        cases.append(("stream cross ", *to_responses, True))
+    results: dict[str, dict[str, float]] = {}
     for label, (port, path, body), (proxy_path, proxy_body), streaming in cases:
         if streaming:
             body = _streaming(body)
             proxy_body = _streaming(proxy_body)
         direct = Connection(port)
-        proxy = Connection(ports["gateway"])
+        proxy = Connection(proxy_port)
         rounds = [
             one_round((direct, path, body), (proxy, proxy_path, proxy_body), arguments.requests)
             for _ in range(arguments.rounds)
         ]
         direct.close()
         proxy.close()
-        latency_report(label, rounds, streaming=streaming)
+        results[label.strip()] = latency_report(prefix + label, rounds, streaming=streaming)
+    return results
 
 
 def _streaming(body: bytes) -> bytes:
@@ -411,13 +413,36 @@ def load(
     return rate, errors
 
 
+def rates(
+    arguments: argparse.Namespace, tool: str, cases: dict[str, tuple[int, bytes]]
+) -> dict[str, float]:
+    """Median req/s per case over the rounds (cases alternate within a round); printed."""
+    measured: dict[str, list[float]] = {name: [] for name in cases}
+    errors = dict.fromkeys(cases, 0)
+    for _ in range(arguments.throughput_rounds):
+        for name, (port, body) in cases.items():
+            rate, failed = load(
+                tool, port, CHAT_PATH, body, arguments.seconds, arguments.connections
+            )
+            measured[name].append(rate)
+            errors[name] += failed
+    medians = {name: statistics.median(values) for name, values in measured.items()}
+    baseline = next(iter(medians.values()))
+    for name, median in medians.items():
+        runs = ", ".join(f"{rate:,.0f}" for rate in measured[name])
+        print(
+            f"  {name:<24} {median:7,.0f} req/s  ({runs})  errors {errors[name]}  "
+            f"ratio {median / baseline:.2f}x"
+        )
+    return medians
+
+
 def throughput(
     arguments: argparse.Namespace, ports: dict[str, int], config: Path, work: Path
-) -> None:
-    tool = arguments.load or ("wrk" if shutil.which("wrk") else "python")
-    chat = json.dumps(CHAT_BODY).encode()
+) -> dict[str, float]:
+    tool = load_tool(arguments)
     cases = {
-        "emulator alone (Chat)": (ports["chat"], chat),
+        "emulator alone (Chat)": (ports["chat"], json.dumps(CHAT_BODY).encode()),
         "gateway, same dialect": (
             ports["gateway"],
             json.dumps({**CHAT_BODY, "model": "same"}).encode(),
@@ -435,25 +460,80 @@ def throughput(
             f"throughput ({tool}, {arguments.connections} connections, {arguments.seconds:.0f} s each, "
             f"{arguments.workers} gateway workers, {arguments.emulator_workers} emulator workers):"
         )
-        rates: dict[str, list[float]] = {name: [] for name in cases}
-        errors = dict.fromkeys(cases, 0)
-        for _ in range(arguments.throughput_rounds):
-            for name, (port, body) in cases.items():
-                rate, failed = load(
-                    tool, port, CHAT_PATH, body, arguments.seconds, arguments.connections
-                )
-                rates[name].append(rate)
-                errors[name] += failed
-        alone = statistics.median(rates["emulator alone (Chat)"])
-        for name in cases:
-            median = statistics.median(rates[name])
-            runs = ", ".join(f"{rate:,.0f}" for rate in rates[name])
-            print(
-                f"  {name:<24} {median:7,.0f} req/s  ({runs})  errors {errors[name]}  ratio {median / alone:.2f}x"
-            )
+        medians = rates(arguments, tool, cases)
         sizes = [f"supervisor {rss_mb(served.pid):.0f} MB"]
         sizes += [f"{role(pid)} {rss_mb(pid):.0f} MB" for pid in children(served.pid)]
         print("RSS per gateway process after the run: " + ", ".join(sizes))
+        return medians
+    finally:
+        stop(served)
+
+
+def load_tool(arguments: argparse.Namespace) -> str:
+    return arguments.load or ("wrk" if shutil.which("wrk") else "python")
+
+
+# ---------------------------------------------------------------- litellm (optional)
+
+
+def litellm(
+    binary: str, port: int, chat_port: int, work: Path, workers: int
+) -> subprocess.Popen[bytes]:
+    """``litellm --config`` routing model ``same`` to the Chat emulator, on loopback."""
+    config = work / "litellm.yaml"
+    config.write_text(
+        "model_list:\n"
+        "  - model_name: same\n"
+        "    litellm_params:\n"
+        "      model: openai/M\n"
+        f"      api_base: http://127.0.0.1:{chat_port}/v1\n"
+        "      api_key: unused\n"
+        "general_settings:\n"
+        "  dangerously_permit_weak_or_unset_master_key: true\n"
+    )
+    command = [binary, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
+    environment = {**os.environ, "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"}
+    return subprocess.Popen(
+        [*command, "--num_workers", str(workers)],
+        cwd=work,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def compare_litellm(
+    arguments: argparse.Namespace,
+    ports: dict[str, int],
+    work: Path,
+    ours: dict[str, dict[str, float]],
+    our_rate: float,
+) -> None:
+    """The same measurements through litellm's proxy; ratios against Interlock's."""
+    port = free_port()
+    print(f"litellm proxy ({arguments.litellm}):")
+    served = litellm(arguments.litellm, port, ports["chat"], work, 1)
+    try:
+        started = wait_healthy(port, "/health/liveliness", served, timeout=120)
+        print(f"  cold start to healthy: {started * MS:.0f} ms")
+        theirs = latencies(arguments, ports, port, cross=False, prefix="  litellm ")
+    finally:
+        stop(served)
+    for label in theirs:
+        key = "added_first_byte" if label.startswith("stream") else "added_p50"
+        ratio = theirs[label][key] / ours[label][key]
+        print(f"  {label}: litellm adds {ratio:.1f}x what Interlock adds")
+    served = litellm(arguments.litellm, port, ports["chat"], work, arguments.workers)
+    try:
+        wait_healthy(port, "/health/liveliness", served, timeout=120)
+        time.sleep(1.0)
+        body = json.dumps({**CHAT_BODY, "model": "same"}).encode()
+        tool = load_tool(arguments)
+        print(f"  throughput ({tool}, {arguments.workers} litellm workers):")
+        medians = rates(arguments, tool, {"litellm, same dialect": (port, body)})
+        print(
+            f"  Interlock / litellm throughput: {our_rate / medians['litellm, same dialect']:.1f}x"
+        )
     finally:
         stop(served)
 
@@ -486,6 +566,11 @@ def main() -> int:
         "--load", choices=["wrk", "python"], help="load generator (default: wrk if installed)"
     )
     parser.add_argument(
+        "--litellm",
+        metavar="BIN",
+        help="also measure litellm's proxy (its `litellm` command, installed in another environment)",
+    )
+    parser.add_argument(
         "--gateway-source",
         help="run the gateway from this source tree (PYTHONPATH), e.g. an older commit",
     )
@@ -510,14 +595,19 @@ def main() -> int:
         served = gateway(config, ports["gateway"], work)
         try:
             wait_healthy(ports["gateway"], "/healthz", served)
-            latencies(arguments, ports)
+            ours = latencies(arguments, ports, ports["gateway"])
             print(
                 f"RSS of the single-worker gateway after the latency runs: {rss_mb(served.pid):.0f} MB"
             )
         finally:
             stop(served)
-        if arguments.workers > 0:
-            throughput(arguments, ports, config, work)
+        our_rates = throughput(arguments, ports, config, work) if arguments.workers > 0 else {}
+        if arguments.litellm:
+            compare_litellm(
+                arguments, ports, work, ours, our_rates.get("gateway, same dialect", 0.0)
+            )
+        else:
+            print("litellm comparison skipped (pass --litellm BIN to run it)")
     finally:
         for process in emulators:
             stop(process)
