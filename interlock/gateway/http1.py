@@ -18,8 +18,10 @@ Invariants:
   server dropped the idle connection as the request went out), and nothing was processed.
   Go's ``net/http`` retries the same case. Every other failure raises the matching
   :class:`httpx.TransportError`;
-* HTTP only as the gateway uses it: no ``Upgrade``, no HTTP/2 (proxies from the environment
-  are still honoured: ``httpx.AsyncClient`` mounts its own transport for them).
+* an idle connection is reused for at most ``keepalive_expiry`` seconds; older ones are
+  closed when found: at checkout, or at the bottom of the stack when another is released;
+* HTTP only as the gateway uses it: no ``Upgrade``, no HTTP/2, no proxies (an upstream
+  behind one gets ``httpx``'s own transport, see ``upstream.upstream_transport``).
 """
 
 from __future__ import annotations
@@ -265,7 +267,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         socket_options: Iterable[SocketOption] = (),
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        self._idle: dict[Origin, list[_Connection]] = {}
+        self._idle: dict[Origin, deque[_Connection]] = {}
         self._open: set[_Connection] = set()
         self._slots = asyncio.Semaphore(max_connections)
         self._keepalive_expiry = keepalive_expiry
@@ -390,8 +392,14 @@ class Http1Transport(httpx.AsyncBaseTransport):
         if not connection.reusable or self._closed:
             self._forget(connection)
             return
-        connection.idle_since = asyncio.get_running_loop().time()
-        self._idle.setdefault(origin, []).append(connection)
+        now = asyncio.get_running_loop().time()
+        connection.idle_since = now
+        stack = self._idle.setdefault(origin, deque())
+        stack.append(connection)
+        # The oldest idle connections sit at the bottom: close the expired ones now rather
+        # than whenever a burst needs that many connections again.
+        while stack[0].closed or stack[0].idle_since < now - self._keepalive_expiry:
+            self._forget(stack.popleft())
 
     def _forget(self, connection: _Connection) -> None:
         connection.close()

@@ -350,3 +350,19 @@ async def test_https_verifies_the_server_and_reuses_the_connection(tmp_path: Pat
     finally:
         listener.close()
         await listener.wait_closed()
+
+
+async def test_expired_idle_connections_close_when_another_is_released() -> None:
+    async with serving(ok) as server:
+        transport = Http1Transport(keepalive_expiry=0.05)
+        async with httpx.AsyncClient(transport=transport, base_url=server.url) as http:
+            first = await http.send(http.build_request("POST", "/", content=b"1"), stream=True)
+            second = await http.send(http.build_request("POST", "/", content=b"2"), stream=True)
+            await first.aread()  # idle from here on
+            await asyncio.sleep(0.1)
+            await second.aread()  # released: the first, idle past its expiry, is closed
+            for _ in range(100):
+                if server.closed_by_client:
+                    break
+                await asyncio.sleep(0.01)
+            assert (server.connections, server.closed_by_client) == (2, 1)
