@@ -30,18 +30,19 @@ class SseParser:
     def feed(self, chunk: bytes | str) -> list[SseEvent]:
         """Consume a chunk; return the events it completed."""
         text = chunk.decode("utf-8") if isinstance(chunk, bytes) else chunk
-        self._buffer += text
+        buffer = self._buffer + text if self._buffer else text
         events: list[SseEvent] = []
+        start = 0
         while True:
-            cut = _line_end(self._buffer)
+            cut = _line_end(buffer, start)
             if cut is None:
                 break
             end, skip = cut
-            line = self._buffer[:end]
-            self._buffer = self._buffer[end + skip :]
-            event = self._line(line)
+            event = self._line(buffer[start:end])
             if event is not None:
                 events.append(event)
+            start = end + skip
+        self._buffer = buffer[start:]
         return events
 
     def finish(self) -> list[SseEvent]:
@@ -71,15 +72,15 @@ class SseParser:
         return event
 
 
-def _line_end(buffer: str) -> tuple[int, int] | None:
-    for index, char in enumerate(buffer):
-        if char == "\n":
-            return index, 1
-        if char == "\r":
-            if index + 1 == len(buffer):
-                return None
-            return index, 2 if buffer[index + 1] == "\n" else 1
-    return None
+def _line_end(buffer: str, start: int) -> tuple[int, int] | None:
+    """Where the line at ``start`` ends and how long its terminator is (CR, LF or CRLF)."""
+    newline = buffer.find("\n", start)
+    carriage = buffer.find("\r", start, newline if newline >= 0 else len(buffer))
+    if carriage < 0:
+        return (newline, 1) if newline >= 0 else None
+    if carriage + 1 == len(buffer):
+        return None  # a CR at the very end may be the first half of a CRLF
+    return carriage, 2 if buffer[carriage + 1] == "\n" else 1
 
 
 def format_sse(data: str, event: str | None = None) -> str:
