@@ -7,8 +7,9 @@ older commit) whose binding is measured in the same run, for before/after figure
 ``--loop`` picks uvicorn's event loop (default ``auto``: uvloop when installed, as with
 ``uvicorn[standard]``).
 
-Every server runs in its own process (uvicorn, loopback), so its RSS is its own. Four
-configurations, each a baseline for the next:
+Every server runs in its own process (uvicorn, loopback), so its RSS is its own; all
+are up at once and take turns, round after round, so a change in the machine's load
+during the run hits every configuration alike. The configurations:
 
 - ``bare/stock``: a bare Starlette WebSocket endpoint that accepts and sends
   pre-serialized frames, one ``send_text`` each, on stock uvicorn (``ws="auto"``, i.e.
@@ -23,15 +24,14 @@ Measurements:
 - **idle**: RSS growth per open, idle, accepted WebSocket (1,000 of them; the RSS before
   is taken in the same server with one socket open);
 - **throughput**: AG-UI events per second delivered to one ``websockets`` client by one
-  run whose model streams 20,000 text deltas as fast as it can (median of 5), and the
-  server's CPU time per event over those runs (user + system, from ``/proc``: less
-  sensitive to a loaded machine than wall time); the same rate again for a minimal
-  client that only splits frames (``raw_events_per_second``), where the client is not
-  the bottleneck;
+  run whose model streams 20,000 text deltas as fast as it can (median of 5 rounds), and
+  the server's CPU time per event over those runs (user + system, from ``/proc``: far
+  less sensitive to a loaded machine than wall time); the same rate again for a minimal
+  client that only splits frames (``raw_events_per_second``: less client work);
 - **latency**: model chunk (``time.monotonic_ns``, shared by the processes of one
-  machine) → frame in the client, 400 chunks 2 ms apart; p50 and p99;
-- **stalled client** (binding only): RSS growth of the server 2 s into a 200,000-event
-  run whose client does not read.
+  machine) → frame in the client, 400 chunks 2 ms apart (5 rounds of 80); p50 and p99;
+- **stalled client** (binding only): RSS growth of the server 1 s and 3 s into a
+  200,000-event run whose client does not read (bounded: the two are about equal).
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ IDLE_CONNECTIONS = 1000
 STREAM_EVENTS = 20_000
 STALL_EVENTS = 200_000
 TICKS = 400
+ROUNDS = 5
 TICK_SECONDS = 0.002
 CONFIGS = ("bare/stock", "agui/stock", "agui/plain", "bare/lean", "agui/lean")
 
@@ -154,6 +155,10 @@ def serve(config: str, port: int, loop: str) -> None:
 # ------------------------------------------------------------------ client
 
 
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -169,6 +174,7 @@ def rss_kib(pid: int) -> int:
 class Process:
     def __init__(self, config: str, port: int, root: Path, loop: str) -> None:
         self.port = port
+        self.url = f"ws://127.0.0.1:{port}/agui/bench/ws"
         environment = {**os.environ, "PYTHONPATH": str(root)}
         command = [sys.executable, __file__, "--serve", config, "--port", str(port)]
         command += ["--loop", loop]
@@ -185,8 +191,15 @@ class Process:
         raise RuntimeError("server did not start")
 
     def stop(self) -> None:
+        """Stop the server; kill it if it has not wound down after 30 s (an unbounded
+        queue left by a stalled client can take that long to drain)."""
         self.process.terminate()
-        self.process.wait(timeout=10)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            print(f"server on port {self.port} did not stop in 30 s: killed", flush=True)
+            self.process.kill()
+            self.process.wait()
 
 
 def body(text: str) -> str:
@@ -217,30 +230,18 @@ async def idle_memory(url: str, pid: int) -> float:
     return (after - before) / IDLE_CONNECTIONS
 
 
-async def throughput(url: str, pid: int) -> tuple[float, float]:
-    """Median events/s over 5 runs, and server CPU µs per event over them."""
-    from websockets.asyncio.client import connect
-
-    rates, events = [], 0
-    async with connect(url, max_size=None) as connection:
-        await connection.send(body("stream 200"))
-        async for _ in frames(connection):
-            pass
-        cpu = cpu_seconds(pid)
-        for _ in range(5):
-            started = time.perf_counter()
-            await connection.send(body(f"stream {STREAM_EVENTS}"))
-            count = 0
-            async for _ in frames(connection):
-                count += 1
-            rates.append(count / (time.perf_counter() - started))
-            events += count
-        cpu = cpu_seconds(pid) - cpu
-    return statistics.median(rates), cpu / events * 1e6
+async def stream_rate(connection) -> float:
+    """Events/s of one 20,000-delta run on an open ``websockets`` connection."""
+    started = time.perf_counter()
+    await connection.send(body(f"stream {STREAM_EVENTS}"))
+    count = 0
+    async for _ in frames(connection):
+        count += 1
+    return count / (time.perf_counter() - started)
 
 
-async def raw_throughput(port: int) -> float:
-    """Events/s to a client that only splits server frames (no masking, no JSON)."""
+async def raw_connection(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket opened by hand, for a client that only splits frames."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(
         b"GET /agui/bench/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
@@ -248,30 +249,34 @@ async def raw_throughput(port: int) -> float:
         b"Sec-WebSocket-Version: 13\r\n\r\n"
     )
     await reader.readuntil(b"\r\n\r\n")
-    rates = []
-    for _ in range(3):
-        payload = body(f"stream {STREAM_EVENTS}").encode()
-        mask = b"\x00\x00\x00\x00"  # a client must mask; a zero mask leaves the bytes as they are
-        header = bytes((0x81, 0x80 | 126)) + len(payload).to_bytes(2, "big") + mask
-        started = time.perf_counter()
-        writer.write(header + payload)
-        count = await _count_frames(reader)
-        rates.append(count / (time.perf_counter() - started))
-    writer.close()
-    return statistics.median(rates)
+    return reader, writer
+
+
+async def raw_rate(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> float:
+    """Events/s of one 20,000-delta run to the frame-splitting client."""
+    payload = body(f"stream {STREAM_EVENTS}").encode()
+    mask = b"\x00\x00\x00\x00"  # a client must mask; a zero mask leaves the bytes as they are
+    header = bytes((0x81, 0x80 | 126)) + len(payload).to_bytes(2, "big") + mask
+    started = time.perf_counter()
+    writer.write(header + payload)
+    count = await _count_frames(reader, writer)
+    return count / (time.perf_counter() - started)
 
 
 _RUN_FINISHED = (b'{"type":"RUN_FINISHED"', b'{"type": "RUN_FINISHED"')
 
 
-async def _count_frames(reader: asyncio.StreamReader) -> int:
-    """Frames up to the one that ends the run, parsed from large reads."""
+async def _count_frames(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> int:
+    """Text frames up to the one that ends the run, parsed from large reads; pings are
+    answered (uvicorn closes a socket whose pings go unanswered)."""
     count, buffer, position = 0, b"", 0
     while True:
-        buffer = buffer[position:] + await reader.read(1 << 18)
-        position = 0
+        data = await reader.read(1 << 18)
+        if not data:
+            raise ConnectionError("the server closed the socket")
+        buffer, position = buffer[position:] + data, 0
         while len(buffer) - position >= 2:
-            size, start = buffer[position + 1] & 0x7F, position + 2
+            opcode, size, start = buffer[position] & 0x0F, buffer[position + 1] & 0x7F, position + 2
             if size >= 126:
                 width = 2 if size == 126 else 8
                 if len(buffer) < start + width:
@@ -280,59 +285,114 @@ async def _count_frames(reader: asyncio.StreamReader) -> int:
                 start += width
             if len(buffer) < start + size:
                 break
-            count += 1
-            if buffer.startswith(_RUN_FINISHED, start, start + size):
-                return count
             position = start + size
+            if opcode == 0x9:  # ping → pong with the same payload (masked with zeros)
+                writer.write(bytes((0x8A, 0x80 | size)) + b"\x00" * 4 + buffer[start:position])
+            elif opcode == 0x1:
+                count += 1
+                if buffer.startswith(_RUN_FINISHED, start, position):
+                    return count
 
 
-async def latency(url: str) -> list[float]:
-    from websockets.asyncio.client import connect
-
+async def latency(connection, ticks: int) -> list[float]:
+    """Chunk-to-client delays (ms) of one run of ``ticks`` stamped deltas."""
     samples: list[float] = []
-    async with connect(url) as connection:
-        await connection.send(body(f"tick {TICKS}"))
-        async for frame in frames(connection):
-            now = time.monotonic_ns()
-            if frame["type"] == "TEXT_MESSAGE_CONTENT" and frame["delta"].strip().isdigit():
-                samples.append((now - int(frame["delta"])) / 1e6)
-    return sorted(samples)
+    await connection.send(body(f"tick {ticks}"))
+    async for frame in frames(connection):
+        now = time.monotonic_ns()
+        if frame["type"] == "TEXT_MESSAGE_CONTENT" and frame["delta"].strip().isdigit():
+            samples.append((now - int(frame["delta"])) / 1e6)
+    return samples
 
 
-async def stalled_client(url: str, pid: int) -> float:
-    """RSS growth (KiB) 2 s into a long run whose client reads nothing."""
+async def stalled_client(url: str, pid: int) -> tuple[float, float]:
+    """RSS growth (KiB) 1 s and 3 s into a long run whose client reads nothing."""
     from websockets.asyncio.client import connect
 
     connection = await connect(url, max_size=None)
     await asyncio.sleep(0.3)
     before = rss_kib(pid)
     await connection.send(body(f"stream {STALL_EVENTS}"))
+    await asyncio.sleep(1.0)
+    early = rss_kib(pid) - before
     await asyncio.sleep(2.0)
-    grown = rss_kib(pid) - before
+    late = rss_kib(pid) - before
     connection.transport.abort()
     await asyncio.sleep(0.2)  # let the loop really close the socket before moving on
-    return float(grown)
+    return float(early), float(late)
 
 
-async def measure(config: str, port: int, root: Path, loop: str) -> dict[str, float]:
-    server = Process(config, port, root, loop)
+async def interleaved(servers: dict[str, Process]) -> dict[str, dict[str, float]]:
+    """Throughput and latency, the servers taking turns round after round, so a change in
+    the machine's load during the run hits every configuration alike."""
+    from websockets.asyncio.client import connect
+
+    results: dict[str, dict[str, float]] = {name: {} for name in servers}
+    sockets = {
+        name: await connect(f"{server.url}", max_size=None) for name, server in servers.items()
+    }
+    raw = {name: await raw_connection(server.port) for name, server in servers.items()}
+    rates: dict[str, list[float]] = {name: [] for name in servers}
+    raw_rates: dict[str, list[float]] = {name: [] for name in servers}
+    delays: dict[str, list[float]] = {name: [] for name in servers}
+    for name in servers:  # warm-up
+        await latency(sockets[name], 20)
+    cpu = {name: cpu_seconds(server.process.pid) for name, server in servers.items()}
+    for round_number in range(ROUNDS):
+        progress(f"throughput round {round_number + 1}")
+        for name in servers:
+            rates[name].append(await stream_rate(sockets[name]))
+    for name, server in servers.items():
+        spent = cpu_seconds(server.process.pid) - cpu[name]
+        results[name]["events_per_second"] = statistics.median(rates[name])
+        results[name]["server_cpu_us_per_event"] = spent / (ROUNDS * STREAM_EVENTS) * 1e6
+    for round_number in range(ROUNDS):
+        progress(f"raw client and latency round {round_number + 1}")
+        for name in servers:
+            raw_rates[name].append(await raw_rate(*raw[name]))
+            delays[name] += await latency(sockets[name], TICKS // ROUNDS)
+    for name in servers:
+        samples = sorted(delays[name])
+        results[name]["raw_events_per_second"] = statistics.median(raw_rates[name])
+        results[name]["latency_p50_ms"] = statistics.median(samples)
+        results[name]["latency_p99_ms"] = samples[int(len(samples) * 0.99) - 1]
+        await sockets[name].close()
+        raw[name][1].close()
+    return results
+
+
+async def main(before: Path | None, loop: str) -> None:
+    load = os.getloadavg()
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, loop {loop}, load {load[0]:.1f}"
+    )
+    servers: dict[str, Process] = {}
+    if before is not None:
+        servers["agui/stock@before"] = Process("agui/stock", 8910, before, loop)
+    for port, config in enumerate(CONFIGS, start=8911):
+        servers[config] = Process(config, port, ROOT, loop)
     try:
-        await server.ready()
-        url = f"ws://127.0.0.1:{port}/agui/bench/ws"
-        pid = server.process.pid
-        results = {"idle_kib_per_socket": await idle_memory(url, pid)}
-        rate, cpu = await throughput(url, pid)
-        results["events_per_second"] = rate
-        results["server_cpu_us_per_event"] = cpu
-        results["raw_events_per_second"] = await raw_throughput(port)
-        samples = await latency(url)
-        results["latency_p50_ms"] = statistics.median(samples)
-        results["latency_p99_ms"] = samples[int(len(samples) * 0.99) - 1]
-        if config.startswith("agui"):
-            results["stalled_client_rss_kib"] = await stalled_client(url, pid)
-        return results
+        for server in servers.values():
+            await server.ready()
+        progress("idle sockets")
+        idle = {
+            name: await idle_memory(server.url, server.process.pid)
+            for name, server in servers.items()
+        }
+        results = await interleaved(servers)
+        for name, server in servers.items():
+            results[name] = {"idle_kib_per_socket": idle[name], **results[name]}
+            if name.startswith("agui"):
+                progress(f"stalled client on {name}")
+                early, late = await stalled_client(server.url, server.process.pid)
+                results[name]["stalled_client_rss_kib_1s"] = early
+                results[name]["stalled_client_rss_kib_3s"] = late
     finally:
-        server.stop()
+        for server in servers.values():
+            server.stop()
+    report(results)
+    load = os.getloadavg()
+    print(f"load after: {load[0]:.1f}; idle sockets {IDLE_CONNECTIONS}; events {STREAM_EVENTS}")
 
 
 def report(results: dict[str, dict[str, float]]) -> None:
@@ -350,24 +410,6 @@ def report(results: dict[str, dict[str, float]]) -> None:
         )
         added = results[name]["latency_p50_ms"] - results[base]["latency_p50_ms"]
         print(f"{name} / {base}: {ratios}; added latency p50 {added:+.3f} ms")
-
-
-async def main(before: Path | None, loop: str) -> None:
-    load = os.getloadavg()
-    print(
-        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, loop {loop}, load {load[0]:.1f}"
-    )
-    results: dict[str, dict[str, float]] = {}
-    port = 8911
-    if before is not None:
-        results["agui/stock@before"] = await measure("agui/stock", port, before, loop)
-        port += 1
-    for config in CONFIGS:
-        results[config] = await measure(config, port, ROOT, loop)
-        port += 1
-    report(results)
-    load = os.getloadavg()
-    print(f"load after: {load[0]:.1f}; idle sockets {IDLE_CONNECTIONS}; events {STREAM_EVENTS}")
 
 
 if __name__ == "__main__":
