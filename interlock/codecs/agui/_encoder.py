@@ -24,7 +24,7 @@ message, reasoning span, tool-result message). Tool calls keep the provider ``ca
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, TypeVar, assert_never, cast
 
 from interlock.codecs.agui import _events
@@ -91,7 +91,14 @@ class _OpenPart:
     stream: _Stream
     wire_id: str
     part: Part
-    sent: str = ""
+    chunks: list[str] = field(default_factory=list[str])
+
+    @property
+    def sent(self) -> str:
+        """Everything streamed so far (joined once; appending stays linear in the text)."""
+        if len(self.chunks) > 1:
+            self.chunks[:] = ["".join(self.chunks)]
+        return self.chunks[0] if self.chunks else ""
 
 
 class AguiEventEncoder:
@@ -480,7 +487,7 @@ class AguiEventEncoder:
             raise EncoderStateError(f"a delta for part {index}, which is not open")
         if not delta:
             return []
-        open_part.sent += delta
+        open_part.chunks.append(delta)
         match open_part.stream:
             case "text":
                 built = {"type": "TEXT_MESSAGE_CONTENT", "messageId": open_part.wire_id}
