@@ -191,3 +191,25 @@ def test_sliding_window_keeps_groups_whole() -> None:
     kept = keep_last_groups(history, 2)
     assert shape(kept) == [("system", ["text"]), ("assistant", ["text"]), ("user", ["text"])]
     assert shape(keep_last_groups(history, 3)) == shape(history[:1] + history[2:])
+
+
+def test_trap23_no_window_leaves_an_orphan_reasoning_call_or_result() -> None:
+    """provider-wire.md trap 23: trimming keeps reasoning + calls + results whole, at any size."""
+    history = [Message(role="system", parts=(TextPart(text="sys"),)), user("go")]
+    for step in range(3):
+        history += [
+            assistant(ReasoningPart(reasoning_kind="encrypted", text="", item_id=f"rs_{step}")),
+            assistant(call(f"a{step}", "f"), call(f"b{step}", "f")),
+            tool_message(result(f"a{step}")),
+            tool_message(result(f"b{step}")),
+        ]
+    history.append(assistant(TextPart(text="done")))
+    for count in range(len(history) + 1):
+        kept = keep_last_groups(history, count)
+        calls = {part.call_id for message in kept for part in message.tool_calls}
+        answered = {part.call_id for message in kept for part in message.tool_results}
+        assert calls == answered, count
+        for index, message in enumerate(kept):
+            if message.parts and all(isinstance(part, ReasoningPart) for part in message.parts):
+                assert kept[index + 1].tool_calls, (count, index)
+        assert len(calls) % 2 == 0 and len(kept) in {1, 2, 6, 10, 14, 15}, (count, shape(kept))

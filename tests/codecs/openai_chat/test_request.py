@@ -276,3 +276,21 @@ def test_malformed_requests_name_the_path(payload: dict[str, Any], path: str) ->
     with pytest.raises(DecodeError) as caught:
         decode_request(payload)
     assert caught.value.path == path
+
+
+def test_trap30_name_n_and_logprobs_round_trip_exactly() -> None:
+    """Trap 30: Chat-only fields have no canonical counterpart; Chat gets them back verbatim."""
+    payload: dict[str, Any] = {
+        "model": "m",
+        "n": 2,
+        "logprobs": True,
+        "top_logprobs": 3,
+        "messages": [
+            {"role": "system", "content": "s", "name": "rules"},
+            {"role": "user", "content": "hi", "name": "alice"},
+        ],
+    }
+    request = decode_request(copy.deepcopy(payload))
+    assert request.messages[1].name == "alice"
+    assert request.extra["openai-chat"] == {"n": 2, "logprobs": True, "top_logprobs": 3}
+    assert encode_request(request).payload == payload

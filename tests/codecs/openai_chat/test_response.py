@@ -159,3 +159,25 @@ def test_malformed_responses_name_the_path(payload: dict[str, Any], path: str) -
     with pytest.raises(DecodeError) as caught:
         decode_response(payload)
     assert caught.value.path == path
+
+
+def test_trap30_logprobs_and_annotations_round_trip_exactly() -> None:
+    """Trap 30: logprobs and citations have no canonical form; Chat gets them back verbatim."""
+    payload = load("response_reasoning.json")
+    choice = payload["choices"][0]
+    choice["logprobs"] = {
+        "content": [{"token": "hi", "logprob": -0.1, "bytes": [104, 105], "top_logprobs": []}],
+        "refusal": None,
+    }
+    choice["message"]["annotations"] = [
+        {
+            "type": "url_citation",
+            "url_citation": {
+                "url": "https://x.test",
+                "title": "x",
+                "start_index": 0,
+                "end_index": 2,
+            },
+        }
+    ]
+    assert encode_response(decode_response(copy.deepcopy(payload))) == payload
