@@ -95,6 +95,13 @@ def encode_request(
     marks = request.extra.get(DIALECT, {})
     encoder = PartEncoder(policy, for_request=True, approvals=Approvals.of(request.messages))
     _unsupported(request, encoder, policy)
+    for index, message in enumerate(request.messages):
+        if message.name:  # Chat's participant name has no Gemini field: said, never silent
+            encoder.warn(
+                "name_dropped",
+                f"messages[{index}]",
+                f"Gemini has no participant name; {message.name!r} is not sent",
+            )
     system, contents = encode_history(
         request.messages,
         encoder,

@@ -27,6 +27,7 @@ from interlock.transcript import (
     ReplayPolicy,
     Request,
     TextPart,
+    TranslationWarning,
 )
 
 
@@ -48,6 +49,8 @@ def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> E
     items: list[JsonValue] = []
     for index in range(start, len(messages)):
         items.extend(encode_message(messages[index], index, context))
+        if messages[index].name:
+            context.warnings.append(_name_dropped(index, messages[index].name))
     body: JsonObject = {}
     if hints.get("~no_model") is not True:
         body["model"] = request.model
@@ -60,6 +63,15 @@ def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> E
     if request.stream or hints.get("~stream_false") is True:
         body["stream"] = request.stream
     return Encoded(payload=merge_fields(body, hints), warnings=tuple(context.warnings))
+
+
+def _name_dropped(index: int, name: str | None) -> TranslationWarning:
+    """Responses messages have no participant name (Chat's ``name``): said, never silent."""
+    return TranslationWarning(
+        code="name_dropped",
+        location=f"messages[{index}]",
+        message=f"Responses has no participant name; {name!r} is not sent",
+    )
 
 
 def _instructions(messages: tuple[Message, ...]) -> tuple[str | None, int]:

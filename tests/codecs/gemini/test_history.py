@@ -273,11 +273,7 @@ def test_trap6_only_the_signed_call_of_a_parallel_batch_carries_the_signature() 
     assert signed == [[SIG.data, None, None], [other.data, None]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a Chat participant name (Message.name) is dropped without a warning (trap 30)",
-)
 def test_trap30_a_participant_name_is_never_dropped_silently() -> None:
     named = Message(role="user", name="alice", parts=(TextPart(text="hi"),))
     encoded = gemini.encode_request(request(named))
-    assert "alice" in str(encoded.payload) or encoded.warnings
+    assert [(w.code, w.location) for w in encoded.warnings] == [("name_dropped", "messages[0]")]

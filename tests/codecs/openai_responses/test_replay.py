@@ -403,11 +403,7 @@ def test_hosted_approval_items_travel_both_ways_in_a_full_history() -> None:
     assert encode_request(decode_request(payload)).payload == payload  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a Chat participant name (Message.name) is dropped without a warning (trap 30)",
-)
 def test_trap30_a_participant_name_is_never_dropped_silently() -> None:
     named = Message(role="user", name="alice", parts=(TextPart(text="hi"),))
     encoded = encode_request(Request(model="gpt-5", messages=(named,)))
-    assert "alice" in str(encoded.payload) or encoded.warnings
+    assert [(w.code, w.location) for w in encoded.warnings] == [("name_dropped", "messages[0]")]
