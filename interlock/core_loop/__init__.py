@@ -67,6 +67,7 @@ from interlock.core_loop._tools import (
     Tool,
     ToolArgumentsError,
     ToolContext,
+    ToolSet,
     output_parts,
     tool,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "ToolContext",
     "ToolFinished",
     "ToolInvocation",
+    "ToolSet",
     "ToolStarted",
     "arguments_digest",
     "dump_approval",

@@ -34,7 +34,7 @@ from interlock.core_loop._ledger import (
     PlannedCall,
     arguments_digest,
 )
-from interlock.core_loop._tools import Tool, make_result
+from interlock.core_loop._tools import ToolSet, make_result
 from interlock.transcript import (
     ApprovalRequestPart,
     InputRequestPart,
@@ -125,7 +125,7 @@ class BatchSettler:
     thread_id: str
     ids: IdSource
     counters: Counters
-    tools: Mapping[str, Tool]
+    toolset: ToolSet
     known_results: dict[str, ToolResultPart]
     answers: dict[str, JsonValue]
     pause: Pause | None
@@ -135,7 +135,7 @@ class BatchSettler:
 
     def classify(self, call: ToolCallPart) -> Disposition:
         """How one call is treated; depends only on the call, never on its position."""
-        tool = self.tools.get(call.name)
+        tool = self.toolset.by_name.get(call.name)
         if tool is None:
             return "unknown"
         if tool.client_owned:
@@ -314,7 +314,11 @@ class BatchSettler:
             return _Slot(call=call, result=make_result(call, INDETERMINATE, "interrupted"))
         if not resumed:
             self.counters.function_calls += 1
-        tool = self.tools[call.name]
+        tool = self.toolset.by_name.get(call.name)
+        if tool is None:  # a held call whose tool this re-entry does not offer
+            return await self._done(
+                call, make_result(call, UNKNOWN_TOOL.format(name=call.name), "failed")
+            )
         work = execute(
             tool,
             call,
@@ -323,6 +327,7 @@ class BatchSettler:
             answers=answers,
             approval=record,
             detailed_errors=self.agent.detailed_errors,
+            toolset=self.toolset,
         )
         return _Slot(call=call, work=work)
 

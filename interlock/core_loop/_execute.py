@@ -18,6 +18,7 @@ from interlock.core_loop._tools import (
     Tool,
     ToolArgumentsError,
     ToolContext,
+    ToolSet,
     make_result,
     output_parts,
 )
@@ -112,11 +113,13 @@ async def execute(
     answers: tuple[JsonValue, ...] = (),
     approval: ApprovalRecord | None = None,
     detailed_errors: bool = False,
+    toolset: ToolSet | None = None,
 ) -> Execution:
     """Validate ``call``'s arguments and run ``tool`` through ``middleware``.
 
     Argument errors always carry their detail (the model needs it to correct the call);
-    exception text is included only with ``detailed_errors``.
+    exception text is included only with ``detailed_errors``. ``toolset`` is the run's
+    live tool set, handed to the tool through its :class:`ToolContext`.
     """
     try:
         arguments = tool.validate(call)
@@ -124,7 +127,7 @@ async def execute(
         text = f"Error: invalid arguments for tool {tool.name!r}: {error}"
         return Execution(result=make_result(call, text, "failed"))
     context = (
-        ToolContext(thread_id=thread_id, call=call, answers=answers)
+        ToolContext(thread_id=thread_id, call=call, answers=answers, toolset=toolset)
         if middleware or tool.context_parameter is not None
         else None
     )

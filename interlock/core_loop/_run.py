@@ -12,7 +12,7 @@ run) is a second generator.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 
 from interlock.core_loop._agent import (
@@ -34,7 +34,7 @@ from interlock.core_loop._events import (
 from interlock.core_loop._history import project_history
 from interlock.core_loop._ledger import HeldBatch, LedgerStore
 from interlock.core_loop._model import ChatModel
-from interlock.core_loop._tools import Tool
+from interlock.core_loop._tools import ToolSet
 from interlock.transcript import (
     ApprovalRequestPart,
     Continuation,
@@ -52,7 +52,6 @@ from interlock.transcript import (
     ToolCallPart,
     ToolChoice,
     ToolResultPart,
-    ToolSpec,
     Update,
     Usage,
     response_to_updates,
@@ -83,8 +82,7 @@ class Run(BatchSettler):
         self.ledger = ledger
         self.thread_id = thread_id
         self.ids = ids
-        self.tools: Mapping[str, Tool] = {tool.name: tool for tool in agent.tools}
-        self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in agent.tools)
+        self.toolset = ToolSet(agent.tools)
         self.counters = Counters()
         self.known_results: dict[str, ToolResultPart] = {}
         self.answers: dict[str, JsonValue] = {}
@@ -248,7 +246,7 @@ class Run(BatchSettler):
         return Request(
             model=agent.model,
             messages=(*self.system, *messages),
-            tools=self.specs,
+            tools=self.toolset.specs,
             hosted_tools=agent.hosted_tools,
             tool_choice=None if tools_enabled else _NO_TOOLS,
             options=agent.options,
@@ -288,7 +286,7 @@ class Run(BatchSettler):
         occurrence = (
             (known.occurrence_id if known else None) or part.occurrence_id or self.ids("occ")
         )
-        tool = self.tools.get(part.name)
+        tool = self.toolset.by_name.get(part.name)
         owner = "client" if tool is not None and tool.client_owned else part.owner
         if part.occurrence_id != occurrence or part.owner != owner:
             return replace(part, occurrence_id=occurrence, owner=owner)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast, get_type_hints, overload
 
@@ -70,17 +71,91 @@ class ToolContext:
     """Injected into a tool parameter annotated ``ToolContext`` (never part of the schema).
 
     ``answers`` holds the user's answers to the questions of this occurrence's last
-    :class:`NeedsInput`, in order; it is empty on the first run.
+    :class:`NeedsInput`, in order; it is empty on the first run. ``toolset`` is the run's
+    live tool set (``None`` when the tool is called outside a run): :meth:`add_tools` and
+    :meth:`remove_tools` change what the run's *next* model call is offered.
     """
 
     thread_id: str
     call: ToolCallPart
     answers: tuple[JsonValue, ...] = ()
+    toolset: ToolSet | None = field(default=None, compare=False, repr=False)
 
     @property
     def occurrence_id(self) -> str:
         """The occurrence being executed."""
         return self.call.occurrence_id or ""
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools the run currently offers, in order."""
+        return self._live().tools
+
+    def add_tools(self, *tools: Tool) -> None:
+        """Offer ``tools`` from the run's next model call on (see :meth:`ToolSet.add`)."""
+        self._live().add(tools)
+
+    def remove_tools(self, *tools: Tool | str) -> None:
+        """Stop offering ``tools`` (objects or names) from the next model call on."""
+        self._live().remove(tools)
+
+    def _live(self) -> ToolSet:
+        if self.toolset is None:
+            raise RuntimeError("no live tool set: the tool is not running inside a loop run")
+        return self.toolset
+
+
+class ToolSet:
+    """The tools of one run: what each model call is offered and what its calls resolve to.
+
+    Each run builds its own from ``Agent.tools`` (the agent is never changed); tools
+    change it through :class:`ToolContext` while a batch executes. Changes take effect on
+    the run's next model call, never in the batch being executed (that batch was resolved
+    before anything ran), and never in another run, even a resume of this one. ``specs``
+    is rebuilt only on a change, so a run whose tools change nothing pays nothing per
+    iteration. Mutations are serialized by a lock (sync tools run in worker threads).
+    """
+
+    __slots__ = ("_lock", "by_name", "specs")
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self.by_name: dict[str, Tool] = {tool.name: tool for tool in tools}
+        self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in self.by_name.values())
+        self._lock = threading.Lock()
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The current tools, in the order they were offered."""
+        return tuple(self.by_name.values())
+
+    def add(self, tools: Iterable[Tool]) -> None:
+        """Add ``tools``; all or nothing.
+
+        Adding a tool that is already offered (the same object, or an equal one) is a
+        no-op; a different tool with an offered name raises ``ValueError`` and adds none.
+        """
+        with self._lock:
+            new: dict[str, Tool] = {}
+            for tool in tools:
+                known = self.by_name.get(tool.name) or new.get(tool.name)
+                if known is not None and not (known is tool or known == tool):
+                    raise ValueError(f"a different tool named {tool.name!r} is already offered")
+                if known is None:
+                    new[tool.name] = tool
+            if new:
+                self.by_name.update(new)
+                self._changed()
+
+    def remove(self, tools: Iterable[Tool | str]) -> None:
+        """Remove tools by object or name; a name not offered is ignored."""
+        with self._lock:
+            names = [item if isinstance(item, str) else item.name for item in tools]
+            removed = [self.by_name.pop(name) for name in names if name in self.by_name]
+            if removed:
+                self._changed()
+
+    def _changed(self) -> None:
+        self.specs = tuple(tool.spec for tool in self.by_name.values())
 
 
 class ToolArgumentsError(ValueError):
