@@ -3,6 +3,7 @@
 This package imports nothing else of Interlock's and does no I/O.
 """
 
+from interlock.transcript._approvals import ApprovalIds
 from interlock.transcript._errors import (
     DecodeError,
     Encoded,
@@ -80,6 +81,7 @@ from interlock.transcript._stream import (
 __all__ = [
     "CONTROL_PART_TYPES",
     "TRANSCRIPT_VERSION",
+    "ApprovalIds",
     "ApprovalRequestPart",
     "ApprovalResponsePart",
     "Continuation",

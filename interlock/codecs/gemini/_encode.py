@@ -23,8 +23,6 @@ origin is shown to the client as thought parts and nothing is refused.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import assert_never
 
 from interlock.codecs.gemini._media import encode_media
@@ -32,6 +30,7 @@ from interlock.codecs.gemini._parts import require_object_arguments
 from interlock.codecs.gemini._results import encode_response_object
 from interlock.codecs.gemini._wire import DIALECT, is_signature, object_entry
 from interlock.transcript import (
+    ApprovalIds,
     ApprovalRequestPart,
     ApprovalResponsePart,
     Extra,
@@ -42,7 +41,6 @@ from interlock.transcript import (
     JsonPart,
     LossyHistoryError,
     MediaPart,
-    Message,
     Opaque,
     Part,
     ReasoningPart,
@@ -54,34 +52,14 @@ from interlock.transcript import (
     TranslationWarning,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class Approvals:
-    """The approval ids of one history: those of hosted calls and those of local calls.
-
-    A decision belongs to whichever request of the same history it answers.
-    """
-
-    hosted: frozenset[str] = frozenset()
-    local: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, messages: Iterable[Message]) -> Approvals:
-        """Collect the approval requests of ``messages`` by the owner of their call."""
-        hosted: set[str] = set()
-        local: set[str] = set()
-        for message in messages:
-            for part in message.parts:
-                if isinstance(part, ApprovalRequestPart):
-                    (hosted if part.call.owner == "hosted" else local).add(part.approval_id)
-        return cls(hosted=frozenset(hosted), local=frozenset(local))
+_NO_APPROVALS = ApprovalIds()
 
 
 class PartEncoder:
     """Encodes parts one by one, collecting warnings and the call ids/names seen so far.
 
     ``approvals`` tells decisions of hosted calls from those of local calls; a request
-    encoder passes ``Approvals.of(request.messages)``.
+    encoder passes ``ApprovalIds.of(request.messages)``.
     """
 
     __slots__ = (
@@ -101,7 +79,7 @@ class PartEncoder:
         *,
         for_request: bool,
         prefix: str = "messages",
-        approvals: Approvals = Approvals(),
+        approvals: ApprovalIds = _NO_APPROVALS,
     ) -> None:
         self._policy = policy
         self._for_request = for_request

@@ -20,7 +20,7 @@ from interlock.codecs.gemini._config import (
     encode_tools,
 )
 from interlock.codecs.gemini._contents import ContentDecoder, decode_system_instruction
-from interlock.codecs.gemini._encode import Approvals, PartEncoder
+from interlock.codecs.gemini._encode import ApprovalIds, PartEncoder
 from interlock.codecs.gemini._history import DummyForm, encode_history
 from interlock.codecs.gemini._wire import DIALECT, as_list, object_entry, split_fields
 from interlock.transcript import (
@@ -93,7 +93,7 @@ def encode_request(
     ``dummy_signature_form`` chooses how the degrade-mode dummy is written (trap 10).
     """
     marks = request.extra.get(DIALECT, {})
-    encoder = PartEncoder(policy, for_request=True, approvals=Approvals.of(request.messages))
+    encoder = PartEncoder(policy, for_request=True, approvals=ApprovalIds.of(request.messages))
     _unsupported(request, encoder, policy)
     for index, message in enumerate(request.messages):
         if message.name:  # Chat's participant name has no Gemini field: said, never silent

@@ -12,7 +12,7 @@ nothing to send (only control or hosted parts) is not sent at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from interlock.codecs.openai_chat._content import (
@@ -41,6 +41,7 @@ from interlock.codecs.openai_chat._wire import (
 )
 from interlock.transcript import (
     CONTROL_PART_TYPES,
+    ApprovalIds,
     ApprovalRequestPart,
     ApprovalResponsePart,
     HostedToolPart,
@@ -73,30 +74,6 @@ def current_turn_start(messages: Sequence[Message]) -> int:
     return 0
 
 
-@dataclass(frozen=True, slots=True)
-class Approvals:
-    """The approval ids of a history: those of hosted calls and those of local calls.
-
-    A decision is hosted when it answers a hosted request; a decision answering no request
-    of the history cannot be told apart, so it is reported rather than dropped silently.
-    """
-
-    hosted: frozenset[str] = frozenset()
-    local: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, messages: Iterable[Message]) -> Approvals:
-        """Collect the approval requests of ``messages``."""
-        hosted: set[str] = set()
-        local: set[str] = set()
-        for message in messages:
-            for part in message.parts:
-                if isinstance(part, ApprovalRequestPart):
-                    owner = hosted if part.call.owner == "hosted" else local
-                    owner.add(part.approval_id)
-        return cls(hosted=frozenset(hosted), local=frozenset(local))
-
-
 @dataclass(slots=True)
 class MessageEncoder:
     """Encodes one request's messages; ``wire`` and ``origins`` grow together.
@@ -109,7 +86,7 @@ class MessageEncoder:
     degrade: Degradations
     turn_start: int
     response: bool = False
-    approvals: Approvals = field(default_factory=Approvals)
+    approvals: ApprovalIds = field(default_factory=ApprovalIds)
     fields: FieldPolicy = AS_DECODED
     wire: list[JsonValue] = field(default_factory=list[JsonValue])
     origins: list[int] = field(default_factory=list[int])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._message_decode import decode_messages
 from interlock.codecs.openai_chat._message_encode import (
-    Approvals,
+    ApprovalIds,
     MessageEncoder,
     current_turn_start,
 )
@@ -146,7 +146,7 @@ def encode_request(
         dialect=reasoning_dialect,
         degrade=degrade,
         turn_start=current_turn_start(request.messages),
-        approvals=Approvals.of(request.messages),
+        approvals=ApprovalIds.of(request.messages),
         fields=fields,
     )
     encoder.encode(request.messages)

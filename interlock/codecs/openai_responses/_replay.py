@@ -44,6 +44,7 @@ from interlock.codecs.openai_responses._render import (
 )
 from interlock.codecs.openai_responses._wire import ITEM, PROVIDER, is_own_opaque, own, wrap
 from interlock.transcript import (
+    ApprovalIds,
     ApprovalRequestPart,
     ApprovalResponsePart,
     HostedToolPart,
@@ -114,12 +115,11 @@ class ReplayContext:
 
 def hosted_approval_ids(messages: Sequence[Message]) -> set[str]:
     """Approval ids that belong to the service (hosted MCP), not to the local loop."""
-    ids: set[str] = set()
+    ids = set(ApprovalIds.of(messages).hosted)
     for message in messages:
         for part in message.parts:
-            if (isinstance(part, ApprovalRequestPart) and part.call.owner == "hosted") or (
-                isinstance(part, ApprovalResponsePart) and own(part.extra).get(HOSTED) is True
-            ):
+            # A decision the Responses wire itself marked hosted, whose request is not here.
+            if isinstance(part, ApprovalResponsePart) and own(part.extra).get(HOSTED) is True:
                 ids.add(part.approval_id)
     return ids
 
