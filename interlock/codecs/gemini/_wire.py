@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, cast
 
+from interlock.codecs._json import type_name
 from interlock.transcript import DecodeError, JsonObject, JsonValue, Opaque
 
 DIALECT: Final = "gemini"
@@ -93,23 +94,6 @@ def as_bool(value: JsonValue, path: str) -> bool:
     if not isinstance(value, bool):
         raise DecodeError(path, f"expected a boolean, got {type_name(value)}")
     return value
-
-
-def type_name(value: JsonValue) -> str:
-    """The JSON type name of ``value`` for error messages."""
-    match value:
-        case None:
-            return "null"
-        case bool():
-            return "boolean"
-        case int() | float():
-            return "number"
-        case str():
-            return "string"
-        case list():
-            return "array"
-        case dict():
-            return "object"
 
 
 def signature(data: str) -> Opaque:

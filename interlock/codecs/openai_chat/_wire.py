@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal, TypeAlias
 
+from interlock.codecs._json import type_name
 from interlock.transcript import DecodeError, JsonObject, JsonValue
 
 DIALECT = "openai-chat"
@@ -47,42 +48,42 @@ OPENAI_ENCRYPTED = "openai.responses.encrypted_content"
 def as_object(value: JsonValue, path: str) -> JsonObject:
     """``value`` as a JSON object, or a :class:`DecodeError` naming ``path``."""
     if not isinstance(value, dict):
-        raise DecodeError(path, f"expected an object, got {_type_name(value)}")
+        raise DecodeError(path, f"expected an object, got {type_name(value)}")
     return value
 
 
 def as_list(value: JsonValue, path: str) -> list[JsonValue]:
     """``value`` as a JSON array, or a :class:`DecodeError` naming ``path``."""
     if not isinstance(value, list):
-        raise DecodeError(path, f"expected an array, got {_type_name(value)}")
+        raise DecodeError(path, f"expected an array, got {type_name(value)}")
     return value
 
 
 def as_str(value: JsonValue, path: str) -> str:
     """``value`` as a string, or a :class:`DecodeError` naming ``path``."""
     if not isinstance(value, str):
-        raise DecodeError(path, f"expected a string, got {_type_name(value)}")
+        raise DecodeError(path, f"expected a string, got {type_name(value)}")
     return value
 
 
 def as_int(value: JsonValue, path: str) -> int:
     """``value`` as an integer (not a bool), or a :class:`DecodeError` naming ``path``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise DecodeError(path, f"expected an integer, got {_type_name(value)}")
+        raise DecodeError(path, f"expected an integer, got {type_name(value)}")
     return value
 
 
 def as_number(value: JsonValue, path: str) -> float | int:
     """``value`` as a number (not a bool), or a :class:`DecodeError` naming ``path``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DecodeError(path, f"expected a number, got {_type_name(value)}")
+        raise DecodeError(path, f"expected a number, got {type_name(value)}")
     return value
 
 
 def as_bool(value: JsonValue, path: str) -> bool:
     """``value`` as a boolean, or a :class:`DecodeError` naming ``path``."""
     if not isinstance(value, bool):
-        raise DecodeError(path, f"expected a boolean, got {_type_name(value)}")
+        raise DecodeError(path, f"expected a boolean, got {type_name(value)}")
     return value
 
 
@@ -165,17 +166,3 @@ def nested(obj: JsonObject, *keys: str) -> JsonValue:
             return None
         current = current.get(key)
     return current
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import cast
 
+from interlock.codecs._json import type_name
 from interlock.transcript import DecodeError, Extra, JsonObject, JsonValue, Opaque
 
 DIALECT = "openai-responses"
@@ -117,25 +118,6 @@ def optional_int(data: JsonObject, key: str, path: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise DecodeError(join(path, key), f"expected an integer, got {type_name(value)}")
     return value
-
-
-def type_name(value: object) -> str:
-    """The JSON name of ``value``'s type, for error messages."""
-    match value:
-        case None:
-            return "null"
-        case bool():
-            return "boolean"
-        case int() | float():
-            return "number"
-        case str():
-            return "string"
-        case list():
-            return "array"
-        case dict():
-            return "object"
-        case _:
-            return type(value).__name__
 
 
 # ---------------------------------------------------------------- extras and hints
