@@ -83,7 +83,7 @@ ROUTE_MODULES: list[RouteModule] = [ops_routes, proxy_routes, agui_routes]
 
 
 def _emulator_transport(config: UpstreamConfig) -> tuple[object, httpx.AsyncBaseTransport]:
-    from interlock.gateway.emulators import create_emulator, emulator_app
+    from interlock.emulators import create_emulator, emulator_app
 
     options = {"reasoning_dialect": config.reasoning_dialect} if config.reasoning_dialect else {}
     emulator = create_emulator(config.protocol, **options)

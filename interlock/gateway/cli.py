@@ -153,7 +153,7 @@ def app_from_environment() -> Starlette:
 
 
 def _emulate(arguments: argparse.Namespace) -> int:
-    from interlock.gateway.emulators import ScriptError
+    from interlock.emulators import ScriptError
 
     try:
         app = _emulator_app(arguments.protocol, arguments.script)
@@ -176,7 +176,7 @@ def _emulate(arguments: argparse.Namespace) -> int:
 
 
 def _emulator_app(protocol: str, script: str | None) -> Starlette:
-    from interlock.gateway.emulators import create_emulator, emulator_app
+    from interlock.emulators import create_emulator, emulator_app
 
     return emulator_app(create_emulator(protocol, script=script or None))
 

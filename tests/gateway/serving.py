@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from interlock.gateway.emulators import Emulator, create_emulator, emulator_app
+from interlock.emulators import Emulator, create_emulator, emulator_app
 
 
 def free_port() -> int:

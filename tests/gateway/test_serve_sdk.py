@@ -18,7 +18,7 @@ from google import genai
 from google.genai import types
 from openai import OpenAI
 
-from interlock.gateway.emulators import Emulator
+from interlock.emulators import Emulator
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
 
 UPSTREAMS = {"via-responses": "openai-responses", "via-chat": "openai-chat", "via-gemini": "gemini"}

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from interlock.gateway.emulators import create_emulator, emulator_app
+from interlock.emulators import create_emulator, emulator_app
 from tests.gateway.agui.harness import (
     binding_for,
     make_gateway,

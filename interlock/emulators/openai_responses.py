@@ -30,7 +30,7 @@ from interlock.codecs.openai_responses import (
     encode_error,
     encode_response,
 )
-from interlock.gateway.emulators._brain import (
+from interlock.emulators._brain import (
     DefaultBrain,
     Rejection,
     ScriptBrain,

@@ -25,8 +25,8 @@ from interlock.codecs.gemini._preflight import (
     INVALID_SIGNATURE,
     RESPONSE_AFTER_CALL,
 )
-from interlock.gateway.emulators._brain import ScriptBrain
-from interlock.gateway.emulators.gemini import GeminiEmulator, create_app
+from interlock.emulators._brain import ScriptBrain
+from interlock.emulators.gemini import GeminiEmulator, create_app
 from interlock.transcript import (
     Message,
     ReplayPolicy,

@@ -16,8 +16,8 @@ from openai.types.responses import Response as SdkResponse
 from starlette.testclient import TestClient
 
 from interlock.codecs._sse import SseParser
-from interlock.gateway.emulators._brain import DefaultBrain, ScriptBrain, mint_token
-from interlock.gateway.emulators.openai_responses import (
+from interlock.emulators._brain import DefaultBrain, ScriptBrain, mint_token
+from interlock.emulators.openai_responses import (
     TOKEN_KIND,
     OpenAIResponsesEmulator,
     create_app,

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
-from interlock.gateway.emulators._brain import DefaultBrain, Rejection, ScriptBrain, ScriptError
+from interlock.emulators._brain import DefaultBrain, Rejection, ScriptBrain, ScriptError
 from interlock.transcript import JsonObject
 
 
@@ -33,15 +33,15 @@ def create_emulator(protocol: str, *, script: str | Path | None = None, **option
     """An emulator for ``protocol``, answering from ``script`` first when given."""
     brain = ScriptBrain.from_file(script) if script is not None else None
     if protocol == "openai-responses":
-        from interlock.gateway.emulators.openai_responses import OpenAIResponsesEmulator
+        from interlock.emulators.openai_responses import OpenAIResponsesEmulator
 
         return OpenAIResponsesEmulator(brain, **options)
     if protocol == "openai-chat":
-        from interlock.gateway.emulators.openai_chat import OpenAIChatEmulator
+        from interlock.emulators.openai_chat import OpenAIChatEmulator
 
         return OpenAIChatEmulator(brain, **options)
     if protocol == "gemini":
-        from interlock.gateway.emulators.gemini import GeminiEmulator
+        from interlock.emulators.gemini import GeminiEmulator
 
         return GeminiEmulator(brain, **options)
     raise ValueError(f"unknown protocol {protocol!r}")

@@ -37,7 +37,7 @@ from interlock.codecs.gemini import (
     encode_response,
     find_violation,
 )
-from interlock.gateway.emulators._brain import (
+from interlock.emulators._brain import (
     DefaultBrain,
     Rejection,
     ScriptBrain,

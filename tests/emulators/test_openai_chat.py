@@ -23,8 +23,8 @@ from interlock.codecs.openai_chat import (
     StreamDecoder,
     encode_request,
 )
-from interlock.gateway.emulators._brain import ScriptBrain
-from interlock.gateway.emulators.openai_chat import (
+from interlock.emulators._brain import ScriptBrain
+from interlock.emulators.openai_chat import (
     OpenAIChatEmulator,
     create_app,
 )

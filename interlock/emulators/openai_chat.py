@@ -38,7 +38,7 @@ from interlock.codecs.openai_chat import (
     encode_response,
     find_pairing_violation,
 )
-from interlock.gateway.emulators._brain import (
+from interlock.emulators._brain import (
     DefaultBrain,
     Rejection,
     ScriptBrain,
