@@ -15,6 +15,7 @@ from interlock.gateway.agui._agents import AgentRuntime
 from interlock.gateway.agui._run import AguiRun, RunContext
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import KeyRing
+from interlock.gateway.stores import unstorable_field
 from interlock.transcript import JsonObject, JsonValue
 
 KEEPALIVE_SECONDS = 15.0
@@ -41,9 +42,17 @@ class AguiBinding:
     def decode(self, payload: JsonValue, tenant: str) -> RunInput:
         """A validated ``RunAgentInput``.
 
-        Raises ``DecodeError`` (malformed input: HTTP 400 / ``INVALID_INPUT``) or
-        :class:`RunRefusedError` ``SEAL_INVALID`` for a tampered or foreign sealed value.
+        Raises ``DecodeError`` (malformed input: HTTP 400 / ``INVALID_INPUT``),
+        :class:`RunRefusedError` ``SEAL_INVALID`` for a tampered or foreign sealed value, or
+        ``UNSTORABLE_INPUT`` naming the first field no store can hold (a lone surrogate, a
+        non-JSON number): refused before any tool runs, never failing at the save after.
         """
+        field = unstorable_field(payload)
+        if field is not None:
+            raise RunRefusedError(
+                "UNSTORABLE_INPUT",
+                f"{field}: not storable (a lone UTF-16 surrogate or a non-JSON number)",
+            )
         try:
             return decode_run_input(payload, seal_key=self.context.seal_key, tenant=tenant)
         except SealError as error:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._ledger import KeyValueLedgerStore
+from interlock.gateway.stores._storable import unstorable_field
 from interlock.gateway.stores._store import Store, ThreadRecord, store_key
 from interlock.gateway.stores.memory import MemoryBackend
 from interlock.gateway.stores.sqlite import SqliteBackend
@@ -37,4 +38,5 @@ __all__ = [
     "open_backend",
     "open_store",
     "store_key",
+    "unstorable_field",
 ]
