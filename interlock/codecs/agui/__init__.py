@@ -21,9 +21,12 @@ from interlock.codecs.agui._ids import (
     InterruptKind,
     approval_interrupt_id,
     confirm_changes_call_id,
+    derived_base,
+    held_message_ids,
     input_interrupt_id,
     parse_confirm_changes_call_id,
     parse_interrupt_id,
+    stamp_result_ids,
 )
 from interlock.codecs.agui._input import ContextEntry, RunInput, decode_run_input
 from interlock.codecs.agui._seal import SealError, Unsealed, open_sealed, seal, unseal
@@ -35,6 +38,7 @@ from interlock.codecs.agui._snapshot import (
     messages_to_agui,
 )
 from interlock.codecs.agui._verify import EventSequenceError, verify_events
+from interlock.codecs.agui._window import SNAPSHOT_LIMIT, window_messages
 from interlock.codecs.agui._wire import DIALECT
 
 __all__ = [
@@ -42,6 +46,7 @@ __all__ = [
     "CONFIRM_CHANGES_TOOL",
     "DECLINED_TEXT",
     "DIALECT",
+    "SNAPSHOT_LIMIT",
     "AguiEventEncoder",
     "ApprovalStyle",
     "ContextEntry",
@@ -57,13 +62,17 @@ __all__ = [
     "clean_confirm_changes",
     "confirm_changes_call_id",
     "decode_run_input",
+    "derived_base",
     "encode_messages",
+    "held_message_ids",
     "input_interrupt_id",
     "messages_to_agui",
     "open_sealed",
     "parse_confirm_changes_call_id",
     "parse_interrupt_id",
     "seal",
+    "stamp_result_ids",
     "unseal",
     "verify_events",
+    "window_messages",
 ]

@@ -17,8 +17,16 @@ each checked against the official client's ``verifyEvents`` rules:
   the text/refusal layout of a message, a reasoning kind, a hosted call's owner, a
   failed tool result's outcome (on ``TOOL_CALL_RESULT``).
 
-Ids it mints are deterministic: ``{runId}:{a|r|s|t}{n}`` (assistant message, reasoning
-message, reasoning span, tool-result message). Tool calls keep the provider ``call_id``.
+Ids are stable: given the id under which the gateway stores a model step (``encode(…,
+message_id=)``) or a tool message (``tool_result(…, message_id=)``), the encoder streams
+exactly the ids a later ``MESSAGES_SNAPSHOT`` of the stored thread shows: the step's
+assistant message under that id, its reasoning messages as ``{id}:r{part index}``, a
+tool result under the tool message's id (the first result) or ``{id}:t{n}`` (the others,
+which :attr:`AguiEventEncoder.result_message_ids` reports for the gateway to store with
+them). Ids derived from a stored id (``{id}:{a|r|s|t}{n}``, see
+:func:`~interlock.codecs.agui._ids.derived_base`) never name a message of their own.
+Without a given id the encoder mints ``{runId}:{a|r|s|t}{n}``. Tool calls keep the
+provider ``call_id``.
 """
 
 from __future__ import annotations
@@ -149,6 +157,9 @@ class AguiEventEncoder:
         self._answered: set[str] = set()
         self._interrupts: list[JsonObject] = []
         self._confirm_calls: list[str] = []
+        self._step_base: str | None = None
+        self._result_ids: dict[tuple[str, str], str] = {}
+        self._results_per_message: dict[str, int] = {}
 
     # ----------------------------------------------------------------- state
 
@@ -166,9 +177,15 @@ class AguiEventEncoder:
         """
         return tuple(self._message_ids)
 
-    def _mint(self, label: str) -> str:
+    @property
+    def result_message_ids(self) -> dict[tuple[str, str], str]:
+        """``(tool message id, call id) → streamed tool-result message id`` for every result
+        streamed with a given ``message_id`` (store them with the results; see module doc)."""
+        return dict(self._result_ids)
+
+    def _mint(self, label: str, base: str | None = None) -> str:
         self._counter += 1
-        return f"{self.run_id}:{label}{self._counter}"
+        return f"{base or self.run_id}:{label}{self._counter}"
 
     def _emit(self, type_: str, fields: Mapping[str, JsonValue]) -> JsonObject:
         built = _events.event(type_, fields)
@@ -264,13 +281,18 @@ class AguiEventEncoder:
 
     # ------------------------------------------------------------ run facts
 
-    def tool_result(self, result: ToolResultPart) -> list[JsonObject]:
-        """``TOOL_CALL_RESULT`` for a finished call (closing the call first if still open)."""
+    def tool_result(
+        self, result: ToolResultPart, *, message_id: str | None = None
+    ) -> list[JsonObject]:
+        """``TOOL_CALL_RESULT`` for a finished call (closing the call first if still open).
+
+        ``message_id`` is the stored tool message the result belongs to (module docstring).
+        """
         self._require_running()
         events = self._close_call(result.call_id)
         self._answered.add(result.call_id)
         fields: dict[str, JsonValue] = {
-            "messageId": self._mint("t"),
+            "messageId": self._result_id(result.call_id, message_id),
             "toolCallId": result.call_id,
             "content": output_to_content(result.output),
             "role": "tool",
@@ -278,6 +300,15 @@ class AguiEventEncoder:
         }
         events.append(self._emit("TOOL_CALL_RESULT", fields))
         return events
+
+    def _result_id(self, call_id: str, message_id: str | None) -> str:
+        if message_id is None:
+            return self._mint("t")
+        seen = self._results_per_message.get(message_id, 0)
+        self._results_per_message[message_id] = seen + 1
+        wire_id = message_id if seen == 0 else f"{message_id}:t{seen}"
+        self._result_ids[(message_id, call_id)] = wire_id
+        return wire_id
 
     def approval_request(self, request: ApprovalRequestPart) -> list[JsonObject]:
         """Surface an approval: an interrupt at finish, or a ``confirm_changes`` call now."""
@@ -324,10 +355,19 @@ class AguiEventEncoder:
             return []
         return [self._emit("STATE_DELTA", {"delta": list[JsonValue](operations)})]
 
-    def messages_snapshot(self, messages: Sequence[JsonObject]) -> list[JsonObject]:
-        """``MESSAGES_SNAPSHOT`` (build ``messages`` with ``messages_to_agui``)."""
+    def messages_snapshot(
+        self, messages: Sequence[JsonObject], *, omitted: int = 0
+    ) -> list[JsonObject]:
+        """``MESSAGES_SNAPSHOT`` (build ``messages`` with ``messages_to_agui``).
+
+        ``omitted`` counts older messages a windowed snapshot leaves out; it travels as
+        ``metadata.interlock.omittedMessages`` (absent when 0).
+        """
         self._require_running()
-        return [self._emit("MESSAGES_SNAPSHOT", {"messages": list[JsonValue](messages)})]
+        fields: dict[str, JsonValue] = {"messages": list[JsonValue](messages)}
+        if omitted:
+            fields["metadata"] = {LABEL_KEY: {"omittedMessages": omitted}}
+        return [self._emit("MESSAGES_SNAPSHOT", fields)]
 
     def custom(self, name: str, value: JsonValue) -> list[JsonObject]:
         """``CUSTOM`` (``value`` may be ``null``: it is required, so it is always written)."""
@@ -338,9 +378,14 @@ class AguiEventEncoder:
 
     # ---------------------------------------------------------- model steps
 
-    def encode(self, update: Update) -> list[JsonObject]:
-        """Events for one stream update of the current model step."""
+    def encode(self, update: Update, *, message_id: str | None = None) -> list[JsonObject]:
+        """Events for one stream update of the current model step.
+
+        ``message_id`` is the id under which the step is stored (module docstring).
+        """
         self._require_running()
+        if message_id is not None:
+            self._step_base = message_id
         match update:
             case ResponseStarted():
                 events = self._end_step()
@@ -363,13 +408,20 @@ class AguiEventEncoder:
                 assert_never(update)
 
     def _begin_step(self, model: str | None) -> None:
-        self._message_id = self._mint("a")
+        self._message_id = self._step_id()
         self._message_ids.append(self._message_id)
         self._message_signed = False
         self._texts = []
         self._model = model
         self._open.clear()
         self._done.clear()
+
+    def _step_id(self) -> str:
+        """The stored step's id the first time, then ids derived from it (or minted)."""
+        base = self._step_base
+        if base is not None and base not in self._message_ids:
+            return base
+        return self._mint("a", base)
 
     def _end_step(self) -> list[JsonObject]:
         events: list[JsonObject] = []
@@ -448,7 +500,7 @@ class AguiEventEncoder:
 
     def _start_text(self, index: int, part: TextPart | RefusalPart) -> list[JsonObject]:
         if self._message_signed:
-            self._message_id = self._mint("a")
+            self._message_id = self._mint("a", self._step_base)
             self._message_ids.append(self._message_id)
             self._message_signed = False
             self._texts = []
@@ -460,9 +512,10 @@ class AguiEventEncoder:
     def _start_reasoning(self, index: int, part: ReasoningPart) -> list[JsonObject]:
         events: list[JsonObject] = []
         if self._span_id is None:
-            self._span_id = self._mint("s")
+            self._span_id = self._mint("s", self._step_base)
             events.append(self._emit("REASONING_START", {"messageId": self._span_id}))
-        message_id = self._mint("r")
+        base = self._step_base
+        message_id = self._mint("r") if base is None else f"{base}:r{index}"
         self._open[index] = _OpenPart(stream="reasoning", wire_id=message_id, part=part)
         start: dict[str, JsonValue] = {"messageId": message_id, "role": "reasoning"}
         events.append(self._emit("REASONING_MESSAGE_START", start))

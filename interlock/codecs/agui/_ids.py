@@ -9,7 +9,12 @@ that request is live is for the gateway's ledger to decide.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Literal, TypeAlias
+
+from interlock.codecs.agui._wire import DIALECT
+from interlock.transcript import JsonObject, Message, Part, ToolResultPart
 
 InterruptKind: TypeAlias = Literal["approval", "input"]
 
@@ -51,3 +56,61 @@ def parse_confirm_changes_call_id(tool_call_id: str) -> str | None:
     if tool_call_id.startswith(CONFIRM_CHANGES_PREFIX):
         return tool_call_id[len(CONFIRM_CHANGES_PREFIX) :] or None
     return None
+
+
+def derived_base(message_id: str) -> str | None:
+    """The stored id an AG-UI message id was derived from (``{base}:{a|r|s|t}{n}``), if any.
+
+    Derived ids name parts of a stored message as the encoder streams them (reasoning
+    messages, extra tool results, a signed assistant text split off); a client that holds
+    one holds a view of ``base``, never a message of its own.
+    """
+    base, separator, suffix = message_id.rpartition(":")
+    if not separator or not base or not suffix:
+        return None
+    label, digits = suffix[0], suffix[1:]
+    if label in "arst" and digits.isdigit():
+        return base
+    return None
+
+
+def stamp_result_ids(
+    messages: Sequence[Message], result_ids: Mapping[tuple[str, str], str]
+) -> tuple[Message, ...]:
+    """``messages`` with each tool result's streamed message id recorded in its ``extra``.
+
+    ``result_ids`` is :attr:`AguiEventEncoder.result_message_ids`; a snapshot then shows
+    each result under the id it was streamed with.
+    """
+    stamped: list[Message] = []
+    for message in messages:
+        if message.id is None or message.role != "tool":
+            stamped.append(message)
+            continue
+        parts: list[Part] = []
+        for part in message.parts:
+            wire_id = (
+                result_ids.get((message.id, part.call_id))
+                if isinstance(part, ToolResultPart)
+                else None
+            )
+            if wire_id is None or not isinstance(part, ToolResultPart):
+                parts.append(part)
+                continue
+            own: JsonObject = {**part.extra.get(DIALECT, {}), "messageId": wire_id}
+            parts.append(replace(part, extra={**part.extra, DIALECT: own}))
+        stamped.append(replace(message, parts=tuple(parts)))
+    return tuple(stamped)
+
+
+def held_message_ids(messages: Sequence[Message]) -> set[str]:
+    """Every AG-UI message id a snapshot of ``messages`` can show for them (derived ids aside)."""
+    held: set[str] = set()
+    for message in messages:
+        if message.id is not None:
+            held.add(message.id)
+        for part in message.parts:
+            own = part.extra.get(DIALECT, {}).get("messageId")
+            if isinstance(own, str):
+                held.add(own)
+    return held

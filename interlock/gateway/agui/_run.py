@@ -24,7 +24,14 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, assert_never, cast
 
-from interlock.codecs.agui import AguiEventEncoder, RunInput, messages_to_agui
+from interlock.codecs.agui import (
+    SNAPSHOT_LIMIT,
+    AguiEventEncoder,
+    RunInput,
+    messages_to_agui,
+    stamp_result_ids,
+    window_messages,
+)
 from interlock.core_loop import (
     ApprovalRequested,
     ClientCallsPending,
@@ -130,6 +137,7 @@ class RunContext:
     clock: Callable[[], int] = epoch_millis
     outbox_limit: int = OUTBOX_LIMIT
     stall_seconds: float | None = STALL_SECONDS
+    snapshot_limit: int = SNAPSHOT_LIMIT
 
 
 class AguiRun:
@@ -271,12 +279,12 @@ class AguiRun:
     def _encode(self, event: LoopEvent) -> list[JsonObject]:
         encoder = self.encoder
         match event:
-            case ModelUpdate(update=update):
+            case ModelUpdate(update=update, message_id=message_id):
                 if isinstance(update, StreamFailed):
                     return []  # ends the loop with ModelStreamError: reported once, at the end
-                return encoder.encode(update)
-            case ToolFinished(result=result):
-                return encoder.tool_result(result)
+                return encoder.encode(update, message_id=message_id)
+            case ToolFinished(result=result, message_id=message_id):
+                return encoder.tool_result(result, message_id=message_id)
             case ApprovalRequested(request=request):
                 return encoder.approval_request(request)
             case InputRequested(request=request):
@@ -318,6 +326,7 @@ class AguiRun:
             pending = interrupt_entries(
                 finished.pending_approvals, finished.pending_inputs, self.runtime.approval_style
             )
+        produced = stamp_result_ids(produced, self.encoder.result_message_ids)
         record = ThreadRecord(
             messages=(*messages, *produced),
             state=state,
@@ -351,7 +360,8 @@ class AguiRun:
             tenant=self.tenant,
             approval_style=self.runtime.approval_style,
         )
-        return frames + self.encoder.messages_snapshot(rendered)
+        window, omitted = window_messages(rendered, self.context.snapshot_limit)
+        return frames + self.encoder.messages_snapshot(window, omitted=omitted)
 
 
 @contextlib.asynccontextmanager

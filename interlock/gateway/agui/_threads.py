@@ -4,7 +4,9 @@ The thread in the store (history, state, pending interrupts) is the authority; t
 client's ``messages`` are a proposal. :func:`reconcile` decides what one run starts from:
 
 - a message whose id the thread already holds is the server's version (client edits to
-  it have no effect); derived reasoning ids (``<message id>:r<n>``) count as held;
+  it have no effect): the ids of stored messages, the streamed ids recorded with their
+  parts, and ids derived from them (``<message id>:{a|r|s|t}<n>``) all count as held, so
+  a client that kept the streamed events instead of the final snapshot continues;
 - a new ``user``/``system``/``developer`` message is accepted;
 - a new ``tool`` message is accepted only as the answer to a frontend tool call the
   server issued and nobody answered yet; a new ``assistant`` message is never accepted
@@ -28,6 +30,8 @@ from interlock.codecs.agui import (
     RunInput,
     approval_interrupt_id,
     confirm_changes_call_id,
+    derived_base,
+    held_message_ids,
     input_interrupt_id,
 )
 from interlock.core_loop import ApprovalRecord, LedgerStore, arguments_digest
@@ -94,17 +98,13 @@ def interrupt_entries(
     return tuple(entries)
 
 
-def _held_ids(messages: Sequence[Message]) -> set[str]:
-    return {message.id for message in messages if message.id is not None}
-
-
 def _is_held(message_id: str | None, held: set[str]) -> bool:
     if message_id is None:
         return False
     if message_id in held:
         return True
-    base, separator, suffix = message_id.rpartition(":")
-    return bool(separator) and base in held and suffix.startswith("r")
+    base = derived_base(message_id)
+    return base is not None and base in held
 
 
 def open_client_calls(messages: Sequence[Message]) -> dict[str, ToolCallPart]:
@@ -145,7 +145,7 @@ class _Reconciler:
         self.pending = {str(entry.get("id")): entry for entry in thread.pending_interrupts}
 
     async def plan(self) -> Plan:
-        held = _held_ids(self.thread.messages)
+        held = held_message_ids(self.thread.messages)
         fresh = [message for message in self.run_input.messages if not _is_held(message.id, held)]
         open_calls = open_client_calls(self.thread.messages)
         answered: set[str] = set()

@@ -133,6 +133,24 @@ def test_http_agent_drives_every_scenario_without_a_verification_failure(
     ]
 
 
+def test_a_client_that_misses_every_snapshot_continues_its_threads(
+    served: tuple[str, str],
+) -> None:
+    """Streamed ids are the stored ids: a client dropping ``MESSAGES_SNAPSHOT`` sends back
+    only ids the server holds (no ``FORGED_HISTORY``); a thread over the client's 10 MiB
+    per-event limit gets a windowed snapshot and goes on (embedded demo: its body limit
+    admits the 3 MiB turns)."""
+    base_url, agent = served
+    large = [] if agent == "demo" else ["--no-large"]
+    verdict = _node("missed_snapshot.mjs", base_url, agent, *large)
+    failures = {s["name"]: s.get("error") for s in verdict["scenarios"] if not s["ok"]}
+    assert failures == {}
+    expected = {"chat_reasoning_and_server_tool", "frontend_tool", "approval_interrupt"}
+    if not large:
+        expected.add("thread_over_the_event_limit")
+    assert {scenario["name"] for scenario in verdict["scenarios"]} == expected
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     yield from serve(binding_for(make_gateway(str(tmp_path_factory.mktemp("agui-client")))))
