@@ -1,12 +1,29 @@
 """Server-sent events framing, separate from any JSON decoding.
 
-:class:`SseParser` is a sans-I/O line splitter: feed it bytes as they arrive, get back
-complete events. :func:`format_sse` writes one event with LF line endings.
+:class:`SseParser` is a sans-I/O parser over *bytes*: feed it the chunks a socket gives
+(split anywhere, even inside a multi-byte character), get back complete events.
+:func:`format_sse` writes one event with LF line endings.
+
+Lines are cut on the raw bytes before any text decoding. CR and LF never occur inside a
+multi-byte UTF-8 sequence, so a character split across two reads simply waits in the
+line buffer for its remaining bytes: each complete line is then decoded once, strictly.
+(An incremental decoder over whole chunks would be equally correct, but would lose the
+byte offsets that :attr:`SseParser.pending` reports.) Malformed input (invalid UTF-8, an
+event larger than ``max_event_bytes``) raises :class:`~interlock.transcript.DecodeError`,
+so a stream loop handles it like any other malformed upstream answer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from interlock.transcript import DecodeError
+
+DEFAULT_MAX_EVENT_BYTES = 32 * 1024 * 1024
+"""The largest single event accepted by default (a Responses ``response.completed`` event
+carries the whole answer, so this is sized like a large answer, not like a delta)."""
+
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,19 +35,35 @@ class SseEvent:
 
 
 class SseParser:
-    """Incremental SSE parser (WHATWG event-stream rules, CR/LF/CRLF line endings)."""
+    """Incremental SSE parser (WHATWG event-stream rules, CR/LF/CRLF line endings).
 
-    __slots__ = ("_buffer", "_data", "_event")
+    Invariants: ``_buffer`` holds the bytes of the current, unterminated line only;
+    ``pending`` is the number of fed bytes that belong to the event not yet complete
+    (its finished lines plus ``_buffer``), so the caller can forward exactly the bytes of
+    complete events. Neither exceeds ``max_event_bytes``: past it, :meth:`feed` raises.
+    """
 
-    def __init__(self) -> None:
-        self._buffer = ""
+    __slots__ = ("_buffer", "_data", "_event", "_event_bytes", "_started", "max_event_bytes")
+
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self.max_event_bytes = max_event_bytes
+        self._buffer = b""
         self._data: list[str] = []
         self._event: str | None = None
+        self._event_bytes = 0
+        self._started = False
+
+    @property
+    def pending(self) -> int:
+        """Bytes fed so far that belong to an event not yet complete."""
+        return self._event_bytes + len(self._buffer)
 
     def feed(self, chunk: bytes | str) -> list[SseEvent]:
         """Consume a chunk; return the events it completed."""
-        text = chunk.decode("utf-8") if isinstance(chunk, bytes) else chunk
-        buffer = self._buffer + text if self._buffer else text
+        data = chunk.encode() if isinstance(chunk, str) else chunk
+        if not self._started and data:
+            data, self._started = self._strip_bom(data)
+        buffer = self._buffer + data if self._buffer else data
         events: list[SseEvent] = []
         start = 0
         while True:
@@ -38,25 +71,52 @@ class SseParser:
             if cut is None:
                 break
             end, skip = cut
-            event = self._line(buffer[start:end])
+            event = self._line(buffer, start, end)
+            self._event_bytes += end + skip - start
+            if end == start:
+                self._event_bytes = 0  # a blank line closes the event (or a comment block)
             if event is not None:
                 events.append(event)
             start = end + skip
         self._buffer = buffer[start:]
+        if self.pending > self.max_event_bytes:
+            raise DecodeError(
+                "stream", f"an event exceeds the limit of {self.max_event_bytes} bytes"
+            )
         return events
 
     def finish(self) -> list[SseEvent]:
         """Flush a final event that was not followed by a blank line."""
-        events = self.feed("\n\n") if self._buffer else []
+        events = self.feed(b"\n\n") if self._buffer else []
         if self._data:
             events.append(self._dispatch())
+        self._event_bytes = 0
         return events
 
-    def _line(self, line: str) -> SseEvent | None:
-        if not line:
-            return self._dispatch() if self._data else None
-        if line.startswith(":"):
+    def _strip_bom(self, data: bytes) -> tuple[bytes, bool]:
+        """A leading byte-order mark is not part of the stream (decided on its 3 bytes)."""
+        head = self._buffer + data
+        if len(head) < len(_BOM) and _BOM.startswith(head):
+            return data, False
+        if head.startswith(_BOM):
+            self._buffer = b""
+            return head[len(_BOM) :], True
+        return data, True
+
+    def _line(self, buffer: bytes, start: int, end: int) -> SseEvent | None:
+        if start == end:
+            if self._data:
+                return self._dispatch()
+            self._event = None  # an event without data is discarded
             return None
+        if buffer[start] == 0x3A:  # ":" starts a comment
+            return None
+        try:
+            line = buffer[start:end].decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DecodeError(
+                "stream", f"the event stream is not valid UTF-8 ({error.reason})"
+            ) from None
         name, _, value = line.partition(":")
         value = value.removeprefix(" ")
         if name == "data":
@@ -72,15 +132,15 @@ class SseParser:
         return event
 
 
-def _line_end(buffer: str, start: int) -> tuple[int, int] | None:
+def _line_end(buffer: bytes, start: int) -> tuple[int, int] | None:
     """Where the line at ``start`` ends and how long its terminator is (CR, LF or CRLF)."""
-    newline = buffer.find("\n", start)
-    carriage = buffer.find("\r", start, newline if newline >= 0 else len(buffer))
+    newline = buffer.find(b"\n", start)
+    carriage = buffer.find(b"\r", start, newline if newline >= 0 else len(buffer))
     if carriage < 0:
         return (newline, 1) if newline >= 0 else None
     if carriage + 1 == len(buffer):
         return None  # a CR at the very end may be the first half of a CRLF
-    return carriage, 2 if buffer[carriage + 1] == "\n" else 1
+    return carriage, 2 if buffer[carriage + 1] == 0x0A else 1
 
 
 def format_sse(data: str, event: str | None = None) -> str:

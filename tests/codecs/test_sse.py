@@ -1,10 +1,16 @@
-"""SSE framing: line endings, comments, multi-line data, events split across chunks."""
+"""SSE framing over bytes: line endings, comments, multi-line data, events split across
+chunks (inside multi-byte characters too), the per-event limit and invalid UTF-8."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interlock.codecs._sse import SseEvent, SseParser, format_sse
+from interlock.transcript import DecodeError
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
@@ -38,3 +44,76 @@ def test_format_round_trips_through_the_parser() -> None:
     text = format_sse('{"x":1}\n{"y":2}', "response.created")
     assert text == 'event: response.created\ndata: {"x":1}\ndata: {"y":2}\n\n'
     assert SseParser().feed(text) == [SseEvent(data='{"x":1}\n{"y":2}', event="response.created")]
+
+
+WIRE = (
+    "event: message\r\ndata: 你好, 世界 🌍🚀\r\n\r\n"
+    ": a comment line\n"
+    'data: {"text": "é ü 𝄞"}\ndata: second line\n\n'
+    "data: last\r\r"
+).encode()
+EXPECTED = [
+    SseEvent(data="你好, 世界 🌍🚀", event="message"),
+    SseEvent(data='{"text": "é ü 𝄞"}\nsecond line'),
+    SseEvent(data="last"),
+]
+
+
+def parse(chunks: list[bytes], parser: SseParser | None = None) -> list[SseEvent]:
+    parser = parser or SseParser()
+    events = [event for chunk in chunks for event in parser.feed(chunk)]
+    return events + parser.finish()
+
+
+def test_a_stream_split_at_every_byte_position_gives_the_same_events() -> None:
+    for cut in range(len(WIRE) + 1):
+        assert parse([WIRE[:cut], WIRE[cut:]]) == EXPECTED, cut
+
+
+def test_a_stream_fed_one_byte_at_a_time_gives_the_same_events() -> None:
+    assert parse([WIRE[i : i + 1] for i in range(len(WIRE))]) == EXPECTED
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(WIRE)), max_size=12))
+def test_any_chunking_gives_the_same_events(cuts: list[int]) -> None:
+    bounds = [0, *sorted(cuts), len(WIRE)]
+    assert parse([WIRE[a:b] for a, b in itertools.pairwise(bounds)]) == EXPECTED
+
+
+def test_pending_counts_exactly_the_bytes_of_the_incomplete_event() -> None:
+    parser = SseParser()
+    first = b"data: one\n\ndata: tw"
+    assert parser.feed(first) == [SseEvent(data="one")]
+    assert parser.pending == len(b"data: tw")
+    assert parser.feed(b"o\n") == []
+    assert parser.pending == len(b"data: two\n")
+    assert parser.feed(b"\n: keep-alive\n\n") == [SseEvent(data="two")]
+    assert parser.pending == 0
+
+
+def test_a_leading_byte_order_mark_is_dropped_even_when_split() -> None:
+    wire = b"\xef\xbb\xbfdata: x\n\n"
+    assert parse([wire[:1], wire[1:2], wire[2:]]) == [SseEvent(data="x")]
+
+
+def test_invalid_utf8_is_a_decode_error() -> None:
+    with pytest.raises(DecodeError, match="not valid UTF-8"):
+        SseParser().feed(b"data: \xff\xfe\n\n")
+
+
+def test_an_event_over_the_limit_is_a_decode_error_without_waiting_for_its_end() -> None:
+    parser = SseParser(max_event_bytes=64)
+    parser.feed(b"data: " + b"x" * 40 + b"\n")
+    with pytest.raises(DecodeError, match="exceeds the limit of 64 bytes"):
+        parser.feed(b"data: " + b"y" * 40)
+
+
+def test_events_under_the_limit_pass_however_many_there_are() -> None:
+    parser = SseParser(max_event_bytes=64)
+    events = parser.feed(b"data: 12345\n\n" * 100)
+    assert len(events) == 100
+
+
+def test_an_event_without_data_is_discarded_with_its_name() -> None:
+    assert parse([b"event: ping\n\ndata: x\n\n"]) == [SseEvent(data="x")]
