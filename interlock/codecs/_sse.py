@@ -58,6 +58,11 @@ class SseParser:
         """Bytes fed so far that belong to an event not yet complete."""
         return self._event_bytes + len(self._buffer)
 
+    @property
+    def mid_line(self) -> bool:
+        """True when the input so far ends inside a line (a lone final CR is a line end)."""
+        return bool(self._buffer) and not self._buffer.endswith(b"\r")
+
     def feed(self, chunk: bytes | str) -> list[SseEvent]:
         """Consume a chunk; return the events it completed."""
         data = chunk.encode() if isinstance(chunk, str) else chunk

@@ -88,6 +88,8 @@ class UpstreamConfig:
     read_timeout: float = 120.0
     max_retries: int = 2
     max_connections: int = 100
+    max_response_bytes: int = 64 * 1024 * 1024
+    """The largest answer body (and, streamed, the largest single event) accepted."""
 
     @property
     def emulated(self) -> bool:
@@ -356,6 +358,7 @@ def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
             "read_timeout": _positive(float),
             "max_retries": _non_negative_int,
             "max_connections": _positive(int),
+            "max_response_bytes": _positive(int),
         }
     )
     if fields.get("reasoning_dialect") and fields["protocol"] != "openai-chat":

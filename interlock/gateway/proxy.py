@@ -25,7 +25,7 @@ from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.config import ModelRoute
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.metrics import Metrics
-from interlock.gateway.upstream import Upstream, UpstreamUnavailable, read_answer
+from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import ReasoningVault, needs
 from interlock.transcript import (
     Continuation,
@@ -290,9 +290,19 @@ class Proxy:
         except UpstreamUnavailable as error:
             raise ProxyError(error.status, error.message, code=f"upstream_{error.kind}") from error
 
+    async def read(self, call: ProxyCall, response: httpx.Response) -> bytes:
+        """The whole upstream answer, or a 502 past the upstream's size limit."""
+        try:
+            return await read_answer(response, call.upstream.config.max_response_bytes)
+        except AnswerTooLarge as error:
+            self.metrics.upstream_errors[call.upstream.name, "too_large"] += 1
+            raise ProxyError(
+                502, f"upstream {call.upstream.name}: {error}", code="upstream_too_large"
+            ) from error
+
     async def upstream_error(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
         """An upstream error answer, translated (status preserved, key scrubbed)."""
-        body = await read_answer(response)
+        body = await self.read(call, response)
         upstream = call.upstream
         self.metrics.upstream_errors[upstream.name, "status"] += 1
         text = upstream.scrub(body.decode("utf-8", "replace"))
@@ -311,7 +321,7 @@ class Proxy:
 
     async def complete(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
         """A non-streaming upstream answer, forwarded or translated (and vaulted)."""
-        body = await read_answer(response)
+        body = await self.read(call, response)
         headers = {TRANSLATION_HEADER: call.translation}
         media_type = response.headers.get("content-type", "application/json")
         if call.passthrough and not vault_needed(call):

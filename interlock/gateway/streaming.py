@@ -10,7 +10,9 @@ dialect's own error event, never a hang or a silently truncated answer.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
 
 import httpx
 from starlette.responses import StreamingResponse
@@ -26,6 +28,8 @@ from interlock.transcript import (
     StreamFailed,
     Update,
 )
+
+LOGGER = logging.getLogger("interlock.gateway")
 
 CLIENT_GONE = 499
 """Status recorded (metrics, access log) for a stream the client abandoned (nginx's code)."""
@@ -66,33 +70,94 @@ def _broken(error: Exception) -> StreamFailed:
         return StreamFailed(
             code="upstream_timeout", message="the upstream stream timed out", status=504
         )
+    if isinstance(error, httpx.HTTPError):
+        return StreamFailed(
+            code="upstream_stream_broken", message="the upstream stream broke off", status=502
+        )
+    LOGGER.error("relaying a stream failed", exc_info=error)
     return StreamFailed(
-        code="upstream_stream_broken", message="the upstream stream broke off", status=502
+        code="internal_error", message="the gateway failed relaying the stream", status=500
     )
 
 
-class _Relay:
-    """Decoder side of one stream: SSE → updates, folding for the vault when needed."""
+@dataclass(slots=True)
+class _Piece:
+    """What one upstream read completed: the raw bytes of whole events, and their updates.
 
-    def __init__(self, proxy: Proxy, call: ProxyCall) -> None:
+    ``failure`` is set when the gateway, not the upstream's own events, ended the stream
+    (a transport error, malformed bytes, a truncated stream): the client must be told.
+    """
+
+    raw: bytes
+    events: list[SseEvent]
+    updates: list[Update]
+    failure: StreamFailed | None = None
+
+
+class _Relay:
+    """The one bytes-to-updates loop every proxied stream runs (see :meth:`pieces`)."""
+
+    def __init__(self, proxy: Proxy, call: ProxyCall, *, decoding: bool, keep_raw: bool) -> None:
         self.proxy = proxy
         self.call = call
-        self.parser = SseParser()
+        self.parser = SseParser(call.upstream.config.max_response_bytes)
         self.decoder = call.upstream.dialect.stream_decoder()
         self.builder = ResponseBuilder() if vault_needed(call) else None
-        self.failed = False
+        self.decoding = decoding
+        self.keep_raw = keep_raw
+        self.failure: StreamFailed | None = None
 
-    def updates(self, chunk: bytes) -> list[Update]:
-        return [update for event in self.parser.feed(chunk) for update in self.decoder.feed(event)]
+    async def pieces(self, response: httpx.Response) -> AsyncIterator[_Piece]:
+        """Upstream bytes → complete events → updates, one piece per read.
 
-    def final_updates(self) -> list[Update]:
-        updates = [update for event in self.parser.finish() for update in self.decoder.feed(event)]
-        return updates + self.decoder.finish()
+        ``raw`` covers whole events only (a partial event is held back until its end
+        arrives), so whatever follows, an error event included, starts on an event
+        boundary. Every failure (transport, malformed bytes or JSON, an event over the
+        size limit, a stream cut mid-line, an inconsistent update sequence, a bug) ends
+        the pieces with one piece holding a single :class:`StreamFailed`.
+        """
+        held = b""
+        try:
+            async for chunk in body_chunks(response):
+                events = self.parser.feed(chunk)
+                raw = b""
+                if self.keep_raw:
+                    held = held + chunk if held else chunk
+                    cut = len(held) - self.parser.pending
+                    raw, held = held[:cut], held[cut:]
+                yield _Piece(raw, events, await self._observed(self._decode(events)))
+            yield await self._last(held)
+        except Exception as error:  # every failure becomes the client's error event
+            failure = _broken(error)
+            await self._observe(failure)
+            yield _Piece(b"", [], [failure], failure)
 
-    async def observe(self, update: Update) -> None:
+    async def _last(self, held: bytes) -> _Piece:
+        """The end of the stream: a final event without its blank line, and the verdict."""
+        if self.parser.mid_line:
+            raise DecodeError("stream", "the stream ended in the middle of a line")
+        events = self.parser.finish()
+        updates = self._decode(events)
+        ending = self.decoder.finish() if self.decoding else []
+        failure = next((u for u in ending if isinstance(u, StreamFailed)), None)
+        # a last event without its blank line is closed, so nothing after it joins it
+        raw = held + b"\n\n" if held else b""
+        return _Piece(raw, events, await self._observed(updates + ending), failure)
+
+    def _decode(self, events: list[SseEvent]) -> list[Update]:
+        if not self.decoding:
+            return []
+        return [update for event in events for update in self.decoder.feed(event)]
+
+    async def _observed(self, updates: list[Update]) -> list[Update]:
+        for update in updates:
+            await self._observe(update)
+        return updates
+
+    async def _observe(self, update: Update) -> None:
         """Fold for the vault; keep the step before its terminal event goes out."""
         if isinstance(update, StreamFailed):
-            self.failed = True
+            self.failure = update
         if self.builder is None:
             return
         self.builder.add(update)
@@ -101,50 +166,38 @@ class _Relay:
             await self.proxy.vault.remember(self.call.tenant, self.call.upstream.config, message)
 
 
+def _error_events(call: ProxyCall, failure: StreamFailed) -> list[SseEvent]:
+    """The client dialect's error event (and closing events), from a fresh encoder."""
+    encoder = call.ingress.stream_encoder()
+    return encoder.encode(failure) + encoder.finish()
+
+
 async def _translated(
     relay: _Relay, response: httpx.Response, framer: _Framer
 ) -> AsyncIterator[bytes]:
     encoder = relay.call.ingress.stream_encoder()
-
-    async def encode(updates: list[Update]) -> bytes:
-        events: list[SseEvent] = []
-        for update in updates:
-            await relay.observe(update)
-            events.extend(encoder.encode(update))
-        return framer.frame(events) if events else b""
-
-    try:
-        async for chunk in body_chunks(response):
-            out = await encode(relay.updates(chunk))
-            if out:
-                yield out
-        out = await encode(relay.final_updates())
-    except (httpx.HTTPError, DecodeError) as error:
-        out = await encode([_broken(error)])
-    yield out + framer.frame(encoder.finish()) + framer.close()
+    async for piece in relay.pieces(response):
+        try:
+            events = [event for update in piece.updates for event in encoder.encode(update)]
+        except Exception as error:  # an encoder bug still ends the stream in shape
+            failure = _broken(error)
+            relay.failure = failure
+            yield framer.frame(_error_events(relay.call, failure)) + framer.close()
+            return
+        if events:
+            yield framer.frame(events)
+    yield framer.frame(encoder.finish()) + framer.close()
 
 
 async def _passthrough(
     relay: _Relay, response: httpx.Response, framer: _Framer
 ) -> AsyncIterator[bytes]:
-    decode = relay.builder is not None or framer.json_array
-    try:
-        async for chunk in body_chunks(response):
-            if not decode:
-                yield chunk
-                continue
-            events = relay.parser.feed(chunk)
-            for event in events:
-                for update in relay.decoder.feed(event):
-                    await relay.observe(update)
-            yield framer.frame(events) if framer.json_array else chunk
-        if decode:
-            for update in relay.final_updates():
-                await relay.observe(update)
-    except (httpx.HTTPError, DecodeError) as error:
-        relay.failed = True
-        encoder = relay.call.ingress.stream_encoder()
-        yield framer.frame(encoder.encode(_broken(error)) + encoder.finish())
+    async for piece in relay.pieces(response):
+        out = framer.frame(piece.events) if framer.json_array else piece.raw
+        if piece.failure is not None:  # the upstream did not say so: the client must hear it
+            out += framer.frame(_error_events(relay.call, piece.failure))
+        if out:
+            yield out
     yield framer.close()
 
 
@@ -193,8 +246,13 @@ class RelayResponse(StreamingResponse):
 
 def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> RelayResponse:
     """The client's streaming response; metrics and the access log close with the stream."""
-    relay = _Relay(proxy, call)
     framer = _Framer(call.json_array)
+    relay = _Relay(
+        proxy,
+        call,
+        decoding=not call.passthrough or vault_needed(call),
+        keep_raw=call.passthrough and not framer.json_array,
+    )
     produce: Callable[[_Relay, httpx.Response, _Framer], AsyncIterator[bytes]] = (
         _passthrough if call.passthrough else _translated
     )
@@ -206,8 +264,9 @@ def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> 
             async for piece in produce(relay, response, framer):
                 if piece:
                     yield piece
-            if relay.failed:
-                status = 502
+            if relay.failure is not None:
+                status = relay.failure.status or 502
+                call.record.error = relay.failure.code
         except (asyncio.CancelledError, GeneratorExit):
             status = CLIENT_GONE
             call.record.error = "client_disconnected"

@@ -187,10 +187,22 @@ def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     return stream.__aiter__()
 
 
-async def read_answer(response: httpx.Response) -> bytes:
-    """An upstream answer's whole body; the response is closed afterwards."""
+class AnswerTooLarge(Exception):
+    """An upstream answer's body exceeded the upstream's ``max_response_bytes``."""
+
+
+async def read_answer(response: httpx.Response, limit: int) -> bytes:
+    """An upstream answer's whole body (at most ``limit`` bytes, else :class:`AnswerTooLarge`);
+    the response is closed afterwards."""
     try:
-        return b"".join([chunk async for chunk in body_chunks(response)])
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in body_chunks(response):
+            size += len(chunk)
+            if size > limit:
+                raise AnswerTooLarge(f"the upstream answer exceeds the limit of {limit} bytes")
+            chunks.append(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         await response.aclose()
 

@@ -101,5 +101,5 @@ class _Pieces(httpx.AsyncByteStream):
 async def test_an_answer_is_read_whole_and_decompressed_when_compressed(
     response: httpx.Response,
 ) -> None:
-    assert await read_answer(response) == b'{"a":1}'
+    assert await read_answer(response, 1 << 20) == b'{"a":1}'
     assert response.is_closed
