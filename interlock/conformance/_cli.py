@@ -1,4 +1,4 @@
-"""``interlock conformance [--format F] [--report FILE] [--json]``."""
+"""``interlock conformance [--format F] [--report FILE] [--json] [--corpus [DIR]]``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from interlock.conformance._codecs import default_registry
+from interlock.conformance._corpus import run_corpus
+from interlock.conformance._corpus_files import load_corpus
+from interlock.conformance._corpus_report import corpus_markdown, known_text, ledger, read_known
 from interlock.conformance._draft import draft_canonical
 from interlock.conformance._node import harness_dir
 from interlock.conformance._report import json_matrix, markdown_matrix, summary_table
@@ -17,6 +21,7 @@ from interlock.conformance._vectors import DIALECTS, VectorError, check_dialect,
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DEFAULT_VECTORS = REPOSITORY / "conformance" / "vectors"
+DEFAULT_CORPUS = REPOSITORY / "conformance" / "corpus"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +33,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", help="write the fidelity matrix (Markdown) to this file")
     parser.add_argument("--json", action="store_true", help="print the matrix and findings as JSON")
     parser.add_argument("--vectors", default=str(DEFAULT_VECTORS), help="vector directory")
+    parser.add_argument(
+        "--corpus",
+        nargs="?",
+        const=str(DEFAULT_CORPUS),
+        metavar="DIR",
+        help="also run the real-traffic corpus (default conformance/corpus)",
+    )
+    parser.add_argument(
+        "--write-known",
+        action="store_true",
+        help="with --corpus: rewrite known-failures.txt from this run",
+    )
     parser.add_argument(
         "--draft",
         nargs="+",
@@ -64,14 +81,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         harness=harness_dir(REPOSITORY),
         progress=progress,
     )
+    report = markdown_matrix(result)
+    corpus_ok = True
+    if arguments.corpus:
+        try:
+            section, corpus_ok = _corpus(Path(arguments.corpus), arguments.write_known, stream)
+        except (ValueError, VectorError) as error:
+            print(f"interlock conformance: {error}", file=sys.stderr)
+            return 2
+        report += "\n" + section
     if arguments.report:
-        Path(arguments.report).write_text(markdown_matrix(result), encoding="utf-8")
+        Path(arguments.report).write_text(report, encoding="utf-8")
     if arguments.json:
         print(summary_table(result), file=sys.stderr)
         print(json.dumps(json_matrix(result), indent=2))
     else:
         print(summary_table(result))
-    return 0 if result.ok else 1
+    return 0 if result.ok and corpus_ok else 1
+
+
+def _corpus(root: Path, write_known: bool, stream: TextIO) -> tuple[str, bool]:
+    """Run the corpus; its report section, and whether its ledger holds."""
+    payloads = load_corpus(root)
+    if not payloads:
+        raise ValueError(f"no corpus payloads under {root}")
+    registry, _ = default_registry()
+    result = run_corpus(payloads, registry)
+    known_path = root / "known-failures.txt"
+    if write_known:
+        known_path.write_text(known_text(result), encoding="utf-8")
+    found = ledger(result, read_known(known_path))
+    print(
+        f"corpus: {len(payloads)} payloads, {len(result.failures)} failures "
+        f"({found.known} known, {len(found.new)} new, {len(found.stale)} fixed but still listed)",
+        file=stream,
+    )
+    for line in found.new:
+        print(f"FAIL (new) {line}", file=stream)
+    for line in found.stale:
+        print(f"FIXED (remove from {known_path.name}) {line}", file=stream)
+    return corpus_markdown(result, len({p.name.partition("#")[0] for p in payloads})), found.ok
 
 
 def _draft(paths: Sequence[str]) -> int:

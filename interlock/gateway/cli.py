@@ -52,6 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--format", help="only this dialect")
     conformance.add_argument("--report", help="write the fidelity matrix (Markdown) here")
     conformance.add_argument("--json", action="store_true", help="print the matrix as JSON")
+    conformance.add_argument(
+        "--corpus",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="also run the real-traffic corpus (default conformance/corpus)",
+    )
+    conformance.add_argument(
+        "--write-known", action="store_true", help="with --corpus: rewrite known-failures.txt"
+    )
     return parser
 
 
@@ -206,6 +216,10 @@ def _conformance(arguments: argparse.Namespace) -> int:
         forwarded += ["--report", arguments.report]
     if arguments.json:
         forwarded.append("--json")
+    if arguments.corpus is not None:
+        forwarded += ["--corpus", arguments.corpus] if arguments.corpus else ["--corpus"]
+    if arguments.write_known:
+        forwarded.append("--write-known")
     return int(cast(Callable[[list[str]], int | None], runner)(forwarded) or 0)
 
 

@@ -47,6 +47,7 @@ def test_every_dialect_has_a_codec_and_vectors() -> None:
 
 
 def test_docs_fidelity_is_current() -> None:
-    """CI regenerates the matrix; ``interlock conformance --report docs/fidelity.md`` updates it."""
+    """``interlock conformance --corpus --report docs/fidelity.md`` updates it (the corpus
+    section that follows the matrix is checked in ``test_corpus.py``)."""
     published = (ROOT / "docs" / "fidelity.md").read_text(encoding="utf-8")
-    assert markdown_matrix(real_suite()) == published
+    assert published.startswith(markdown_matrix(real_suite()) + "\n## Real-traffic corpus\n")

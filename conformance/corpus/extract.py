@@ -1,0 +1,303 @@
+"""Rebuild the real-traffic corpus from the public repositories that recorded it.
+
+Every payload in ``conformance/corpus/payloads/`` was recorded from a real service by the test
+suite of a public project (VCR cassettes or raw fixtures) and is copied here unchanged: a
+request body, a response body, or a stream (its SSE events, or the elements of Gemini's JSON
+array stream). Nothing is written by hand. This script documents (and repeats) the extraction:
+
+    python conformance/corpus/extract.py --checkouts DIR [--fixtures DIR]
+
+``DIR`` holds one git clone per source repository, named ``owner+name`` (e.g.
+``crewAIInc+crewAI``); each file is read at the commit pinned in ``SOURCES`` with
+``git show <commit>:<path>``. Files of a repository whose clone lacks the pinned commit may be
+given as plain files under ``--fixtures DIR/owner+name/<path>``.
+
+What is kept: bodies of the three provider dialects' endpoints (Chat Completions, Responses,
+Gemini ``generateContent`` / ``streamGenerateContent``, on OpenAI, Azure, the Gemini API,
+Vertex AI, OpenRouter and Mistral) whose exchange succeeded (HTTP 2xx; a request the service
+refused is not evidence that it is valid). Identical payloads are kept once; payloads larger
+than ``MAX_BYTES`` (inline images and documents) are left out to keep the corpus small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml  # PyYAML reads the cassettes; it is needed only to rebuild the corpus.
+
+MAX_BYTES = 24_000
+PER_KIND = 110
+"""At most this many payloads of one (vendor, dialect, kind): the corpus stays small and
+no single vendor's plain chat dominates it."""
+ROOT = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Source:
+    repository: str
+    commit: str
+    licence: str
+    pattern: str
+    """A regular expression over file paths at ``commit``."""
+    kind: str = "cassette"
+    """``cassette`` (VCR YAML) or ``fixture:<dialect>:<kind>:<vendor>`` for raw bodies."""
+
+
+SOURCES = (
+    Source(
+        "crewAIInc/crewAI",
+        "f4731f5025f861c78e3af0487cc80bf5e7c64782",
+        "MIT",
+        r"^lib/crewai/tests/cassettes/.*\.ya?ml$",
+    ),
+    Source(
+        "simonw/llm",
+        "f3f4f29c6e5e623c3776cbf6455dda2345638214",
+        "Apache-2.0",
+        r"^tests/cassettes/.*\.ya?ml$",
+    ),
+    Source(
+        "simonw/llm-gemini",
+        "2a8c855abf701766555b866efe7c80f9a7e27bcf",
+        "Apache-2.0",
+        r"^tests/cassettes/.*\.ya?ml$",
+    ),
+    Source(
+        "simonw/llm-openrouter",
+        "107aa35be076b3943146fee0aa537e03c1dec10f",
+        "Apache-2.0",
+        r"^tests/cassettes/.*\.ya?ml$",
+    ),
+    Source(
+        "simonw/llm-mistral",
+        "bd0e924c6c7c73555cd326da63fcbe608decdf59",
+        "Apache-2.0",
+        r"^tests/fixtures/reasoning/magistral-(stream\.sse|completion\.json)$",
+        "fixture",
+    ),
+    Source(
+        "simonw/llm-mistral",
+        "bf77f9bd0fab0ca5ef693b44bc0fe85bbf2465e8",
+        "Apache-2.0",
+        r"^tests/fixtures/reasoning/magistral-(none|high)-completion\.json$",
+        "fixture",
+    ),
+)
+
+_ENDPOINTS = (
+    (r"openrouter\.ai/.*/chat/completions", "openai_chat", "openrouter"),
+    (r"openrouter\.ai/.*/responses$", "openai_responses", "openrouter"),
+    (r"api\.mistral\.ai/.*/chat/completions", "openai_chat", "mistral"),
+    (r"\.openai\.azure\.com/.*/chat/completions", "openai_chat", "azure"),
+    (r"\.openai\.azure\.com/.*/responses", "openai_responses", "azure"),
+    (r"api\.openai\.com/v1/chat/completions", "openai_chat", "openai"),
+    (r"api\.openai\.com/v1/responses$", "openai_responses", "openai"),
+    (r"aiplatform\.googleapis\.com/.*:(stream)?[gG]enerateContent", "gemini", "vertex"),
+    (r"generativelanguage\.googleapis\.com/.*:(stream)?[gG]enerateContent", "gemini", "gemini"),
+)
+
+
+def endpoint(uri: str) -> tuple[str, str] | None:
+    """(dialect, vendor) of a request URI, or None when it is not a model call we check."""
+    path = uri.split("?", 1)[0]
+    for pattern, dialect, vendor in _ENDPOINTS:
+        if re.search(pattern, path):
+            return dialect, vendor
+    return None
+
+
+def _text(body: Any) -> str | None:
+    if isinstance(body, dict):
+        body = body.get("string", body.get("base64_string"))
+    if isinstance(body, bytes):
+        with contextlib.suppress(OSError):
+            body = gzip.decompress(body)
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return body if isinstance(body, str) else None
+
+
+def stream_events(text: str) -> list[dict[str, Any]] | None:
+    """The events of an SSE body as ``{"event"?, "data"}`` (data parsed unless ``[DONE]``)."""
+    events: list[dict[str, Any]] = []
+    for block in re.split(r"\r?\n\r?\n", text):
+        name, data = None, []
+        for line in block.splitlines():
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+        if not data:
+            continue
+        joined = "\n".join(data)
+        try:
+            value: Any = joined if joined == "[DONE]" else json.loads(joined)
+        except json.JSONDecodeError:
+            return None
+        events.append({"event": name, "data": value} if name else {"data": value})
+    return events or None
+
+
+def payloads_of_exchange(uri: str, request: Any, response: Any, status: int) -> list[dict]:
+    """The corpus payloads of one recorded exchange (request body, response or stream)."""
+    found = endpoint(uri)
+    if found is None or not 200 <= status < 300:
+        return []
+    dialect, vendor = found
+    out: list[dict[str, Any]] = []
+    request_text = _text(request)
+    if request_text:
+        try:
+            body = json.loads(request_text)
+        except json.JSONDecodeError:
+            body = None
+        if isinstance(body, dict):
+            out.append({"dialect": dialect, "vendor": vendor, "kind": "request", "wire": body})
+    response_text = _text(response)
+    if response_text:
+        out += _response_payloads(dialect, vendor, response_text.strip())
+    return out
+
+
+def _response_payloads(dialect: str, vendor: str, text: str) -> list[dict[str, Any]]:
+    base = {"dialect": dialect, "vendor": vendor}
+    if re.search(r"^(data|event):", text, re.MULTILINE):
+        events = stream_events(text)
+        return [{**base, "kind": "stream", "wire": events}] if events else []
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return []
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        wire = [{"data": item} for item in value]
+        return [{**base, "kind": "stream", "wire": wire}]
+    if isinstance(value, dict) and not value.get("error"):
+        return [{**base, "kind": "response", "wire": value}]
+    return []
+
+
+def cassette_payloads(text: str) -> list[dict[str, Any]]:
+    document = yaml.load(text, Loader=yaml.CSafeLoader)
+    out: list[dict[str, Any]] = []
+    for interaction in (document or {}).get("interactions") or []:
+        request, response = interaction.get("request", {}), interaction.get("response", {})
+        status = (response.get("status") or {}).get("code", 200)
+        out += payloads_of_exchange(
+            request.get("uri", ""), request.get("body"), response.get("body"), int(status)
+        )
+    return out
+
+
+def fixture_payloads(path: str, text: str) -> list[dict[str, Any]]:
+    """llm-mistral's raw fixtures: bodies recorded from api.mistral.ai (see its metadata)."""
+    return _response_payloads("openai_chat", "mistral", text.strip())
+
+
+def _git(checkout: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(checkout), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def source_files(source: Source, checkouts: Path, fixtures: Path | None) -> dict[str, str]:
+    slug = source.repository.replace("/", "+")
+    checkout = checkouts / slug
+    pattern = re.compile(source.pattern)
+    try:
+        names = _git(checkout, "ls-tree", "-r", "--name-only", source.commit).splitlines()
+        return {
+            name: _git(checkout, "show", f"{source.commit}:{name}")
+            for name in names
+            if pattern.search(name)
+        }
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        if fixtures is None:
+            raise SystemExit(f"{slug}: commit {source.commit} not found; give --fixtures") from None
+    base = fixtures / slug
+    return {
+        str(path.relative_to(base)): path.read_text(encoding="utf-8")
+        for path in sorted(base.rglob("*"))
+        if path.is_file() and pattern.search(str(path.relative_to(base)))
+    }
+
+
+def _slug(path: str) -> str:
+    stem = re.sub(r"\.(ya?ml|json|sse)$", "", path.rsplit("/", 2)[-2] + "__" + path.rsplit("/", 1)[-1])
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:100]
+
+
+def _dump(document: dict[str, Any]) -> str:
+    """One payload per line: small files whose diffs still read payload by payload."""
+    lines = [json.dumps(payload, ensure_ascii=False) for payload in document["payloads"]]
+    source = json.dumps(document["source"], ensure_ascii=False)
+    body = ",\n  ".join(lines)
+    return f'{{"corpus": 1,\n "source": {source},\n "payloads": [\n  {body}\n ]}}\n'
+
+
+def build(checkouts: Path, fixtures: Path | None) -> None:
+    payload_root = ROOT / "payloads"
+    seen: set[str] = set()
+    counts: dict[tuple[str, str, str], int] = {}
+    manifest: list[dict[str, Any]] = []
+    files: dict[Path, dict[str, Any]] = {}
+    for source in SOURCES:
+        for path, text in sorted(source_files(source, checkouts, fixtures).items()):
+            found = cassette_payloads(text) if source.kind == "cassette" else fixture_payloads(path, text)
+            kept = []
+            for payload in found:
+                raw = json.dumps(payload["wire"], sort_keys=True, ensure_ascii=False)
+                digest = hashlib.sha256(raw.encode()).hexdigest()
+                group = (payload["vendor"], payload["dialect"], payload["kind"])
+                if digest in seen or len(raw.encode()) > MAX_BYTES or counts.get(group, 0) >= PER_KIND:
+                    continue
+                seen.add(digest)
+                counts[group] = counts.get(group, 0) + 1
+                kept.append(payload)
+            if not kept:
+                continue
+            vendors = sorted({payload["vendor"] for payload in kept})
+            name = f"{source.repository.replace('/', '+')}__{_slug(path)}.json"
+            target = payload_root / vendors[0] / name
+            record = {
+                "repository": source.repository,
+                "path": path,
+                "commit": source.commit,
+                "licence": source.licence,
+            }
+            files[target] = {"corpus": 1, "source": record, "payloads": kept}
+            manifest.append({**record, "file": str(target.relative_to(ROOT)), "payloads": len(kept),
+                             "vendors": vendors})
+    for old in payload_root.rglob("*.json") if payload_root.exists() else []:
+        old.unlink()
+    for target, document in files.items():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(_dump(document), encoding="utf-8")
+    (ROOT / "manifest.json").write_text(
+        json.dumps({"corpus": 1, "sources": manifest}, indent=1) + "\n", encoding="utf-8"
+    )
+    total = sum(entry["payloads"] for entry in manifest)
+    print(f"{total} payloads from {len(manifest)} files", file=sys.stderr)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkouts", type=Path, required=True)
+    parser.add_argument("--fixtures", type=Path)
+    arguments = parser.parse_args()
+    build(arguments.checkouts, arguments.fixtures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The real-traffic corpus: its provenance, the runner's checks, and the published counts.
+
+Every failure the corpus run finds must be listed in ``conformance/corpus/known-failures.txt``
+and every listed one must still occur: a regression fails here, and so does a fix until its
+lines are removed (``interlock conformance --corpus --write-known``, then review the diff).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from interlock.conformance import default_registry, main
+from interlock.conformance._codecs import ProviderCodec
+from interlock.conformance._corpus import CorpusResult, run_corpus
+from interlock.conformance._corpus_files import CorpusPayload, load_corpus
+from interlock.conformance._corpus_report import corpus_markdown, ledger, read_known
+from interlock.conformance._settings import compare_settings, setting_items
+from interlock.conformance._vectors import VectorError
+from interlock.transcript import (
+    DecodeError,
+    GenerationOptions,
+    JsonObject,
+    Message,
+    Request,
+    TextPart,
+    TranslationWarning,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "conformance" / "corpus"
+
+
+@cache
+def corpus() -> list[CorpusPayload]:
+    return load_corpus(CORPUS)
+
+
+@cache
+def corpus_run() -> CorpusResult:
+    registry, _ = default_registry()
+    return run_corpus(corpus(), registry)
+
+
+def test_the_corpus_is_large_enough_and_from_at_least_six_vendors() -> None:
+    payloads = corpus()
+    assert len(payloads) >= 400
+    assert len({payload.vendor for payload in payloads}) >= 6
+    assert {payload.kind for payload in payloads} == {"request", "response", "stream"}
+
+
+def test_every_file_names_its_source_and_the_manifest_lists_it() -> None:
+    manifest = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))
+    listed = {entry["file"]: entry for entry in manifest["sources"]}
+    files = sorted(CORPUS.glob("payloads/*/*.json"))
+    assert sorted(listed) == [str(path.relative_to(CORPUS)) for path in files]
+    for path in files:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        entry = listed[str(path.relative_to(CORPUS))]
+        assert document["source"] == {key: entry[key] for key in document["source"]}
+        assert len(document["source"]["commit"]) == 40
+        assert document["source"]["licence"] in ("MIT", "Apache-2.0")
+        assert entry["payloads"] == len(document["payloads"])
+
+
+def test_every_corpus_failure_is_known_and_every_known_one_still_occurs() -> None:
+    found = ledger(corpus_run(), read_known(CORPUS / "known-failures.txt"))
+    assert list(found.new) == []
+    assert list(found.stale) == []
+
+
+def test_docs_fidelity_shows_the_current_corpus_counts() -> None:
+    published = (ROOT / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    files = len({payload.name.partition("#")[0] for payload in corpus()})
+    section = corpus_markdown(corpus_run(), files)
+    assert published.endswith("\n" + section)
+
+
+def _write_corpus(root: Path, payloads: list[JsonObject]) -> None:
+    (root / "payloads" / "test").mkdir(parents=True)
+    source = {"repository": "o/r", "path": "p", "commit": "0" * 40, "licence": "MIT"}
+    document = {"corpus": 1, "source": source, "payloads": payloads}
+    (root / "payloads" / "test" / "one.json").write_text(json.dumps(document), encoding="utf-8")
+
+
+def test_a_payload_the_decoder_refuses_is_a_false_rejection(tmp_path: Path) -> None:
+    _write_corpus(
+        tmp_path,
+        [{"dialect": "openai_chat", "vendor": "test", "kind": "request", "wire": {"x": 1}}],
+    )
+    registry, _ = default_registry()
+    result = run_corpus(load_corpus(tmp_path), registry)
+    assert result.table()["test"]["rejected"] == 1
+    assert [f.check for f in result.failures] == ["decode"]
+    assert "false rejection" in result.failures[0].message
+
+
+def test_a_setting_dropped_without_a_warning_is_lost_and_with_one_degraded() -> None:
+    request = Request(
+        model="m",
+        messages=(Message(role="user", parts=(TextPart(text="hi"),)),),
+        options=GenerationOptions(temperature=0.5, seed=7),
+        extra={"openai-chat": {"response_format": {"type": "json_object"}}},
+    )
+    items = setting_items(request)
+    assert {item.location for item in items} == {
+        "settings.temperature",
+        "settings.seed",
+        "settings.response_format",
+    }
+    back = [item for item in items if item.location == "settings.temperature"]
+    warning = TranslationWarning(code="option_dropped", location="options.seed", message="x")
+    outcomes = {
+        r.item.location: (r.outcome, r.failure) for r in compare_settings(items, back, [warning])
+    }
+    assert outcomes == {
+        "settings.temperature": ("translated", None),
+        "settings.seed": ("degraded", None),
+        "settings.response_format": (None, "lost"),
+    }
+
+
+def test_a_decoder_double_that_rejects_everything_is_caught(tmp_path: Path) -> None:
+    _write_corpus(
+        tmp_path,
+        [
+            {
+                "dialect": "gemini",
+                "vendor": "test",
+                "kind": "request",
+                "wire": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+            }
+        ],
+    )
+    registry, _ = default_registry()
+    real = registry["gemini"]
+    assert isinstance(real, ProviderCodec)
+
+    def refuse(payload: JsonObject) -> Request:
+        raise DecodeError("contents", "refused by the double")
+
+    from dataclasses import replace
+
+    doubled = {**registry, "gemini": replace(real, decode_request=refuse)}
+    assert run_corpus(load_corpus(tmp_path), registry).ok
+    assert not run_corpus(load_corpus(tmp_path), doubled).ok
+
+
+def test_a_malformed_corpus_file_is_named(tmp_path: Path) -> None:
+    _write_corpus(tmp_path, [{"dialect": "cohere", "vendor": "x", "kind": "request", "wire": {}}])
+    with pytest.raises(VectorError, match=r"one\.json"):
+        load_corpus(tmp_path)
+
+
+def test_the_cli_runs_the_corpus_and_fails_on_an_unknown_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write_corpus(
+        tmp_path,
+        [{"dialect": "openai_chat", "vendor": "test", "kind": "request", "wire": {"x": 1}}],
+    )
+    assert main(["--format", "gemini", "--corpus", str(tmp_path)]) == 1
+    assert "FAIL (new) test/one#0 [decode]" in capsys.readouterr().out
+    assert main(["--format", "gemini", "--corpus", str(tmp_path), "--write-known"]) == 0
+    assert main(["--format", "gemini", "--corpus", str(tmp_path)]) == 0
