@@ -24,14 +24,27 @@ from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.config import ModelRoute
 from interlock.gateway.dialects import Dialect
+from interlock.gateway.history_cache import (
+    Continuation as HistoryContinuation,
+)
+from interlock.gateway.history_cache import (
+    Entry,
+    HistoryCache,
+    checks_alone,
+    continue_body,
+    decodes_alone,
+    split_body,
+)
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import ReasoningVault, needs
 from interlock.transcript import (
     Continuation,
     DecodeError,
+    Encoded,
     JsonObject,
     LossyHistoryError,
+    Message,
     ReplayPolicy,
     Request,
     TranslationWarning,
@@ -63,6 +76,26 @@ class Route:
     upstream: Upstream
 
 
+HISTORY_KEYS: dict[str, str] = {"openai-chat": "messages"}
+"""Ingress dialects whose history prefixes are remembered (:mod:`.history_cache`)."""
+
+
+@dataclass(slots=True)
+class ParsedBody:
+    """A request body parsed, and what the history cache needs to know about it."""
+
+    payload: JsonObject
+    text: str | None = None
+    """The body as text when its history prefix can be remembered."""
+    head: JsonObject | None = None
+    prefix_end: int = 0
+    continuation: HistoryContinuation | None = None
+    messages: tuple[Message, ...] = ()
+    """All decoded messages (before the vault), once decoded."""
+    new: tuple[Message, ...] = ()
+    """The messages after a known prefix (a continuation only)."""
+
+
 @dataclass(slots=True, kw_only=True)
 class ProxyCall:
     """One proxied request, as far as it got."""
@@ -78,6 +111,7 @@ class ProxyCall:
     record: AccessRecord
     json_array: bool = False
     """Gemini ``streamGenerateContent`` without ``?alt=sse``: answer a streamed JSON array."""
+    parsed: ParsedBody | None = None
 
     @property
     def upstream(self) -> Upstream:
@@ -142,6 +176,19 @@ async def read_body(http_request: HttpRequest, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def _full_parse(ingress: Dialect, body: bytes) -> ParsedBody:
+    """``body`` parsed without the history cache (its prefix can still be remembered)."""
+    key = HISTORY_KEYS[ingress.name]
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return ParsedBody(parse_payload(body))
+    split = split_body(text, key)
+    if split is None:
+        return ParsedBody(parse_payload(body))
+    return ParsedBody(split.payload, text, split.head, split.prefix_end)
+
+
 def parse_payload(body: bytes) -> JsonObject:
     """The JSON object in ``body`` or a 400."""
     try:
@@ -166,12 +213,14 @@ class Proxy:
         vault: ReasoningVault,
         metrics: Metrics,
         max_body_bytes: int,
+        history: HistoryCache | None = None,
     ) -> None:
         self.routes = routes
         self.keys = keys
         self.vault = vault
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.history = history if history is not None else HistoryCache()
 
     def tenant(self, http_request: HttpRequest) -> str:
         """The caller's tenant, or a 401."""
@@ -206,16 +255,14 @@ class Proxy:
         tenant = self.tenant(http_request)
         record.tenant = tenant
         body = await read_body(http_request, self.max_body_bytes)
-        payload = parse_payload(body)
+        parsed = self.parse(ingress, tenant, body)
+        payload = parsed.payload
         model = path_model if path_model is not None else payload.get("model")
         if not isinstance(model, str) or not model:
             raise ProxyError(400, "you must provide a model parameter", param="model")
         route = self.route(model, ingress)
         record.model, record.upstream = route.model.name, route.upstream.name
-        try:
-            request = ingress.decode_request(payload)
-        except DecodeError as error:
-            raise ProxyError(400, str(error), code="invalid_request", param=error.path) from error
+        parsed, request = self._decode(ingress, parsed, body)
         wants_stream = stream if stream is not None else payload.get("stream") is True
         record.stream = wants_stream
         request = replace(request, model=route.model.model, stream=wants_stream)
@@ -229,12 +276,63 @@ class Proxy:
             passthrough=False,
             translation="",
             record=record,
+            parsed=parsed,
             json_array=ingress.name == "gemini"
             and wants_stream
             and http_request.query_params.get("alt") != "sse",
         )
         await self._encode(call, model)
         return call
+
+    def parse(self, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:
+        """``body`` parsed (or a 400); continued from a known history prefix when one fits."""
+        key = HISTORY_KEYS.get(ingress.name)
+        if key is None or len(body) < self.history.min_chars:
+            return ParsedBody(parse_payload(body))
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return ParsedBody(parse_payload(body))
+        entry = self.history.find((tenant, ingress.name), text)
+        if entry is not None:
+            continuation = continue_body(entry, text, key)
+            if continuation is not None:
+                payload, end = continuation.payload, continuation.prefix_end
+                return ParsedBody(payload, text, entry.head, end, continuation)
+        split = split_body(text, key)
+        if split is None:
+            return ParsedBody(parse_payload(body))
+        return ParsedBody(split.payload, text, split.head, split.prefix_end)
+
+    def _decode(
+        self, ingress: Dialect, parsed: ParsedBody, body: bytes
+    ) -> tuple[ParsedBody, Request]:
+        """The canonical request: only the new messages decoded after a known prefix."""
+        continuation = parsed.continuation
+        if continuation is not None:
+            entry = continuation.entry
+            try:
+                suffix = ingress.decode_request(parsed.payload)
+            except DecodeError:
+                suffix = None
+            items = parsed.payload.get(HISTORY_KEYS[ingress.name])
+            if (
+                suffix is not None
+                and isinstance(items, list)
+                and decodes_alone(entry, suffix.messages, items)
+            ):
+                parsed.new = suffix.messages
+                parsed.messages = entry.messages + suffix.messages
+                self.history.reused += 1
+                return parsed, replace(suffix, messages=parsed.messages)
+            # Not separable here: the full path, as if nothing were known.
+            parsed = _full_parse(ingress, body)
+        try:
+            request = ingress.decode_request(parsed.payload)
+        except DecodeError as error:
+            raise ProxyError(400, str(error), code="invalid_request", param=error.path) from error
+        parsed.messages = request.messages
+        return parsed, request
 
     async def _encode(self, call: ProxyCall, client_model: str) -> None:
         upstream = call.upstream
@@ -245,8 +343,26 @@ class Proxy:
         request, restored = await self.vault.restore(call.tenant, upstream.config, request)
         call.request = request
         policy = ReplayPolicy(mode=upstream.config.replay_mode)
+        checked = (upstream.name, upstream.config.replay_mode)
+        if same and not restored:
+            if not self._suffix_checks(call, checked, policy):
+                self._encode_checked(upstream, request, policy)
+            self._remember(call, checked)
+            call.passthrough = True
+            call.translation = "exact"
+            if not call.ingress.model_in_path:
+                call.body = rewrite_model(call.body, client_model, request.model)
+            return
+        encoded = self._encode_checked(upstream, request, policy)
+        self._remember(call, None)
+        call.translation = translation_label(encoded.warnings, restored)
+        call.body = _COMPACT.encode(encoded.payload).encode()
+
+    def _encode_checked(
+        self, upstream: Upstream, request: Request, policy: ReplayPolicy
+    ) -> Encoded:
         try:
-            encoded = upstream.dialect.encode_request(request, policy)
+            return upstream.dialect.encode_request(request, policy)
         except LossyHistoryError as error:
             self.metrics.lossy_refused[upstream.name, error.code] += 1
             raise ProxyError(
@@ -255,14 +371,49 @@ class Proxy:
                 code=error.code,
                 param=error.location,
             ) from error
-        if same and not restored:
-            call.passthrough = True
-            call.translation = "exact"
-            if not call.ingress.model_in_path:
-                call.body = rewrite_model(call.body, client_model, request.model)
+
+    def _suffix_checks(
+        self, call: ProxyCall, checked: tuple[str, str], policy: ReplayPolicy
+    ) -> bool:
+        """True when the new messages alone passed the replay check standing for all.
+
+        Any refusal here is left to the full check, which then answers with its own
+        error and locations.
+        """
+        parsed = call.parsed
+        continuation = parsed.continuation if parsed is not None else None
+        if parsed is None or continuation is None:
+            return False
+        entry = continuation.entry
+        if entry.checked_for != checked or not checks_alone(entry, parsed.new):
+            return False
+        try:
+            call.upstream.dialect.encode_request(replace(call.request, messages=parsed.new), policy)
+        except LossyHistoryError:
+            return False
+        self.history.checks_reused += 1
+        return True
+
+    def _remember(self, call: ProxyCall, checked: tuple[str, str] | None) -> None:
+        """Keep this request's history prefix for the next request of the conversation."""
+        parsed = call.parsed
+        if parsed is None or parsed.text is None or parsed.head is None or not parsed.prefix_end:
             return
-        call.translation = translation_label(encoded.warnings, restored)
-        call.body = _COMPACT.encode(encoded.payload).encode()
+        continuation = parsed.continuation
+        if continuation is not None:
+            known = continuation.entry.call_ids
+            new = parsed.new
+        else:
+            known, new = frozenset[str](), parsed.messages
+        call_ids = known | {part.call_id for message in new for part in message.tool_calls}
+        entry = Entry(
+            prefix=parsed.text[: parsed.prefix_end],
+            head=parsed.head,
+            messages=parsed.messages,
+            call_ids=call_ids,
+            checked_for=checked,
+        )
+        self.history.keep((call.tenant, call.ingress.name), entry)
 
     @staticmethod
     def _cross_dialect(request: Request, upstream: Upstream) -> Request:

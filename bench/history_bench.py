@@ -1,0 +1,423 @@
+"""Proxy cost at real history sizes, and across a growing agent conversation.
+
+Same processes as ``bench/proxy_bench.py`` (emulators and ``interlock serve`` on loopback,
+one gateway worker), the same cheap raw-socket client and the same pairing: every
+proxied request is timed next to a direct request to the same emulator with the same
+history, so the machine's load hits both alike; "added" is proxied minus direct.
+Besides wall time, the gateway's own CPU per request is read from the kernel
+(``/proc/<pid>/task/*/schedstat``, nanoseconds of CPU of every thread of the gateway).
+
+Cases (Chat client; "same" = Chat upstream, "cross" = Responses upstream; the direct
+request for "cross" is the same history in Responses' own form):
+
+* ``small``: one user message;
+* a size sweep, ``--sizes`` messages (a weather agent: user, assistant tool call, tool
+  result, assistant answer; ~135 bytes per message, 1,000 messages ≈ 134 KB);
+* ``tool200k``: a 200 KB tool result.
+
+Every request of a case carries a different history: ``--vary first`` (default) changes
+the first message, so no two requests share a prefix (what a gateway sees for unrelated
+requests); ``--vary continue`` sends the history once, then that history plus one new
+step per request (what an agent sends on its next turn).
+
+``--turns N``: one conversation growing by one step per turn (assistant tool call + tool
+result), every turn sent once; the figure is the median over turns 6–15 ("turn 10")
+against the median over the last ten turns.
+
+``--baseline DIR``: a second gateway run from another checkout (``git worktree add``),
+measured in the same rounds, interleaved, so the two columns are comparable.
+
+Usage: python bench/history_bench.py [--sizes 10,100,1000,2000] [--rounds 5]
+       [--requests 100] [--turns 500] [--baseline DIR] [--wrk SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import proxy_bench as pb
+
+from interlock.codecs import openai_chat, openai_responses
+from interlock.transcript import JsonObject, ReplayPolicy
+
+MARK = "#VARY#"
+STEP = "@@STEP@@"
+"""A placeholder history item where a new step is spliced in (``--vary continue``)."""
+WEATHER_TOOL: JsonObject = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+        },
+    },
+}
+
+
+# ---------------------------------------------------------------- histories
+
+
+def step(index: int, result: str | None = None) -> list[JsonObject]:
+    """One agent step: the model calls a tool, the tool answers."""
+    arguments = json.dumps({"city": f"City {index}", "unit": "celsius"})
+    content = result or json.dumps({"temperature": 20 + index % 10, "conditions": "cloudy"})
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": f"The user wants city {index}; I call the weather tool.",
+            "tool_calls": [
+                {
+                    "id": f"call_{index}",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": arguments},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": f"call_{index}", "content": content},
+    ]
+
+
+def history(size: int) -> list[JsonObject]:
+    """``size`` messages: system, then user / tool call / tool result / answer rounds."""
+    messages: list[JsonObject] = [{"role": "system", "content": f"You answer briefly. {MARK}"}]
+    index = 0
+    while len(messages) < size:
+        messages.append({"role": "user", "content": f"What is the weather in city {index}?"})
+        messages.extend(step(index))
+        answer = f"In City {index} it is {20 + index % 10} degrees and cloudy today."
+        messages.append({"role": "assistant", "content": answer})
+        index += 1
+    messages = messages[:size]
+    while messages[-1]["role"] != "user" and messages[-1]["role"] != "tool":
+        messages.pop()
+    return messages
+
+
+def tool_result_history(size_bytes: int) -> list[JsonObject]:
+    """A system message, a question, one tool call whose result is ``size_bytes`` long."""
+    rows = json.dumps([{"row": i, "value": "x" * 40} for i in range(size_bytes // 56)])
+    return [
+        {"role": "system", "content": f"You answer briefly. {MARK}"},
+        {"role": "user", "content": "Summarise the table."},
+        *step(0, rows[:size_bytes]),
+    ]
+
+
+def chat_body(messages: list[JsonObject], model: str, *, placeholder: bool = False) -> bytes:
+    """A Chat request; to the Responses upstream (``cross``) without reasoning text.
+
+    The Chat emulator (DeepSeek's rules) wants ``reasoning_content`` on tool-call steps;
+    Responses wants encrypted reasoning the client never had (the gateway's vault would
+    restore it from earlier answers), so the cross-dialect client sends none.
+    """
+    if model == "cross":
+        messages = [_without_reasoning(message) for message in messages]
+    history: list[object] = [*messages, STEP] if placeholder else list(messages)
+    return json.dumps({"model": model, "messages": history, "tools": [WEATHER_TOOL]}).encode()
+
+
+def _without_reasoning(message: JsonObject) -> JsonObject:
+    return {key: value for key, value in message.items() if key != "reasoning_content"}
+
+
+def responses_body(messages: list[JsonObject], *, placeholder: bool = False) -> bytes:
+    """The same history in Responses' form (what the gateway sends, encoded by the codec)."""
+    messages = [_without_reasoning(message) for message in messages]
+    request = openai_chat.decode_request({"model": "M", "messages": messages})
+    payload = openai_responses.encode_request(request, policy=ReplayPolicy()).payload
+    payload["model"] = "M"
+    payload["store"] = False
+    payload["tools"] = [{"type": "function", **WEATHER_TOOL["function"]}]  # type: ignore[dict-item]
+    if placeholder:
+        payload["input"] = [*payload["input"], STEP]  # type: ignore[misc]
+    return json.dumps(payload).encode()
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU time of every thread of ``pid`` and its children, in nanoseconds."""
+    total = 0
+    for process in [pid, *pb.children(pid)]:
+        for task in Path(f"/proc/{process}/task").iterdir():
+            total += int((task / "schedstat").read_text().split()[0])
+    return total
+
+
+@dataclass
+class Variant:
+    """One gateway under test."""
+
+    name: str
+    port: int
+    pid: int
+
+
+@dataclass
+class Sample:
+    added: list[float]
+    cpu: float
+
+
+def run_pairs(
+    direct: pb.Connection,
+    direct_path: str,
+    variant: Variant,
+    bodies: Callable[[int], tuple[bytes, bytes]],
+    count: int,
+) -> Sample:
+    """``count`` direct/proxied pairs (order flipped every other pair) after 10 warm-ups.
+
+    A fresh connection per call: an idle keep-alive connection is closed after 5 s.
+    """
+    connection = pb.Connection(variant.port)
+    for index in range(10):
+        direct_body, proxy_body = bodies(index)
+        direct.post(direct_path, direct_body)
+        connection.post(pb.CHAT_PATH, proxy_body)
+    added: list[float] = []
+    started = cpu_ns(variant.pid)
+    for index in range(10, 10 + count):
+        direct_body, proxy_body = bodies(index)
+        if index % 2:
+            proxied = connection.post(pb.CHAT_PATH, proxy_body).total
+            alone = direct.post(direct_path, direct_body).total
+        else:
+            alone = direct.post(direct_path, direct_body).total
+            proxied = connection.post(pb.CHAT_PATH, proxy_body).total
+        added.append(proxied - alone)
+    connection.close()
+    return Sample(added, (cpu_ns(variant.pid) - started) / count / 1e6)
+
+
+def bodies_for(
+    messages: list[JsonObject], cross: bool, model: str, vary: str
+) -> Callable[[int], tuple[bytes, bytes]]:
+    """(direct, proxied) body of request ``index``; each request's history is different.
+
+    ``first``: the first message carries the request number (no two share a prefix).
+    ``continue``: request 0 is the history itself, request ``n`` that history plus one
+    new step (a tool call and its result), as an agent's next turn.
+    """
+    if vary == "first":
+        direct = responses_body(messages) if cross else chat_body(messages, "M")
+        proxy = chat_body(messages, model)
+
+        def first(index: int) -> tuple[bytes, bytes]:
+            tag = b"%07d" % index
+            return direct.replace(MARK.encode(), tag), proxy.replace(MARK.encode(), tag)
+
+        return first
+    plain = [_without_mark(message) for message in messages]
+    direct = (
+        responses_body(plain, placeholder=True)
+        if cross
+        else chat_body(plain, "M", placeholder=True)
+    )
+    proxy = chat_body(plain, model, placeholder=True)
+    cut = b', "%s"' % STEP.encode()
+
+    def continued(index: int) -> tuple[bytes, bytes]:
+        if index == 0:
+            return direct.replace(cut, b""), proxy.replace(cut, b"")
+        new = step(1_000_000 + index)
+        wire = _responses_items(new) if cross else _chat_items(new, reasoning=True)
+        items = b", " + b", ".join(json.dumps(item).encode() for item in wire)
+        own = b", " + b", ".join(
+            json.dumps(item).encode() for item in _chat_items(new, reasoning=not cross)
+        )
+        return direct.replace(cut, items), proxy.replace(cut, own)
+
+    return continued
+
+
+def _without_mark(message: JsonObject) -> JsonObject:
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": content.replace(f" {MARK}", "")}
+    return message
+
+
+def _chat_items(messages: list[JsonObject], *, reasoning: bool) -> list[JsonObject]:
+    return messages if reasoning else [_without_reasoning(message) for message in messages]
+
+
+def _responses_items(messages: list[JsonObject]) -> list[JsonObject]:
+    return json.loads(responses_body(messages))["input"]
+
+
+def case(
+    label: str,
+    messages: list[JsonObject],
+    cross: bool,
+    ports: dict[str, int],
+    variants: list[Variant],
+    arguments: argparse.Namespace,
+) -> None:
+    model = "cross" if cross else "same"
+    port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
+    bodies = bodies_for(messages, cross, model, arguments.vary)
+    direct = pb.Connection(port)
+    results: dict[str, list[Sample]] = {variant.name: [] for variant in variants}
+    for round_index in range(arguments.rounds):
+        order = variants if round_index % 2 == 0 else variants[::-1]
+        for variant in order:
+            results[variant.name].append(
+                run_pairs(direct, path, variant, bodies, arguments.requests)
+            )
+    direct.close()
+    size = len(chat_body(messages, model))
+    line = f"{label:<14} {len(messages):>5} msgs {size / 1000:7.1f} KB"
+    for variant in variants:
+        samples = results[variant.name]
+        p50 = statistics.median(statistics.median(s.added) for s in samples) * pb.MS
+        p99 = statistics.median(pb.pct(s.added, 0.99) for s in samples) * pb.MS
+        cpu = statistics.median(s.cpu for s in samples)
+        line += f" | {variant.name}: added p50 {p50:6.2f} p99 {p99:6.2f} ms, CPU {cpu:6.3f} ms"
+    print(f"{line}   [load {pb.load_average()}]", flush=True)
+
+
+def conversation(
+    ports: dict[str, int], variants: list[Variant], arguments: argparse.Namespace, cross: bool
+) -> None:
+    """One conversation growing by a step per turn; per-turn added time and CPU."""
+    model = "cross" if cross else "same"
+    port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
+    direct = pb.Connection(port)
+    messages: list[JsonObject] = [
+        {"role": "system", "content": "You answer briefly."},
+        {"role": "user", "content": "Check the weather in many cities."},
+    ]
+    added: dict[str, list[float]] = {variant.name: [] for variant in variants}
+    cpu: dict[str, list[float]] = {variant.name: [] for variant in variants}
+    connections = {variant.name: pb.Connection(variant.port) for variant in variants}
+    for turn in range(1, arguments.turns + 1):
+        messages.extend(step(turn))
+        direct_body = responses_body(messages) if cross else chat_body(messages, "M")
+        proxy_body = chat_body(messages, model)
+        for variant in variants if turn % 2 else variants[::-1]:
+            started = cpu_ns(variant.pid)
+            proxied = connections[variant.name].post(pb.CHAT_PATH, proxy_body).total
+            cpu[variant.name].append((cpu_ns(variant.pid) - started) / 1e6)
+            alone = direct.post(path, direct_body).total
+            added[variant.name].append(proxied - alone)
+    direct.close()
+    for connection in connections.values():
+        connection.close()
+    label = "conversation cross" if cross else "conversation same"
+    line = f"{label:<19} {arguments.turns} turns, {len(messages)} msgs at the end"
+    for variant in variants:
+        early = (slice(5, 15), slice(-10, None))
+        a10, a_last = (statistics.median(added[variant.name][s]) * pb.MS for s in early)
+        c10, c_last = (statistics.median(cpu[variant.name][s]) for s in early)
+        line += (
+            f" | {variant.name}: added turn 10 {a10:.2f} ms, last {a_last:.2f} ms "
+            f"({a_last / a10:.2f}x); CPU turn 10 {c10:.3f} ms, last {c_last:.3f} ms "
+            f"({c_last / c10:.2f}x)"
+        )
+    print(f"{line}   [load {pb.load_average()}]", flush=True)
+
+
+def wrk_cpu(variants: list[Variant], seconds: float) -> None:
+    """Server CPU per request under ``wrk`` (saturating, 16 connections), small request."""
+    body = chat_body([{"role": "user", "content": "hello there, how are you?"}], "same")
+    line = "small, wrk -c16"
+    for variant in variants:
+        started = cpu_ns(variant.pid)
+        begun = time.perf_counter()
+        rate, errors = pb.load("wrk", variant.port, pb.CHAT_PATH, body, seconds, 16)
+        elapsed = time.perf_counter() - begun
+        used = (cpu_ns(variant.pid) - started) / 1e6
+        line += f" | {variant.name}: {rate:,.0f} req/s, CPU {used / (rate * elapsed):.3f} ms/req, errors {errors}"
+    print(f"{line}   [load {pb.load_average()}]", flush=True)
+
+
+def start_gateway(arguments: list[str], work: Path, source: str | None) -> subprocess.Popen[bytes]:
+    """``interlock serve`` with its errors kept in ``work`` (access lines are dropped)."""
+    environment = dict(os.environ)
+    if source is not None:
+        environment["PYTHONPATH"] = source
+    errors = (work / f"gateway-{len(arguments)}-{time.monotonic_ns()}.err").open("wb")
+    return subprocess.Popen(
+        [*pb.INTERLOCK, *arguments], cwd=work, env=environment, stdout=errors, stderr=errors
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10,100,500,1000,2000")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--vary", choices=["first", "continue"], default="first")
+    parser.add_argument("--turns", type=int, default=0, help="growing conversation (0: skip)")
+    parser.add_argument("--baseline", help="another checkout's gateway, measured alongside")
+    parser.add_argument("--wrk", type=float, default=0, help="seconds of wrk (0: skip)")
+    parser.add_argument("--only", default="", help="comma list: small,sweep,tool,conversation")
+    arguments = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="interlock-history-bench-"))
+    ports = {"chat": pb.free_port(), "responses": pb.free_port()}
+    processes = [
+        pb.emulator("openai-chat", ports["chat"], work, 2),
+        pb.emulator("openai-responses", ports["responses"], work, 2),
+    ]
+    config = work / "interlock.toml"
+    config.write_text(pb.config_text(ports["chat"], ports["responses"]))
+    variants: list[Variant] = []
+    sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])
+    try:
+        for name, source in sources:
+            port = pb.free_port()
+            arguments_list = ["serve", "--config", str(config), "--port", str(port)]
+            process = start_gateway(arguments_list, work, source)
+            processes.append(process)
+            pb.wait_healthy(port, "/healthz", process)
+            variants.append(Variant(name, port, process.pid))
+        run_cases(ports, variants, arguments)
+    finally:
+        for process in processes:
+            pb.stop(process)
+    return 0
+
+
+def run_cases(
+    ports: dict[str, int], variants: list[Variant], arguments: argparse.Namespace
+) -> None:
+    only = set(filter(None, arguments.only.split(",")))
+    print(f"load average at start {pb.load_average()}; vary {arguments.vary}", flush=True)
+    if not only or "small" in only:
+        small: list[JsonObject] = [{"role": "user", "content": f"hello there {MARK}"}]
+        for cross in (False, True):
+            case(
+                "small " + ("cross" if cross else "same"), small, cross, ports, variants, arguments
+            )
+    if not only or "sweep" in only:
+        for size in (int(size) for size in arguments.sizes.split(",")):
+            for cross in (False, True):
+                label = "history " + ("cross" if cross else "same")
+                case(label, history(size), cross, ports, variants, arguments)
+    if not only or "tool" in only:
+        for cross in (False, True):
+            label = "tool200k " + ("cross" if cross else "same")
+            case(label, tool_result_history(200_000), cross, ports, variants, arguments)
+    if arguments.turns and (not only or "conversation" in only):
+        for cross in (False, True):
+            conversation(ports, variants, arguments, cross)
+    if arguments.wrk:
+        wrk_cpu(variants, arguments.wrk)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

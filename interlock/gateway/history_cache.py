@@ -1,0 +1,309 @@
+"""Work already done on an unchanged history prefix is not redone.
+
+An agent resends its whole history every turn, one step longer than the last. The
+gateway keeps, per tenant and ingress dialect, what it learned about the history of a
+recent request: the request text up to the end of its last history item (the *prefix*,
+kept verbatim), the top-level members before the history, and the canonical messages
+decoded from that history. A later request whose text starts with exactly that prefix
+(byte for byte: any changed character misses) and goes on with more history items gets
+only those new items decoded, and — same dialect in and out — only those checked.
+
+Correctness first, so the fast path only ever yields what the full path would:
+
+* only requests that passed decoding (and, for a *checked* entry, the upstream's replay
+  check) leave an entry; a prefix is a complete, valid history;
+* the new items are decoded on their own, which equals decoding them after the prefix
+  when none of them depends on an earlier item (:func:`decodes_alone`), and checked on
+  their own, which equals checking the whole history when none of them opens a new turn
+  or refers to anything before (:func:`checks_alone`);
+* anything unexpected — a parse irregularity, a duplicate history member, an error while
+  decoding or checking the new items — falls back to the full path, which then answers
+  (so every error is the full path's own error, with its own locations).
+
+Bounded: at most ``per_scope`` entries per tenant and dialect, at most ``max_chars``
+characters of prefixes in all (least recently used dropped first). Tenants never see
+each other's entries: the tenant is part of the key, and the key is the exact text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import cast
+
+from interlock.transcript import (
+    JsonObject,
+    JsonValue,
+    Message,
+    ReasoningPart,
+    RefusalPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+Scope = tuple[str, str]
+"""(tenant, ingress dialect name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A request body split around its history array, parsed exactly as ``json.loads``."""
+
+    payload: JsonObject
+    head: JsonObject
+    """The top-level members before the history array, in order."""
+    prefix_end: int
+    """Offset just after the last history item (0 when the history is empty)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """A request that starts with a known prefix: its new history items and the rest."""
+
+    entry: Entry
+    payload: JsonObject
+    """The body with only the *new* history items (head and tail members as sent)."""
+    new_items: int
+    prefix_end: int
+    """Offset just after the last history item of this request."""
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    """What is known about one history prefix of one scope."""
+
+    prefix: str
+    head: JsonObject
+    messages: tuple[Message, ...]
+    call_ids: frozenset[str]
+    checked_for: tuple[str, str] | None
+    """(upstream name, replay mode) whose replay check every message passed, if any."""
+
+
+def split_body(text: str, history_key: str) -> Split | None:
+    """``text`` parsed as a JSON object, noting where its ``history_key`` array ends.
+
+    ``None`` when the text is not a plain JSON object with exactly one such array (the
+    caller then parses it the ordinary way, and gets the ordinary errors).
+    """
+    position = _skip(text, 0)
+    if not text.startswith("{", position):
+        return None
+    members, position, prefix_end = _members(text, position + 1, history_key, first=True)
+    if members is None or prefix_end < 0:
+        return None
+    head: JsonObject = {}
+    for key, value in members:
+        if key == history_key:
+            break
+        head[key] = value
+    return Split(payload=dict(members), head=head, prefix_end=prefix_end)
+
+
+def _members(
+    text: str, position: int, history_key: str, *, first: bool
+) -> tuple[list[tuple[str, JsonValue]] | None, int, int]:
+    """The members of an object from ``position`` (after ``{`` or inside it) to its end.
+
+    Returns (members, offset after the object, offset after the last history item or -1).
+    """
+    members: list[tuple[str, JsonValue]] = []
+    prefix_end = -1
+    seen = False
+    position = _skip(text, position)
+    if first and text.startswith("}", position):
+        return (members if _skip(text, position + 1) == len(text) else None), position, -1
+    try:
+        while True:
+            key, position = _DECODER.raw_decode(text, position)
+            position = _skip(text, position)
+            if not isinstance(key, str) or not text.startswith(":", position):
+                return None, position, -1
+            decoded, end = _DECODER.raw_decode(text, _skip(text, position + 1))
+            value = cast(JsonValue, decoded)
+            if key == history_key:
+                if seen or not isinstance(value, list) or not value:
+                    return None, position, -1
+                seen, prefix_end = True, _last_item_end(text, end)
+            members.append((key, value))
+            position = _skip(text, end)
+            if text.startswith("}", position):
+                break
+            if not text.startswith(",", position):
+                return None, position, -1
+            position = _skip(text, position + 1)
+    except ValueError:
+        return None, position, -1
+    if _skip(text, position + 1) != len(text):
+        return None, position, -1
+    return members, position + 1, prefix_end
+
+
+def _last_item_end(text: str, array_end: int) -> int:
+    """Offset after the last item of the array that ends (``]``) just before ``array_end``."""
+    end = array_end - 1
+    while text[end - 1] in " \t\n\r":
+        end -= 1
+    return end if text[end - 1] == "}" else -1
+
+
+def continue_body(entry: Entry, text: str, history_key: str) -> Continuation | None:
+    """``text`` (which starts with ``entry.prefix``) parsed from the end of the prefix on."""
+    position = _skip(text, len(entry.prefix))
+    items: list[JsonValue] = []
+    try:
+        while text.startswith(",", position):
+            item, end = _DECODER.raw_decode(text, _skip(text, position + 1))
+            if not isinstance(item, dict):
+                return None
+            items.append(cast(JsonObject, item))
+            position = _skip(text, end)
+    except ValueError:
+        return None
+    if not text.startswith("]", position):
+        return None
+    prefix_end = _last_item_end(text, position + 1) if items else len(entry.prefix)
+    position = _skip(text, position + 1)
+    if text.startswith("}", position):
+        tail: list[tuple[str, JsonValue]] | None = []
+        if _skip(text, position + 1) != len(text):
+            return None
+    elif text.startswith(",", position):
+        tail, _, seen = _members(text, position + 1, history_key, first=False)
+        if seen >= 0:
+            return None
+    else:
+        return None
+    if tail is None or any(key == history_key for key, _ in tail):
+        return None
+    payload: JsonObject = {**entry.head, history_key: items}
+    payload.update(tail)
+    return Continuation(entry, payload, len(items), prefix_end)
+
+
+def _skip(text: str, position: int) -> int:
+    match = _SPACE.match(text, position)
+    return match.end() if match else position
+
+
+_PLAIN_PARTS = (TextPart, RefusalPart, ReasoningPart, ToolCallPart, ToolResultPart)
+
+
+def decodes_alone(entry: Entry, new: tuple[Message, ...], items: list[JsonValue]) -> bool:
+    """True when decoding ``new`` after the prefix gives what decoding them alone gave.
+
+    Chat decoding carries two things from earlier messages: the name of the call a tool
+    result answers, and the deprecated ``function_call`` / ``function`` pairing (whose
+    call ids are minted from message positions). So: no deprecated function messages,
+    every tool result answers a call among the new messages, and no call id repeats
+    one of the prefix.
+    """
+    for item in items:
+        if isinstance(item, dict) and ("function_call" in item or item.get("role") == "function"):
+            return False
+    calls = {part.call_id for message in new for part in message.tool_calls}
+    if calls & entry.call_ids:
+        return False
+    return all(
+        part.call_id in calls
+        for message in new
+        for part in message.parts
+        if isinstance(part, ToolResultPart)
+    )
+
+
+def checks_alone(entry: Entry, new: tuple[Message, ...]) -> bool:
+    """True when checking ``new`` alone is checking the whole history (prefix checked).
+
+    The Chat encoder's rules that span messages are tool-call pairing (a prefix that
+    passed has every call answered, and :func:`decodes_alone` keeps new results to new
+    calls), the *current turn* (it starts after the last user message: with no user,
+    system or developer message among the new ones it stays where it was, so the prefix
+    is judged as before and every new message is current, as when alone) and approval
+    ids (only plain text, reasoning, refusal, call and result parts are allowed here).
+    """
+    for message in new:
+        if message.role not in ("assistant", "tool"):
+            return False
+        if not all(isinstance(part, _PLAIN_PARTS) for part in message.parts):
+            return False
+    return True
+
+
+class HistoryCache:
+    """The bounded, per-tenant store of history prefixes; one per gateway process."""
+
+    def __init__(
+        self, *, max_chars: int = 16_000_000, per_scope: int = 8, min_chars: int = 8192
+    ) -> None:
+        self.max_chars = max_chars
+        self.per_scope = per_scope
+        self.min_chars = min_chars
+        """Requests shorter than this are neither looked up nor kept (nothing to save)."""
+        self._scopes: dict[Scope, OrderedDict[int, Entry]] = {}
+        self._order: OrderedDict[int, Scope] = OrderedDict()
+        """Every entry's id and scope, least recently used first (ids, not the prefixes
+        themselves, are the keys: hashing a long prefix would cost as much as reading it)."""
+        self._ids = itertools.count()
+        self.reused = 0
+        """Requests whose known prefix was not decoded again."""
+        self.checks_reused = 0
+        """Requests whose known prefix was not checked again either."""
+        self._chars = 0
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @property
+    def chars(self) -> int:
+        """Characters of prefixes held."""
+        return self._chars
+
+    def find(self, scope: Scope, text: str) -> Entry | None:
+        """The longest kept prefix of ``text`` in ``scope``."""
+        entries = self._scopes.get(scope)
+        if entries is None or len(text) < self.min_chars:
+            return None
+        best: tuple[int, Entry] | None = None
+        for number, entry in entries.items():
+            if text.startswith(entry.prefix) and (
+                best is None or len(entry.prefix) > len(best[1].prefix)
+            ):
+                best = number, entry
+        if best is None:
+            return None
+        entries.move_to_end(best[0])
+        self._order.move_to_end(best[0])
+        return best[1]
+
+    def keep(self, scope: Scope, entry: Entry) -> None:
+        """Remember ``entry`` (replacing one with the same prefix), then enforce bounds."""
+        if not self.min_chars <= len(entry.prefix) <= self.max_chars:
+            return
+        entries = self._scopes.setdefault(scope, OrderedDict())
+        for number, other in list(entries.items()):
+            if len(other.prefix) == len(entry.prefix) and other.prefix == entry.prefix:
+                self._drop(number)
+        entries = self._scopes.setdefault(scope, OrderedDict())
+        number = next(self._ids)
+        entries[number] = entry
+        self._order[number] = scope
+        self._chars += len(entry.prefix)
+        while len(entries) > self.per_scope:
+            self._drop(next(iter(entries)))
+        while self._chars > self.max_chars:
+            self._drop(next(iter(self._order)))
+
+    def _drop(self, number: int) -> None:
+        scope = self._order.pop(number)
+        entries = self._scopes[scope]
+        self._chars -= len(entries.pop(number).prefix)
+        if not entries:
+            del self._scopes[scope]

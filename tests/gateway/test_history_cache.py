@@ -1,0 +1,314 @@
+"""The history-prefix cache: exact parsing, exact misses, isolation, bounds, and a proxy
+that answers and forwards exactly what it would without the cache."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from interlock.gateway.app import Gateway
+from interlock.gateway.history_cache import (
+    Entry,
+    HistoryCache,
+    checks_alone,
+    continue_body,
+    split_body,
+)
+from interlock.transcript import JsonObject, Message, TextPart, ToolCallPart
+from tests.gateway.helpers import CONFIG, Recorder, chat_completion, client, gateway
+
+BIG_CONFIG = CONFIG.replace("max_body_bytes = 4096", "max_body_bytes = 10000000").replace(
+    'base_url = "https://gemini.example"',
+    'base_url = "https://gemini.example"\nreplay_mode = "degrade"',
+)
+"""Degrading toward Gemini: these Chat histories carry no thought signatures."""
+SCOPE = ("tenant-a", "openai-chat")
+
+
+def entry(prefix: str) -> Entry:
+    return Entry(prefix=prefix, head={}, messages=(), call_ids=frozenset(), checked_for=None)
+
+
+# ---------------------------------------------------------------- parsing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"model":"m","messages":[{"role":"user","content":"hi"}]}',
+        ' {\n "messages" : [ {"role":"user"} , {"a":[1,{"b":"]"}]} ] ,"model":"m" } \n',
+        '{"model":"m","x":{"messages":[]},"messages":[{"k":"\\u00e9]}"}],"model":"n"}',
+        '{"a":1,"messages":[{}],"b":[1,2],"c":null}',
+    ],
+)
+def test_split_parses_exactly_as_json_loads(text: str) -> None:
+    split = split_body(text, "messages")
+    assert split is not None
+    assert split.payload == json.loads(text)
+    assert list(split.payload) == list(json.loads(text))
+    assert text[split.prefix_end - 1] == "}"
+    assert text[split.prefix_end :].lstrip().startswith("]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"messages":[{"a":1}],"messages":[{"a":2}]}',
+        '{"messages":[]}',
+        '{"messages":[1]}',
+        '{"messages":{"a":1}}',
+        '{"messages":[{"a":1}]} x',
+        '{"messages":[{"a":1}],}',
+        "[1]",
+        '{"messages":[{"a":1}]',
+    ],
+)
+def test_split_declines_what_it_cannot_take_exactly(text: str) -> None:
+    assert split_body(text, "messages") is None
+
+
+def test_continuation_is_the_rest_of_the_body_as_json_loads_reads_it() -> None:
+    first = '{"model":"m","messages":[{"role":"user","content":"a"}'
+    known = entry(first)
+    known.head = {"model": "m"}
+    text = first + ' ,{"role":"assistant","content":"b"},{"x":[]}] ,"tools":[],"model":"n"}'
+    continuation = continue_body(known, text, "messages")
+    assert continuation is not None
+    expected = json.loads(text)
+    expected["messages"] = expected["messages"][1:]
+    assert continuation.payload == expected
+    assert continuation.new_items == 2
+    assert text[continuation.prefix_end - 1 :].startswith("}]")
+    for bad in (
+        first + "]}",
+        first + ",]}",
+        first + ',{"a":1}]',
+        first + ',{"a":1}],"messages":[{}]}',
+    ):
+        declined = continue_body(known, bad, "messages")
+        assert declined is None or declined.new_items == 0
+
+
+# ---------------------------------------------------------------- the store
+
+
+def test_any_changed_character_of_the_prefix_misses() -> None:
+    cache = HistoryCache(min_chars=0)
+    prefix = '{"model":"m","messages":[{"role":"user","content":"hello"}'
+    cache.keep(SCOPE, entry(prefix))
+    assert cache.find(SCOPE, prefix + "]}") is not None
+    for index in range(len(prefix)):
+        changed = prefix[:index] + chr(ord(prefix[index]) ^ 1) + prefix[index + 1 :]
+        assert cache.find(SCOPE, changed + "]}") is None, index
+    assert cache.find(SCOPE, prefix[:-1]) is None
+
+
+def test_tenants_and_dialects_are_isolated() -> None:
+    cache = HistoryCache(min_chars=0)
+    prefix = '{"messages":[{"role":"user","content":"hello"}'
+    cache.keep(SCOPE, entry(prefix))
+    assert cache.find(("tenant-b", "openai-chat"), prefix + "]}") is None
+    assert cache.find(("tenant-a", "openai-responses"), prefix + "]}") is None
+    assert cache.find(SCOPE, prefix + "]}") is not None
+
+
+def test_the_longest_known_prefix_wins() -> None:
+    cache = HistoryCache(min_chars=0)
+    short, long = '{"messages":[{"a":1}', '{"messages":[{"a":1},{"b":2}'
+    cache.keep(SCOPE, entry(long))
+    cache.keep(SCOPE, entry(short))
+    found = cache.find(SCOPE, long + ',{"c":3}]}')
+    assert found is not None and found.prefix == long
+
+
+def test_size_is_bounded_per_scope_and_in_all() -> None:
+    cache = HistoryCache(min_chars=0, per_scope=3, max_chars=1000)
+    for index in range(10):
+        cache.keep(SCOPE, entry(f'{{"messages":[{{"n":{index}}}'))
+    assert len(cache) == 3
+    assert cache.find(SCOPE, '{"messages":[{"n":9}]}') is not None
+    assert cache.find(SCOPE, '{"messages":[{"n":0}]}') is None
+    for index in range(20):
+        cache.keep((f"tenant-{index}", "openai-chat"), entry("x" * 100 + str(index)))
+    assert cache.chars <= 1000 and len(cache) == 9
+    cache.keep(SCOPE, entry("y" * 2000))
+    assert cache.chars <= 1000
+
+
+def test_short_requests_are_neither_kept_nor_looked_up() -> None:
+    cache = HistoryCache(min_chars=100)
+    cache.keep(SCOPE, entry("x" * 99))
+    assert len(cache) == 0
+    cache.keep(SCOPE, entry("x" * 100))
+    assert cache.find(SCOPE, "x" * 99) is None
+    assert cache.find(SCOPE, "x" * 101) is not None
+
+
+# ---------------------------------------------------------------- through the proxy
+
+
+def step(index: int) -> list[JsonObject]:
+    call = {"id": f"call_{index}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"call_{index}", "content": f"result {index}"},
+    ]
+
+
+def body(messages: list[JsonObject], model: str = "to-chat") -> bytes:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    return json.dumps({"model": model, "messages": messages, "tools": tools}).encode()
+
+
+def built(cache: HistoryCache, upstream: Recorder) -> Gateway:
+    gateway_ = gateway({"chat": upstream, "responses": upstream, "gemini": upstream}, BIG_CONFIG)
+    gateway_.proxy.history = cache
+    return gateway_
+
+
+GEMINI_ANSWER = {
+    "candidates": [
+        {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
+    ],
+    "modelVersion": "up-gemini",
+}
+
+
+def responses_answer(request: httpx.Request) -> httpx.Response:
+    if "generateContent" in request.url.path:
+        return httpx.Response(200, json=GEMINI_ANSWER)
+    if request.url.path.endswith("/responses"):
+        output = [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "ok", "annotations": []}],
+            }
+        ]
+        return httpx.Response(
+            200,
+            json={
+                "id": "resp_1",
+                "object": "response",
+                "created_at": 1,
+                "model": "up-responses",
+                "status": "completed",
+                "output": output,
+            },
+        )
+    return httpx.Response(200, json=chat_completion())
+
+
+Conversation = list[tuple[bytes, str]]
+
+
+async def replay(cache: HistoryCache, turns: Conversation) -> tuple[list[object], list[bytes]]:
+    """Send every body in order; the answers (status, header, JSON) and upstream bodies."""
+    upstream = Recorder(responses_answer)
+    answers: list[object] = []
+    async with client(built(cache, upstream)) as http:
+        for content, path in turns:
+            answer = await http.post(path, content=content)
+            answers.append(
+                (answer.status_code, answer.headers.get("x-interlock-translation"), answer.json())
+            )
+    return answers, [request.content for request in upstream.requests]
+
+
+def growing(
+    model: str, turns: int, edit: Callable[[int, list[JsonObject]], None] | None = None
+) -> Conversation:
+    messages: list[JsonObject] = [
+        {"role": "system", "content": "be brief " * 20},
+        {"role": "user", "content": "go"},
+    ]
+    conversation: Conversation = []
+    for turn in range(turns):
+        messages.extend(step(turn))
+        if edit is not None:
+            edit(turn, messages)
+        conversation.append((body(messages, model), "/v1/chat/completions"))
+    return conversation
+
+
+@pytest.mark.parametrize("model", ["to-chat", "to-responses"])
+async def test_a_growing_conversation_is_answered_and_forwarded_exactly_as_without_cache(
+    model: str,
+) -> None:
+    conversation = growing(model, 12)
+    cache = HistoryCache(min_chars=0)
+    assert await replay(cache, conversation) == await replay(
+        HistoryCache(min_chars=10**9), conversation
+    )
+    assert cache.reused == 11
+    assert cache.checks_reused == (11 if model == "to-chat" else 0)
+
+
+def _break(turn: int, messages: list[JsonObject]) -> None:
+    if turn == 5:  # a tool result answering a call of the known prefix: an orphan
+        messages.append({"role": "tool", "tool_call_id": "call_1", "content": "late"})
+    if turn == 7:  # an unanswered call at the end: tool pairing refused
+        messages.extend(step(99)[:1])
+    if turn == 9:  # a new user turn, then a call id the prefix already used
+        messages.extend([{"role": "user", "content": "again"}, *step(2)])
+
+
+async def test_broken_continuations_get_the_full_paths_own_errors() -> None:
+    conversation = growing("to-chat", 12, _break)
+    cache = HistoryCache(min_chars=0)
+    with_cache = await replay(cache, conversation)
+    assert with_cache == await replay(HistoryCache(min_chars=10**9), conversation)
+    statuses = [answer[0] for answer in with_cache[0]]  # type: ignore[index]
+    assert statuses[5] == 400 and statuses[7] == 400 and statuses[4] == 200
+    assert cache.reused >= 3
+
+
+async def test_a_changed_earlier_message_is_decoded_again() -> None:
+    conversation = growing("to-chat", 4)
+    edited = growing(
+        "to-chat",
+        5,
+        lambda turn, messages: messages[1].update(content=f"go {turn}") if turn == 4 else None,
+    )
+    cache = HistoryCache(min_chars=0)
+    with_cache = await replay(cache, [*conversation, edited[-1]])
+    assert with_cache == await replay(HistoryCache(min_chars=10**9), [*conversation, edited[-1]])
+    assert cache.reused == 3
+
+
+def _deprecated_function_step(turn: int, messages: list[JsonObject]) -> None:
+    if turn == 3:  # call ids of the deprecated form are minted from message positions
+        call = {"name": "f", "arguments": "{}"}
+        messages.append({"role": "assistant", "content": None, "function_call": call})
+        messages.append({"role": "function", "name": "f", "content": "old style"})
+
+
+def _late_result(turn: int, messages: list[JsonObject]) -> None:
+    if turn == 3:  # a second result for a call of the known prefix (names come from it)
+        messages.append({"role": "tool", "tool_call_id": "call_1", "content": "late"})
+
+
+@pytest.mark.parametrize("model", ["to-responses", "to-gemini"])
+@pytest.mark.parametrize("edit", [_deprecated_function_step, _late_result])
+async def test_new_messages_that_depend_on_the_prefix_are_decoded_with_it(
+    model: str, edit: Callable[[int, list[JsonObject]], None]
+) -> None:
+    conversation = growing(model, 5, edit)
+    cache = HistoryCache(min_chars=0)
+    assert await replay(cache, conversation) == await replay(
+        HistoryCache(min_chars=10**9), conversation
+    )
+    assert cache.reused == 3
+
+
+def test_new_messages_that_open_a_turn_are_checked_with_the_whole_history() -> None:
+    known = entry("")
+    call = ToolCallPart(call_id="c", name="f", arguments={})
+    assert checks_alone(known, (Message(role="assistant", parts=(call,)),))
+    for role in ("user", "system", "developer"):
+        assert not checks_alone(known, (Message(role=role, parts=(TextPart(text="x"),)),))
