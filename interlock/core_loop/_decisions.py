@@ -131,12 +131,8 @@ async def claim_decisions(
     held_ids = {batch.batch_id for batch in held}
     replayed = [record for record, decision in checked if decision is None]
     touched = {record.batch_id for record in replayed if record.batch_id in held_ids}
-    for record, decision in checked:
-        if decision is not None:
-            claimed = await run.ledger.claim_approval(run.thread_id, record.approval_id, decision)
-            if claimed is None:
-                raise _consumed(record.approval_id)
-            touched.add(claimed.batch_id)
+    claims = {record.approval_id: decision for record, decision in checked if decision}
+    touched.update(record.batch_id for record in await _claim_all(run, claims))
     touched.update(_answered_or_returned(trailing, held, waiting))
     batches = tuple(batch for batch in held if batch.batch_id in touched)
     return Resumption(
@@ -148,6 +144,26 @@ async def claim_decisions(
         answers=answers,
         replays=_replayed_batches(assigned, [r for r in replayed if r.batch_id not in held_ids]),
     )
+
+
+async def _claim_all(
+    run: _RunState, claims: dict[str, ApprovalDecision]
+) -> tuple[ApprovalRecord, ...]:
+    """Claim every decision at once (all or nothing); refuse naming one that was lost.
+
+    Of concurrent resumes sharing a decision, exactly one claims; the others claim nothing,
+    so no batch is ever left half-claimed (and stuck) whatever order they listed them in.
+    """
+    if not claims:
+        return ()
+    claimed = await run.ledger.claim_approvals(run.thread_id, claims)
+    if claimed is not None:
+        return claimed
+    for approval_id in claims:
+        record = await run.ledger.approval(run.thread_id, approval_id)
+        if record is None or not record.live:
+            raise _consumed(approval_id)
+    raise _consumed(next(iter(claims)))  # unreachable: a claimed record is never live again
 
 
 def _check_answers(trailing: Sequence[Part], waiting: dict[str, str]) -> None:

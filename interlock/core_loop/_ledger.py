@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, TypeAlias, cast
 
@@ -149,10 +149,12 @@ class LedgerStore(Protocol):
 
     - :meth:`hold_batch` stores (or replaces, same ``batch_id``) the batch and adds all its
       approval records together, all or nothing. Approval ids are fresh; a record is never
-      replaced by ``hold_batch`` (only :meth:`claim_approval` changes one).
-    - :meth:`claim_approval` is an atomic compare-and-set: it sets the decision only if the
-      record exists and has none yet, and returns the updated record; otherwise ``None``.
-      Of two concurrent claims of one approval exactly one gets a record.
+      replaced by ``hold_batch`` (only :meth:`claim_approvals` changes one).
+    - :meth:`claim_approvals` is an atomic compare-and-set over a whole set of decisions:
+      it sets every decision only if every record exists and has none yet, and returns
+      the updated records; otherwise it changes nothing and returns ``None``. Of
+      concurrent claims sharing any approval, exactly one gets records — whatever order
+      each lists them in — so a batch is never left half-claimed.
     - :meth:`begin_execution` is an atomic compare-and-set: it moves an occurrence from
       absent or ``awaiting_input`` to ``started`` and returns ``True``; for an occurrence
       already ``started`` or ``completed`` it changes nothing and returns ``False``.
@@ -180,10 +182,11 @@ class LedgerStore(Protocol):
         """The record for ``approval_id``, live or consumed."""
         ...
 
-    async def claim_approval(
-        self, thread_id: str, approval_id: str, decision: ApprovalDecision
-    ) -> ApprovalRecord | None:
-        """Record ``decision`` on a live record (compare-and-set); ``None`` if not live."""
+    async def claim_approvals(
+        self, thread_id: str, decisions: Mapping[str, ApprovalDecision]
+    ) -> tuple[ApprovalRecord, ...] | None:
+        """Record every decision (approval id → decision) on live records, all or nothing;
+        the claimed records in ``decisions`` order, or ``None`` if any is not live."""
         ...
 
     async def begin_execution(self, thread_id: str, occurrence_id: str) -> bool:
@@ -265,16 +268,20 @@ class InMemoryLedgerStore:
         """The record for ``approval_id``."""
         return self._thread(thread_id).approvals.get(approval_id)
 
-    async def claim_approval(
-        self, thread_id: str, approval_id: str, decision: ApprovalDecision
-    ) -> ApprovalRecord | None:
-        """Compare-and-set the decision on a live record."""
+    async def claim_approvals(
+        self, thread_id: str, decisions: Mapping[str, ApprovalDecision]
+    ) -> tuple[ApprovalRecord, ...] | None:
+        """Compare-and-set every decision on live records, all or nothing."""
         approvals = self._thread(thread_id).approvals
-        record = approvals.get(approval_id)
-        if record is None or not record.live:
+        records = [approvals.get(approval_id) for approval_id in decisions]
+        if any(record is None or not record.live for record in records):
             return None
-        claimed = replace(record, decision=decision)
-        approvals[approval_id] = claimed
+        claimed = tuple(
+            replace(record, decision=decision)
+            for record, decision in zip(records, decisions.values(), strict=True)
+            if record is not None
+        )
+        approvals.update((record.approval_id, record) for record in claimed)
         return claimed
 
     async def begin_execution(self, thread_id: str, occurrence_id: str) -> bool:

@@ -88,13 +88,13 @@ async def test_claim_approval_is_single_use() -> None:
     await store.hold_batch("t", BATCH, [RECORD])
     assert await store.held_batches("t") == (BATCH,)
     claims = await asyncio.gather(
-        store.claim_approval("t", "apr_1", ApprovalDecision(approved=True)),
-        store.claim_approval("t", "apr_1", ApprovalDecision(approved=False)),
+        store.claim_approvals("t", {"apr_1": ApprovalDecision(approved=True)}),
+        store.claim_approvals("t", {"apr_1": ApprovalDecision(approved=False)}),
     )
     assert [claim is not None for claim in claims] == [True, False]
     record = await store.approval("t", "apr_1")
     assert record is not None and record.decision == ApprovalDecision(approved=True)
-    assert await store.claim_approval("t", "unknown", ApprovalDecision(approved=True)) is None
+    assert await store.claim_approvals("t", {"unknown": ApprovalDecision(approved=True)}) is None
     assert await store.approval("other-thread", "apr_1") is None
     await store.release_batch("t", "batch_1")
     assert await store.held_batches("t") == ()

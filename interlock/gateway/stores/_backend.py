@@ -20,6 +20,9 @@ class KeyValueBackend(Protocol):
       of several concurrent callers (in any process sharing the backend) gets ``True``.
     * :meth:`replace_if` is a compare-and-set: the value changes only if it currently
       equals ``expected``; exactly one of several concurrent callers wins.
+    * :meth:`replace_all_if` is a compare-and-set over several keys at once: every key
+      changes only if every key currently holds its expected value (all or nothing);
+      of several concurrent callers touching a common key, at most one wins.
     * :meth:`set_many` writes all items or none.
     * A completed write is visible to every later read, in any process.
     """
@@ -42,6 +45,11 @@ class KeyValueBackend(Protocol):
 
     async def replace_if(self, key: str, expected: str, value: str) -> bool:
         """Set ``key`` to ``value`` only if it currently holds ``expected``."""
+        ...
+
+    async def replace_all_if(self, changes: Mapping[str, tuple[str, str]]) -> bool:
+        """Set each ``key`` to ``value`` only if every ``key`` holds its ``expected``;
+        ``changes`` maps key → ``(expected, value)``. ``True`` when this call wrote them."""
         ...
 
     async def delete(self, key: str) -> None:

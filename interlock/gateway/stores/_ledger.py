@@ -2,15 +2,17 @@
 
 Keys: ``ledger/<tenant>/<thread>/{batch/<seq>-<id> | approval/<id> | journal/<occ> | budget}``.
 Held batches carry a time-ordered sequence in their key, so a prefix scan lists them
-oldest first. Compare-and-set steps map onto the backend's atomic ``add`` and
-``replace_if``, which hold across processes for SQLite and Redis.
+oldest first. Compare-and-set steps map onto the backend's atomic ``add``, ``replace_if``
+and ``replace_all_if`` (a batch of decisions is claimed all or nothing), which hold
+across processes for SQLite and Redis.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from urllib.parse import quote
 
 from interlock.core_loop import (
@@ -77,30 +79,27 @@ class KeyValueLedgerStore:
         raw = await self._backend.get(self._key(thread_id, "approval", approval_id))
         return None if raw is None else load_approval(json.loads(raw))
 
-    async def claim_approval(
-        self, thread_id: str, approval_id: str, decision: ApprovalDecision
-    ) -> ApprovalRecord | None:
-        """Compare-and-set the decision on a live record; exactly one concurrent claim wins."""
-        key = self._key(thread_id, "approval", approval_id)
-        raw = await self._backend.get(key)
-        if raw is None:
+    async def claim_approvals(
+        self, thread_id: str, decisions: Mapping[str, ApprovalDecision]
+    ) -> tuple[ApprovalRecord, ...] | None:
+        """Compare-and-set every decision on live records in one atomic backend write
+        (one SQLite transaction, one Redis script): all are claimed or none."""
+        keys = [self._key(thread_id, "approval", approval_id) for approval_id in decisions]
+        raws = await self._backend.get_many(keys)
+        changes: dict[str, tuple[str, str]] = {}
+        claimed: list[ApprovalRecord] = []
+        for key, raw, decision in zip(keys, raws, decisions.values(), strict=True):
+            if raw is None:
+                return None
+            record = load_approval(json.loads(raw))
+            if not record.live:
+                return None
+            record = replace(record, decision=decision)
+            changes[key] = (raw, _dumps(dump_approval(record)))
+            claimed.append(record)
+        if not await self._backend.replace_all_if(changes):
             return None
-        record = load_approval(json.loads(raw))
-        if not record.live:
-            return None
-        claimed = ApprovalRecord(
-            approval_id=record.approval_id,
-            batch_id=record.batch_id,
-            occurrence_id=record.occurrence_id,
-            tool_name=record.tool_name,
-            arguments_digest=record.arguments_digest,
-            owner=record.owner,
-            call=record.call,
-            decision=decision,
-        )
-        if not await self._backend.replace_if(key, raw, _dumps(dump_approval(claimed))):
-            return None
-        return claimed
+        return tuple(claimed)
 
     async def begin_execution(self, thread_id: str, occurrence_id: str) -> bool:
         """Move the occurrence from absent / awaiting_input to started (compare-and-set)."""

@@ -32,6 +32,12 @@ class MemoryBackend:
         self._values[key] = value
         return True
 
+    async def replace_all_if(self, changes: Mapping[str, tuple[str, str]]) -> bool:
+        if any(self._values.get(key) != expected for key, (expected, _) in changes.items()):
+            return False
+        self._values.update((key, value) for key, (_, value) in changes.items())
+        return True
+
     async def delete(self, key: str) -> None:
         self._values.pop(key, None)
 

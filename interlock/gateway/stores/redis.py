@@ -1,7 +1,8 @@
 """Redis backend: several gateway processes share one state.
 
 Uses the ``redis`` package's asyncio client (install ``interlock[redis]``). Insert-if-absent
-is ``SET NX``; compare-and-set is a Lua script, which Redis runs atomically.
+is ``SET NX``; compare-and-set (of one key or of several together) is a Lua script, which Redis runs
+atomically.
 """
 
 from __future__ import annotations
@@ -15,6 +16,18 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0
+"""
+
+_COMPARE_AND_SET_ALL = """
+for index, key in ipairs(KEYS) do
+  if redis.call('GET', key) ~= ARGV[2 * index - 1] then
+    return 0
+  end
+end
+for index, key in ipairs(KEYS) do
+  redis.call('SET', key, ARGV[2 * index])
+end
+return 1
 """
 
 _GLOB_SPECIALS = str.maketrans({char: "\\" + char for char in "*?[]\\"})
@@ -34,6 +47,7 @@ class RedisBackend:
         self._client: Any = redis_class.from_url(url, decode_responses=True)
         self._prefix = prefix
         self._cas: Any = self._client.register_script(_COMPARE_AND_SET)
+        self._cas_all: Any = self._client.register_script(_COMPARE_AND_SET_ALL)
 
     def _key(self, key: str) -> str:
         return self._prefix + key
@@ -55,6 +69,13 @@ class RedisBackend:
 
     async def replace_if(self, key: str, expected: str, value: str) -> bool:
         return bool(await self._cas(keys=[self._key(key)], args=[expected, value]))
+
+    async def replace_all_if(self, changes: Mapping[str, tuple[str, str]]) -> bool:
+        if not changes:
+            return True
+        keys = [self._key(key) for key in changes]
+        args = [text for expected, value in changes.values() for text in (expected, value)]
+        return bool(await self._cas_all(keys=keys, args=args))
 
     async def delete(self, key: str) -> None:
         await self._client.delete(self._key(key))

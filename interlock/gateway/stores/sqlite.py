@@ -95,6 +95,24 @@ class SqliteBackend:
 
         return await self._run(work)
 
+    async def replace_all_if(self, changes: Mapping[str, tuple[str, str]]) -> bool:
+        rows = [(value, key, expected) for key, (expected, value) in changes.items()]
+
+        def work(db: sqlite3.Connection) -> bool:
+            # One IMMEDIATE transaction: the write lock is taken first, so no other
+            # process interleaves between the checks and the writes.
+            with _transaction(db):
+                for row in rows:
+                    cursor = db.execute("UPDATE kv SET value = ? WHERE key = ? AND value = ?", row)
+                    if cursor.rowcount != 1:
+                        raise _Unchanged
+            return True
+
+        try:
+            return await self._run(work)
+        except _Unchanged:
+            return False
+
     async def delete(self, key: str) -> None:
         await self._run(lambda db: db.execute("DELETE FROM kv WHERE key = ?", (key,)))
 
@@ -116,6 +134,10 @@ class SqliteBackend:
 
         await asyncio.get_running_loop().run_in_executor(self._executor, work)
         self._executor.shutdown(wait=True)
+
+
+class _Unchanged(Exception):
+    """A compare failed inside a transaction: it rolls back and nothing is written."""
 
 
 class _transaction:

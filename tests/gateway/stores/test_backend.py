@@ -29,6 +29,32 @@ async def test_replace_if_is_compare_and_set(store: Store) -> None:
     assert await store.backend.replace_if("absent", "v1", "v2") is False
 
 
+async def test_replace_all_if_is_all_or_nothing(store: Store) -> None:
+    backend = store.backend
+    await backend.set_many({"x": "1", "y": "1"})
+    assert await backend.replace_all_if({"x": ("1", "2"), "y": ("stale", "2")}) is False
+    assert await backend.get_many(["x", "y"]) == ["1", "1"]
+    assert await backend.replace_all_if({"x": ("1", "2"), "absent": ("1", "2")}) is False
+    assert await backend.get_many(["x", "absent"]) == ["1", None]
+    assert await backend.replace_all_if({"y": ("1", "3"), "x": ("1", "3")}) is True
+    assert await backend.get_many(["x", "y"]) == ["3", "3"]
+
+
+async def test_concurrent_replace_all_in_opposite_orders_has_one_winner(store: Store) -> None:
+    keys = [f"k{index}" for index in range(5)]
+    await store.backend.set_many(dict.fromkeys(keys, "live"))
+    orders = [keys if n % 2 else keys[::-1] for n in range(20)]
+    results = await asyncio.gather(
+        *(
+            store.backend.replace_all_if({key: ("live", f"taken-{n}") for key in order})
+            for n, order in enumerate(orders)
+        )
+    )
+    assert results.count(True) == 1
+    winner = results.index(True)
+    assert await store.backend.get_many(keys) == [f"taken-{winner}"] * 5
+
+
 async def test_concurrent_adds_have_one_winner(store: Store) -> None:
     results = await asyncio.gather(*(store.backend.add("race", str(i)) for i in range(20)))
     assert results.count(True) == 1

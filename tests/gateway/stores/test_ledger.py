@@ -47,11 +47,54 @@ async def test_claim_approval_is_single_use_under_concurrency(store: Store) -> N
     ledger = store.ledger("tenant")
     await ledger.hold_batch("th", HeldBatch(batch_id="b1", calls=()), [_record("a1", "o1")])
     decision = ApprovalDecision(approved=True)
-    claims = await asyncio.gather(*(ledger.claim_approval("th", "a1", decision) for _ in range(10)))
+    claims = await asyncio.gather(
+        *(ledger.claim_approvals("th", {"a1": decision}) for _ in range(10))
+    )
     winners = [claim for claim in claims if claim is not None]
-    assert len(winners) == 1 and winners[0].decision == decision
-    assert await ledger.claim_approval("th", "a1", decision) is None
-    assert await ledger.claim_approval("th", "unknown", decision) is None
+    assert len(winners) == 1 and winners[0][0].decision == decision
+    assert await ledger.claim_approvals("th", {"a1": decision}) is None
+    assert await ledger.claim_approvals("th", {"unknown": decision}) is None
+
+
+async def test_a_batch_of_decisions_is_claimed_all_or_nothing(store: Store) -> None:
+    """Resumes listing the same decisions in opposite orders: exactly one claims them all,
+    the others claim none (before, each could take one and leave the batch stuck)."""
+    ledger = store.ledger("tenant")
+    ids = [f"a{index}" for index in range(4)]
+    records = [_record(approval_id, f"o{approval_id}") for approval_id in ids]
+    await ledger.hold_batch("th", HeldBatch(batch_id="b1", calls=()), records)
+    yes, no = ApprovalDecision(approved=True), ApprovalDecision(approved=False)
+    orders = [ids, ids[::-1], ids[1:] + ids[:1], ids[2:] + ids[:2]] * 3
+    claims = await asyncio.gather(
+        *(
+            ledger.claim_approvals(
+                "th", {approval_id: yes if n % 2 else no for approval_id in order}
+            )
+            for n, order in enumerate(orders)
+        )
+    )
+    winners = [(n, claim) for n, claim in enumerate(claims) if claim is not None]
+    assert len(winners) == 1
+    n, claimed = winners[0]
+    assert [record.approval_id for record in claimed] == orders[n]
+    expected = yes if n % 2 else no
+    for approval_id in ids:
+        record = await ledger.approval("th", approval_id)
+        assert record is not None and record.decision == expected
+
+
+async def test_a_claim_with_one_consumed_decision_claims_nothing(store: Store) -> None:
+    ledger = store.ledger("tenant")
+    records = [_record("a1", "o1"), _record("a2", "o2")]
+    await ledger.hold_batch("th", HeldBatch(batch_id="b1", calls=()), records)
+    decision = ApprovalDecision(approved=True)
+    assert await ledger.claim_approvals("th", {"a2": decision}) is not None
+    assert await ledger.claim_approvals("th", {"a1": decision, "a2": decision}) is None
+    record = await ledger.approval("th", "a1")
+    assert record is not None and record.live
+    assert await ledger.claim_approvals("th", {"a1": decision, "missing": decision}) is None
+    record = await ledger.approval("th", "a1")
+    assert record is not None and record.live
 
 
 async def test_execution_journal_runs_an_occurrence_once(store: Store) -> None:

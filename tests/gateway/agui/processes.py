@@ -1,0 +1,113 @@
+"""Gateways as ``interlock serve`` subprocesses sharing one store (SQLite file or Redis).
+
+Their tools (:mod:`tests.gateway.agui.counted`) count executions in files, so a test can
+see every execution in every process, even one killed with ``-9``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tests.gateway.agui.harness import CONFIG
+from tests.gateway.serving import free_port, stop
+
+ROOT = Path(__file__).resolve().parents[3]
+TOOLS = "tests.gateway.agui.counted"
+
+
+@dataclass
+class Process:
+    """One running ``interlock serve``; ``url``/``ws_url`` as the harness's ``Server``."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+
+@dataclass
+class Cluster:
+    """Where the gateways keep their config, state and execution counts."""
+
+    directory: Path
+    store_url: str
+    upstream_url: str
+    """The one upstream every gateway calls (the emulators in this process, on loopback)."""
+
+    @property
+    def counts(self) -> Path:
+        return self.directory / "counts"
+
+    def config(self) -> Path:
+        path = self.directory / "interlock.toml"
+        if not path.exists():
+            state = self.directory / "state"
+            text = CONFIG.format(
+                state_dir=state, store=self.store_url, max_body=1 << 20, tools=TOOLS
+            ).replace("emulator://openai-responses", f"{self.upstream_url}/v1")
+            path.write_text(text)
+            self.counts.mkdir(exist_ok=True)
+        return path
+
+    def start(self, extra_env: Mapping[str, str] | None = None) -> Process:
+        """Start one gateway and wait until it answers ``/healthz``."""
+        port = free_port()
+        command = [sys.executable, "-m", "interlock.gateway.cli", "serve"]
+        command += ["--config", str(self.config()), "--port", str(port)]
+        environment = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "INTERLOCK_TEST_COUNTS": str(self.counts),
+            **(extra_env or {}),
+        }
+        log = (self.directory / f"serve-{port}.log").open("wb")
+        with log:
+            process = subprocess.Popen(
+                command, cwd=self.directory, env=environment, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    return Process(process, port)
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                stop(process)
+                raise RuntimeError(f"interlock serve did not start on {self.store_url}")
+            time.sleep(0.05)
+
+
+@contextmanager
+def gateways(cluster: Cluster, count: int) -> Iterator[list[Process]]:
+    """``count`` gateways on the cluster's store, stopped afterwards."""
+    with ExitStack() as stack:
+        started: list[Process] = []
+        for _ in range(count):  # one after the other: the first creates the seal key
+            process = cluster.start()
+            stack.callback(stop, process.process)
+            started.append(process)
+        yield started
+
+
+def store_url(kind: str, directory: Path, redis_url: str | None) -> str:
+    """A fresh store URL of ``kind`` (``sqlite`` or ``redis``)."""
+    if kind == "sqlite":
+        return f"sqlite:///{directory / 'state.db'}"
+    assert redis_url is not None
+    return redis_url
