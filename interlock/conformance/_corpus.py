@@ -186,7 +186,8 @@ class _Payload:
         return False
 
     def _own_target(self) -> Target:
-        return self.codec.targets[0]
+        """The dialect's first target with no encode options: fields written as decoded."""
+        return replace(self.codec.targets[0], options={})
 
     def _cross(self, decoded: Request | Response) -> None:
         source = source_of(self.payload.name, self.payload.dialect, decoded)

@@ -8,7 +8,7 @@ path, where the model name sits, how a key is presented.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
 
 from interlock.codecs import gemini, openai_chat, openai_responses
@@ -99,11 +99,12 @@ def _responses() -> Dialect:
     )
 
 
-def _chat(reasoning_dialect: ChatReasoningDialect) -> Dialect:
+def _chat(reasoning_dialect: ChatReasoningDialect, *, include_usage: bool = False) -> Dialect:
     codec = openai_chat
 
     def encode_request(request: Request, policy: ReplayPolicy) -> Encoded:
-        return codec.encode_request(request, policy=policy, reasoning_dialect=reasoning_dialect)
+        encoded = codec.encode_request(request, policy=policy, reasoning_dialect=reasoning_dialect)
+        return _asking_for_usage(encoded) if request.stream else encoded
 
     return Dialect(
         name="openai-chat",
@@ -114,9 +115,33 @@ def _chat(reasoning_dialect: ChatReasoningDialect) -> Dialect:
             response, reasoning_dialect=reasoning_dialect
         ),
         stream_decoder=codec.StreamDecoder,
-        stream_encoder=lambda: codec.StreamEncoder(reasoning_dialect=reasoning_dialect),
+        stream_encoder=lambda: codec.StreamEncoder(
+            reasoning_dialect=reasoning_dialect, include_usage=include_usage
+        ),
         encode_error=codec.encode_error,
     )
+
+
+def _asking_for_usage(encoded: Encoded) -> Encoded:
+    """A streamed Chat request asks for the usage chunk (``stream_options.include_usage``):
+    without it a Chat upstream never reports usage and no client dialect can be told it."""
+    options = encoded.payload.get("stream_options")
+    if isinstance(options, dict) and "include_usage" in options:
+        return encoded
+    kept = options if isinstance(options, dict) else {}
+    payload = {**encoded.payload, "stream_options": {**kept, "include_usage": True}}
+    return replace(encoded, payload=payload)
+
+
+def stream_usage_asked(request: Request) -> bool:
+    """True when a Chat client asked for the usage chunk (``stream_options.include_usage``)."""
+    options = request.extra.get(openai_chat.DIALECT, {}).get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def chat_ingress_with_usage() -> Dialect:
+    """The Chat ingress dialect for a client that asked for the usage chunk."""
+    return _chat(INGRESS_CHAT_REASONING, include_usage=True)
 
 
 def _gemini() -> Dialect:

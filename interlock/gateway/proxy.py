@@ -23,7 +23,7 @@ from starlette.responses import Response as HttpResponse
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.config import ModelRoute
-from interlock.gateway.dialects import Dialect
+from interlock.gateway.dialects import Dialect, chat_ingress_with_usage, stream_usage_asked
 from interlock.gateway.history_cache import (
     Continuation as HistoryContinuation,
 )
@@ -266,6 +266,8 @@ class Proxy:
         wants_stream = stream if stream is not None else payload.get("stream") is True
         record.stream = wants_stream
         request = replace(request, model=route.model.model, stream=wants_stream)
+        if ingress.name == "openai-chat" and wants_stream and stream_usage_asked(request):
+            ingress = chat_ingress_with_usage()  # the client's usage chunk, whatever the upstream
         call = ProxyCall(
             ingress=ingress,
             route=route,

@@ -6,6 +6,12 @@ text, the refusal, and a tool call per tool-call ``index`` (id and name arrive o
 call's first delta; provider-wire.md trap 22). Parts finish together when the choice
 finishes; a usage-only chunk (empty ``choices``) becomes a usage update; ``[DONE]`` ends
 the stream. ``obfuscation`` padding is noise and is dropped (trap 37).
+
+The ``ResponseFinished`` of a finished choice is held until ``[DONE]`` (or the end of
+input): usage arrives *after* ``finish_reason`` (``stream_options.include_usage`` sends it in
+a last chunk with empty ``choices``; OpenRouter's last chunk repeats the choice with an empty
+delta), and every update must reach the client's encoder before the response's end.
+An in-band ``{"error": …}`` chunk (OpenRouter, mid-stream) is a stream failure.
 """
 
 from __future__ import annotations
@@ -79,6 +85,8 @@ class StreamDecoder:
         self._done = False
         self._chunks = 0
         self._signature: Opaque | None = None
+        self._ending: ResponseFinished | None = None
+        self._failed = False
 
     def feed(self, event: SseEvent) -> list[Update]:
         """The updates one event yields (raises :class:`DecodeError` on malformed input)."""
@@ -86,7 +94,7 @@ class StreamDecoder:
             raise DecodeError("stream", "event after data: [DONE]")
         if event.data.strip() == "[DONE]":
             self._done = True
-            return [] if self._finished else self._finish_parts(None)
+            return self._end() if self._finished else self._finish_parts(None) + self._end()
         path = f"stream[{self._chunks}]"
         self._chunks += 1
         try:
@@ -94,7 +102,8 @@ class StreamDecoder:
         except ValueError as error:
             raise DecodeError(path, f"malformed JSON in event: {error}") from None
         chunk = as_object(chunk, path)
-        if "error" in chunk:
+        if chunk.get("error") is not None:
+            self._failed = True  # reported once: the end of input adds nothing
             return [_failure(chunk["error"], f"{path}.error")]
         updates: list[Update] = []
         if not self._started:
@@ -111,6 +120,8 @@ class StreamDecoder:
     def finish(self) -> list[Update]:
         """End of input: a stream that never finished is reported as failed."""
         if self._finished:
+            return self._end()
+        if self._failed:
             return []
         if not self._started:
             return [StreamFailed(code="empty_stream", message="the stream ended with no chunk")]
@@ -125,7 +136,8 @@ class StreamDecoder:
         if choice.get("index", 0) != 0:
             raise DecodeError(f"{path}.index", "only one choice (n=1) can be streamed")
         if self._finished:
-            raise DecodeError(path, "choice delta after its finish_reason")
+            self._after_finish(choice, path)
+            return []
         updates: list[Update] = []
         delta = choice.get("delta")
         if delta is not None:
@@ -251,13 +263,27 @@ class StreamDecoder:
             self._open(("text", 0), carrier, updates)
         for slot in sorted(self._slots.values(), key=lambda s: s.index):
             updates.append(PartFinished(index=slot.index, part=self._final(slot)))
-        updates.append(
-            ResponseFinished(
-                finish_reason=None if native is None else decode_finish_reason(native),
-                native_finish_reason=native,
-            )
+        self._ending = ResponseFinished(
+            finish_reason=None if native is None else decode_finish_reason(native),
+            native_finish_reason=native,
         )
         return updates
+
+    def _end(self) -> list[Update]:
+        """The held ``ResponseFinished`` (once)."""
+        ending, self._ending = self._ending, None
+        return [ending] if ending is not None else []
+
+    def _after_finish(self, choice: JsonObject, path: str) -> None:
+        """A choice repeated after its finish_reason may carry nothing new (OpenRouter's
+        usage chunk: an empty delta, the same or no finish_reason); content is refused."""
+        delta = as_object(choice.get("delta") or {}, f"{path}.delta")
+        carried = {key: value for key, value in delta.items() if value not in (None, "", [])}
+        carried.pop("role", None)
+        native = choice.get("finish_reason")
+        held = self._ending.native_finish_reason if self._ending else None
+        if carried or (native is not None and native != held):
+            raise DecodeError(path, "choice delta after its finish_reason")
 
     def _final(self, slot: _Slot) -> Part:
         if slot.detail is not None:

@@ -14,6 +14,7 @@ from interlock.transcript import (
     PartDelta,
     PartStarted,
     ReasoningPart,
+    ResponseFinished,
     StreamFailed,
     TextPart,
     ToolCallPart,
@@ -146,7 +147,8 @@ def test_usage_only_chunk_and_vendor_fields_on_delta() -> None:
     assert isinstance(reasoning, ReasoningPart) and reasoning.text == "think more"
     assert isinstance(text, TextPart) and text.text == "Hi" and text.signature is not None
     assert response.usage is not None and response.usage.reasoning_tokens == 4
-    assert isinstance(updates[-1], UsageUpdate)
+    # usage after finish_reason still reaches the encoder before the response's end
+    assert isinstance(updates[-2], UsageUpdate) and isinstance(updates[-1], ResponseFinished)
     assert response.extra == {
         "openai-chat": {"system_fingerprint": "fp"}
     }  # obfuscation dropped (trap 37)
@@ -245,6 +247,31 @@ def test_error_event_mid_stream() -> None:
     )
     failed = [u for u in updates if isinstance(u, StreamFailed)]
     assert (failed[0].code, failed[0].message) == ("server_overloaded", "overloaded")
+    assert len(failed) == 1  # the end of input does not report the same failure again
+
+
+def test_openrouter_usage_chunk_repeats_the_finished_choice_with_an_empty_delta() -> None:
+    """OpenRouter's last chunk (recorded in the corpus): the choice again, an empty delta,
+    the same finish_reason, and the usage; the usage reaches the fold before the end."""
+    usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5, "cost": 0.1}
+    updates = decode_all(
+        [
+            _chunk({"content": "hi"}),
+            _chunk({"role": "assistant", "content": ""}, "stop"),
+            _chunk({"role": "assistant", "content": ""}, "stop", usage=usage),
+            "[DONE]",
+        ]
+    )
+    assert isinstance(updates[-1], ResponseFinished)
+    assert [type(u).__name__ for u in updates].count("ResponseFinished") == 1
+    response = fold_updates(updates)
+    assert response.message.text == "hi" and response.finish_reason == "stop"
+    assert response.usage is not None and response.usage.output_tokens == 2
+
+
+def test_content_after_the_finish_is_still_refused() -> None:
+    with pytest.raises(DecodeError, match="after its finish_reason"):
+        decode_all([_chunk({"content": "a"}, "stop"), _chunk({"content": "late"})])
 
 
 def test_done_without_finish_reason_still_finishes_parts() -> None:

@@ -1,0 +1,104 @@
+"""Fidelity classes found by the real-traffic corpus, through a real ``interlock serve`` and
+the official SDKs: what one dialect's upstream said must reach every client dialect.
+
+Usage in every stream: a Chat upstream sends usage in a last chunk *after* the finish, and
+only when asked (``stream_options.include_usage``); the gateway asks, and every client
+dialect that can carry usage gets it, streaming and not, with the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from google import genai
+from google.genai import types
+from openai import OpenAI
+
+from interlock.emulators import Emulator
+from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
+    directory = tmp_path_factory.mktemp("fidelity")
+    with emulators_on_loopback() as (emulator_url, emulators):
+        config = directory / "interlock.toml"
+        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
+        with serve(config, directory) as url:
+            yield url, emulators
+
+
+def _responses_usage(url: str, model: str, stream: bool) -> tuple[int, int]:
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        if not stream:
+            usage = client.responses.create(model=model, input="hello").usage
+        else:
+            events = list(client.responses.create(model=model, input="hello", stream=True))
+            completed = [event for event in events if event.type == "response.completed"]
+            assert len(completed) == 1
+            usage = completed[0].response.usage
+    assert usage is not None, "the Responses client was told no usage"
+    return usage.input_tokens, usage.output_tokens
+
+
+def _gemini_usage(url: str, model: str, stream: bool) -> tuple[int, int]:
+    client = genai.Client(
+        api_key="unused", http_options=types.HttpOptions(base_url=url, api_version="v1beta")
+    )
+    if not stream:
+        metadata = client.models.generate_content(model=model, contents="hello").usage_metadata
+    else:
+        chunks = list(client.models.generate_content_stream(model=model, contents="hello"))
+        metadata = chunks[-1].usage_metadata
+    assert metadata is not None, "the Gemini client was told no usage"
+    prompt = metadata.prompt_token_count or 0
+    output = (metadata.candidates_token_count or 0) + (metadata.thoughts_token_count or 0)
+    return prompt, output
+
+
+def _chat_usage(url: str, model: str, stream: bool) -> tuple[int, int]:
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        messages: Any = [{"role": "user", "content": "hello"}]
+        if not stream:
+            usage = client.chat.completions.create(model=model, messages=messages).usage
+        else:
+            chunks = list(
+                client.chat.completions.create(
+                    model=model,
+                    messages=messages,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                )
+            )
+            with_usage = [chunk for chunk in chunks if chunk.usage is not None]
+            assert len(with_usage) == 1 and with_usage[0].choices == []
+            usage = with_usage[0].usage
+    assert usage is not None, "the Chat client was told no usage"
+    return usage.prompt_tokens, usage.completion_tokens
+
+
+CLIENTS = {"responses": _responses_usage, "gemini": _gemini_usage, "chat": _chat_usage}
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+@pytest.mark.parametrize("model", ["via-chat", "via-gemini", "via-responses"])
+def test_usage_reaches_every_client_streaming_and_not(
+    stack: tuple[str, dict[str, Emulator]], client: str, model: str
+) -> None:
+    url, _ = stack
+    usage = CLIENTS[client]
+    streamed, whole = usage(url, model, True), usage(url, model, False)
+    assert streamed == whole
+    assert streamed[0] > 0 and streamed[1] > 0
+
+
+def test_a_chat_upstream_is_asked_for_the_usage_chunk_when_streaming(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    url, emulators = stack
+    _responses_usage(url, "via-chat", True)
+    assert emulators["openai-chat"].received[-1]["stream_options"] == {"include_usage": True}
+    _responses_usage(url, "via-chat", False)
+    assert "stream_options" not in emulators["openai-chat"].received[-1]
