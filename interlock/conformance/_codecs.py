@@ -16,6 +16,9 @@ from typing import Any, Protocol, TypeAlias
 
 from interlock.codecs._sse import SseEvent
 from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
+    OPENAI_ENCRYPTED_CONTENT,
+    OPENROUTER_REASONING_DETAIL,
     Encoded,
     JsonObject,
     Message,
@@ -27,9 +30,9 @@ from interlock.transcript import (
     Update,
 )
 
-OPENAI_ENCRYPTED = "openai.responses.encrypted_content"
-GEMINI_SIGNATURE = "gemini.thought_signature"
-OPENROUTER_DETAIL = "openrouter.reasoning_detail"
+OPENAI_ENCRYPTED = OPENAI_ENCRYPTED_CONTENT
+GEMINI_SIGNATURE = GEMINI_THOUGHT_SIGNATURE
+OPENROUTER_DETAIL = OPENROUTER_REASONING_DETAIL
 
 
 class StreamDecoderLike(Protocol):

@@ -45,6 +45,7 @@ from interlock.emulators._brain import (
     verify_token,
 )
 from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
     DecodeError,
     JsonObject,
     JsonValue,
@@ -61,7 +62,7 @@ from interlock.transcript import (
     response_to_updates,
 )
 
-SIGNATURE_KIND = "gemini.thought_signature"
+SIGNATURE_KIND = GEMINI_THOUGHT_SIGNATURE
 _UNPARSEABLE = "Invalid JSON payload received. Unexpected token."
 _METHODS = ("generateContent", "streamGenerateContent")
 

@@ -46,6 +46,7 @@ from interlock.emulators._brain import (
     verify_token,
 )
 from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
     DecodeError,
     JsonObject,
     JsonValue,
@@ -61,7 +62,7 @@ from interlock.transcript import (
     response_to_updates,
 )
 
-SIGNATURE_KIND = "gemini.thought_signature"
+SIGNATURE_KIND = GEMINI_THOUGHT_SIGNATURE
 DETAILS_KIND = "openrouter.reasoning"
 GEMINI_DUMMIES = ("skip_thought_signature_validator", "context_engineering_is_the_way_to_go")
 _DETAIL_FORMAT = "google-gemini-v1"

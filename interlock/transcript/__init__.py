@@ -12,6 +12,14 @@ from interlock.transcript._errors import (
     ReplayPolicy,
     TranslationWarning,
 )
+from interlock.transcript._formats import (
+    ANTHROPIC_REDACTED_THINKING,
+    ANTHROPIC_THINKING_SIGNATURE,
+    GEMINI_THOUGHT_SIGNATURE,
+    OPAQUE_FORMATS,
+    OPENAI_ENCRYPTED_CONTENT,
+    OPENROUTER_REASONING_DETAIL,
+)
 from interlock.transcript._messages import (
     Continuation,
     FinishReason,
@@ -79,7 +87,13 @@ from interlock.transcript._stream import (
 )
 
 __all__ = [
+    "ANTHROPIC_REDACTED_THINKING",
+    "ANTHROPIC_THINKING_SIGNATURE",
     "CONTROL_PART_TYPES",
+    "GEMINI_THOUGHT_SIGNATURE",
+    "OPAQUE_FORMATS",
+    "OPENAI_ENCRYPTED_CONTENT",
+    "OPENROUTER_REASONING_DETAIL",
     "TRANSCRIPT_VERSION",
     "ApprovalIds",
     "ApprovalRequestPart",

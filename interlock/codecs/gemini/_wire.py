@@ -13,13 +13,19 @@ from collections.abc import Mapping
 from typing import Final, cast
 
 from interlock.codecs._json import type_name
-from interlock.transcript import DecodeError, JsonObject, JsonValue, Opaque
+from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
+    DecodeError,
+    JsonObject,
+    JsonValue,
+    Opaque,
+)
 
 DIALECT: Final = "gemini"
 """The key this codec uses in ``Part.extra`` / ``Message.extra`` / ``Request.extra``."""
 
 SIGNATURE_PROVIDER: Final = "google"
-SIGNATURE_FORMAT: Final = "gemini.thought_signature"
+SIGNATURE_FORMAT: Final = GEMINI_THOUGHT_SIGNATURE
 
 MINTED_ID_PREFIX: Final = "gcall_"
 """Prefix of call ids minted for function calls that arrived without one."""

@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from typing import Literal, TypeAlias
 
 from interlock.codecs._json import type_name
-from interlock.transcript import DecodeError, JsonObject, JsonValue
+from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
+    OPENROUTER_REASONING_DETAIL,
+    DecodeError,
+    JsonObject,
+    JsonValue,
+)
 
 DIALECT = "openai-chat"
 """The key this codec uses in ``Part.extra`` / ``Message.extra`` / ``Request.extra``."""
@@ -40,8 +46,8 @@ REASONING_DIALECTS: tuple[ReasoningDialect, ...] = (
     "gemini-compat",
 )
 
-GOOGLE_SIGNATURE = "gemini.thought_signature"
-OPENROUTER_DETAIL = "openrouter.reasoning_detail"
+GOOGLE_SIGNATURE = GEMINI_THOUGHT_SIGNATURE
+OPENROUTER_DETAIL = OPENROUTER_REASONING_DETAIL
 OPENAI_ENCRYPTED = "openai.responses.encrypted_content"
 
 

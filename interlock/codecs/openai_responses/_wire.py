@@ -24,11 +24,18 @@ from collections.abc import Iterable, Mapping
 from typing import cast
 
 from interlock.codecs._json import type_name
-from interlock.transcript import DecodeError, Extra, JsonObject, JsonValue, Opaque
+from interlock.transcript import (
+    OPENAI_ENCRYPTED_CONTENT,
+    DecodeError,
+    Extra,
+    JsonObject,
+    JsonValue,
+    Opaque,
+)
 
 DIALECT = "openai-responses"
 PROVIDER = "openai"
-ENCRYPTED_FORMAT = "openai.responses.encrypted_content"
+ENCRYPTED_FORMAT = OPENAI_ENCRYPTED_CONTENT
 ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
 
 ABSENT = "~absent"
