@@ -1,0 +1,287 @@
+"""Messages API request body ⇄ canonical :class:`Request`.
+
+Top-level fields the canonical model does not name (``metadata``, ``top_k``,
+``cache_control``, ``output_config``, ``service_tier``…) are kept verbatim in
+``request.extra["anthropic"]["fields"]`` and sent back only to Anthropic. The ``thinking``
+object is kept verbatim too; from another dialect it is built from the options
+(``thinking_budget`` → ``enabled`` with that budget, at least 1024 and below ``max_tokens``;
+``include_reasoning`` false or a zero budget → ``disabled``).
+
+Before returning, the encoder applies Anthropic's rules (:mod:`._rules`): a body the
+service would reject raises :class:`LossyHistoryError` instead. One rule has a documented
+fallback: with manual thinking on, the open tool loop's assistant turn must start with its
+thinking block; when translation could not keep that block, ``strict`` refuses and
+``degrade`` sends the request with thinking disabled and a ``thinking_disabled`` warning.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from interlock.codecs.anthropic._encode import PartEncoder
+from interlock.codecs.anthropic._messages import decode_messages, decode_system, encode_messages
+from interlock.codecs.anthropic._rules import find_violation
+from interlock.codecs.anthropic._tools import (
+    decode_tool_choice,
+    decode_tools,
+    encode_tool_choice,
+    encode_tools,
+)
+from interlock.codecs.anthropic._wire import (
+    DEFAULT_MAX_TOKENS,
+    DIALECT,
+    MIN_THINKING_BUDGET,
+    as_bool,
+    as_int,
+    as_list,
+    as_number,
+    as_object,
+    as_str,
+    object_entry,
+    split,
+)
+from interlock.transcript import (
+    ApprovalIds,
+    Encoded,
+    GenerationOptions,
+    JsonObject,
+    LossyHistoryError,
+    Message,
+    ReplayPolicy,
+    Request,
+)
+
+_KNOWN: Final = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "max_tokens",
+        "stop_sequences",
+        "stream",
+        "temperature",
+        "top_p",
+        "tools",
+        "tool_choice",
+        "thinking",
+    }
+)
+
+
+def decode_request(payload: JsonObject) -> Request:
+    """A wire request body as a canonical request; raises :class:`DecodeError` naming the path."""
+    fields, rest = split(payload, _KNOWN)
+    own: JsonObject = {"fields": rest} if rest else {}
+    messages: list[Message] = []
+    if "system" in fields:
+        messages.append(decode_system(fields["system"], "system"))
+    messages.extend(decode_messages(fields.get("messages", []), "messages"))
+    if "messages" not in fields:
+        own["noMessages"] = True
+    tools, hosted = decode_tools(fields["tools"], "tools", own) if "tools" in fields else ((), ())
+    choice, parallel = (
+        decode_tool_choice(fields["tool_choice"], "tool_choice", own)
+        if "tool_choice" in fields
+        else (None, None)
+    )
+    stream = fields.get("stream")
+    if stream is not None and not as_bool(stream, "stream"):
+        own["streamFalse"] = True
+    if "tools" in fields and not tools and not hosted:
+        own["emptyTools"] = True
+    model = fields.get("model")
+    return Request(
+        model="" if model is None else as_str(model, "model"),
+        messages=tuple(messages),
+        tools=tools,
+        hosted_tools=hosted,
+        tool_choice=choice,
+        parallel_tool_calls=parallel,
+        stream=stream is True,
+        options=_decode_options(fields, own),
+        extra={DIALECT: own} if own else {},
+    )
+
+
+def _decode_options(fields: JsonObject, own: JsonObject) -> GenerationOptions:
+    max_tokens = fields.get("max_tokens")
+    temperature = fields.get("temperature")
+    top_p = fields.get("top_p")
+    stops = fields.get("stop_sequences")
+    budget: int | None = None
+    include: bool | None = None
+    if "thinking" in fields:
+        thinking = as_object(fields["thinking"], "thinking")
+        own["thinking"] = thinking
+        kind = as_str(thinking.get("type"), "thinking.type")
+        include = kind != "disabled"
+        if kind == "enabled" and "budget_tokens" in thinking:
+            budget = as_int(thinking["budget_tokens"], "thinking.budget_tokens")
+    if max_tokens is None:
+        own["noMaxTokens"] = True
+    return GenerationOptions(
+        temperature=None if temperature is None else as_number(temperature, "temperature"),
+        top_p=None if top_p is None else as_number(top_p, "top_p"),
+        max_output_tokens=None if max_tokens is None else as_int(max_tokens, "max_tokens"),
+        stop=tuple(
+            as_str(item, f"stop_sequences[{index}]")
+            for index, item in enumerate(as_list(stops, "stop_sequences"))
+        )
+        if stops is not None
+        else (),
+        include_reasoning=include,
+        thinking_budget=budget,
+    )
+
+
+def encode_request(
+    request: Request,
+    *,
+    policy: ReplayPolicy = ReplayPolicy(),  # noqa: B008 -- frozen, immutable default
+) -> Encoded:
+    """The wire body for ``request``, plus every deliberate degradation as a warning.
+
+    Raises :class:`LossyHistoryError` before anything is sent when the history cannot be
+    carried or Anthropic would reject the body (the error names the rule).
+    """
+    own = request.extra.get(DIALECT, {})
+    encoder = PartEncoder(policy, for_request=True, approvals=ApprovalIds.of(request.messages))
+    _unsupported(request, encoder, policy)
+    system, wire = encode_messages(request.messages, encoder, policy)
+    payload: JsonObject = {"model": request.model}
+    if not own.get("noMessages") or wire:
+        payload["messages"] = [message.payload() for message in wire]
+    if system is not None:
+        payload["system"] = system
+    payload.update(_encode_options(request, own, encoder))
+    if request.tools or request.hosted_tools or own.get("emptyTools"):
+        payload["tools"] = encode_tools(request.tools, request.hosted_tools, own, encoder)
+    choice = encode_tool_choice(request.tool_choice, request.parallel_tool_calls, own, encoder)
+    if choice is not None:
+        payload["tool_choice"] = choice
+    if request.stream:
+        payload["stream"] = True
+    elif own.get("streamFalse"):
+        payload["stream"] = False
+    payload.update(object_entry(own, "fields"))
+    _enforce(
+        payload, wire_sources=[message.source for message in wire], encoder=encoder, policy=policy
+    )
+    return Encoded(payload=payload, warnings=tuple(encoder.warnings))
+
+
+def _encode_options(request: Request, own: JsonObject, encoder: PartEncoder) -> JsonObject:
+    options = request.options
+    wire: JsonObject = {}
+    if options.max_output_tokens is not None or not own.get("noMaxTokens"):
+        wire["max_tokens"] = options.max_output_tokens or DEFAULT_MAX_TOKENS
+    if options.stop:
+        wire["stop_sequences"] = list(options.stop)
+    if options.temperature is not None:
+        wire["temperature"] = options.temperature
+    if options.top_p is not None:
+        wire["top_p"] = options.top_p
+    if options.seed is not None:
+        encoder.warn("seed_ignored", "options.seed", "Anthropic has no seed; not sent")
+    thinking = _thinking(options, own, wire, encoder)
+    if thinking is not None:
+        wire["thinking"] = thinking
+    return wire
+
+
+def _thinking(
+    options: GenerationOptions, own: JsonObject, wire: JsonObject, encoder: PartEncoder
+) -> JsonObject | None:
+    kept = own.get("thinking")
+    if isinstance(kept, dict):
+        return dict(kept)
+    if options.include_reasoning is False or options.thinking_budget == 0:
+        return {"type": "disabled"} if options.thinking_budget == 0 else None
+    if not options.thinking_budget or options.thinking_budget < 0:
+        return None
+    budget = max(options.thinking_budget, MIN_THINKING_BUDGET)
+    max_tokens = wire.get("max_tokens")
+    if isinstance(max_tokens, int) and max_tokens <= budget:
+        wire["max_tokens"] = budget + DEFAULT_MAX_TOKENS
+        encoder.warn(
+            "max_tokens_raised",
+            "options.max_output_tokens",
+            "Anthropic counts thinking inside max_tokens and needs it above the budget; "
+            f"raised to {wire['max_tokens']}",
+        )
+    if budget != options.thinking_budget:
+        encoder.warn(
+            "thinking_budget_raised",
+            "options.thinking_budget",
+            f"Anthropic's smallest thinking budget is {MIN_THINKING_BUDGET} tokens",
+        )
+    return {"type": "enabled", "budget_tokens": budget}
+
+
+def _enforce(
+    payload: JsonObject, *, wire_sources: list[int], encoder: PartEncoder, policy: ReplayPolicy
+) -> None:
+    """Refuse (or, for the leading-thinking rule in ``degrade``, fix) what Anthropic rejects."""
+    violation = find_violation(payload)
+    if violation is None:
+        return
+    if violation.message.startswith("messages.") and "Expected `thinking`" in violation.message:
+        location = _location(violation.path, wire_sources)
+        if policy.mode == "degrade":
+            payload["thinking"] = {"type": "disabled"}
+            encoder.warn(
+                "thinking_disabled",
+                location,
+                "the open tool loop's assistant turn has no Anthropic thinking block to start "
+                "with; thinking is disabled for this request",
+            )
+            _enforce(payload, wire_sources=wire_sources, encoder=encoder, policy=policy)
+            return
+        raise LossyHistoryError(
+            location,
+            "Anthropic needs the open tool loop's assistant turn to start with its own thinking "
+            "block (with thinking enabled), and this history has none (it came from another "
+            f"model or lost it): {violation.message}",
+            code="thinking_block_missing",
+        )
+    raise LossyHistoryError(
+        _location(violation.path, wire_sources),
+        f"Anthropic would reject this request: {violation.message}",
+        code="anthropic_rule",
+    )
+
+
+def _location(path: str, wire_sources: list[int]) -> str:
+    """A wire path (``messages.3.content.0``) as the canonical message it came from."""
+    pieces = path.split(".")
+    if len(pieces) >= 2 and pieces[0] == "messages" and pieces[1].isdigit():
+        index = int(pieces[1])
+        if index < len(wire_sources):
+            return f"messages[{wire_sources[index]}]"
+    return path or "request"
+
+
+def _unsupported(request: Request, encoder: PartEncoder, policy: ReplayPolicy) -> None:
+    """Report (or refuse) canonical request settings Anthropic has no field for."""
+    continuation = request.continuation
+    if continuation.previous_response_id or continuation.conversation_id:
+        reason = (
+            "the request continues service-side state (previous_response_id / conversation) "
+            "that Anthropic cannot see; materialise the full history first"
+        )
+        if policy.mode == "strict":
+            raise LossyHistoryError("continuation", reason, code="stateful_history")
+        encoder.warn("continuation_ignored", "continuation", reason)
+    if request.options.reasoning_effort is not None and DIALECT not in request.extra:
+        encoder.warn(
+            "reasoning_effort_ignored",
+            "options.reasoning_effort",
+            "Anthropic sets thinking by budget, not effort; no thinking budget was given",
+        )
+    for index, message in enumerate(request.messages):
+        if message.name:
+            encoder.warn(
+                "name_dropped",
+                f"messages[{index}]",
+                f"Anthropic has no participant name; {message.name!r} is not sent",
+            )
