@@ -16,6 +16,7 @@ from interlock.codecs.agui._encoder import (
     EncoderStateError,
     RunOutcome,
 )
+from interlock.codecs.agui._hydrate import open_interrupts, thread_view
 from interlock.codecs.agui._ids import (
     CONFIRM_CHANGES_TOOL,
     InterruptKind,
@@ -67,11 +68,13 @@ __all__ = [
     "held_message_ids",
     "input_interrupt_id",
     "messages_to_agui",
+    "open_interrupts",
     "open_sealed",
     "parse_confirm_changes_call_id",
     "parse_interrupt_id",
     "seal",
     "stamp_result_ids",
+    "thread_view",
     "unseal",
     "verify_events",
     "window_messages",

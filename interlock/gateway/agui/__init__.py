@@ -22,6 +22,7 @@ from interlock.gateway.agui._agents import (
     build_agent,
     load_tool,
 )
+from interlock.gateway.agui._attach import handle_events, handle_thread
 from interlock.gateway.agui._binding import KEEPALIVE_SECONDS, AguiBinding
 from interlock.gateway.agui._model import UPSTREAM_CODES, UpstreamChatModel
 from interlock.gateway.agui._outbox import Outbox
@@ -37,19 +38,28 @@ from interlock.gateway.agui._sse import handle_post
 from interlock.gateway.agui._threads import Plan, RunRefusedError, reconcile
 from interlock.gateway.agui._ws import SessionState, WebSocketEndpoint, WebSocketSession
 from interlock.gateway.auth import KeyRing
+from interlock.gateway.stores import RunLog
 
 if TYPE_CHECKING:
     from interlock.gateway.app import Gateway
 
 
 def binding_routes(binding: AguiBinding) -> list[BaseRoute]:
-    """The two AG-UI endpoints over ``binding``."""
+    """The AG-UI endpoints over ``binding``: runs (SSE, WebSocket), hydrate, re-attach."""
 
     async def post(http_request: HttpRequest) -> HttpResponse:
         return await handle_post(binding, http_request)
 
+    async def thread(http_request: HttpRequest) -> HttpResponse:
+        return await handle_thread(binding, http_request)
+
+    async def events(http_request: HttpRequest) -> HttpResponse:
+        return await handle_events(binding, http_request)
+
     return [
         Route("/agui/{agent}", post, methods=["POST"]),
+        Route("/agui/{agent}/threads/{thread}", thread, methods=["GET"]),
+        Route("/agui/{agent}/threads/{thread}/runs/{run}/events", events, methods=["GET"]),
         WebSocketRoute("/agui/{agent}/ws", WebSocketEndpoint(binding)),
     ]
 
@@ -63,7 +73,11 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
     }
     return AguiBinding(
         agents=agents,
-        context=RunContext(store=gateway.store, seal_key=gateway.seal_key()),
+        context=RunContext(
+            store=gateway.store,
+            seal_key=gateway.seal_key(),
+            run_log=RunLog(gateway.store.backend),
+        ),
         keys=KeyRing(gateway.config.server.api_keys),
         max_frame_bytes=gateway.config.server.max_body_bytes,
     )

@@ -49,7 +49,7 @@ from interlock.core_loop import (
 from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
-from interlock.gateway.stores import Store, ThreadRecord
+from interlock.gateway.stores import RunKey, RunLog, RunLogWriter, Store, ThreadRecord
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -70,6 +70,9 @@ OUTBOX_LIMIT = 64 * 1024
 
 STALL_SECONDS = 60.0
 """A client that takes no frame for this long while its run waits is treated as gone."""
+
+REATTACH_SECONDS = 30.0
+"""How long a run whose client left goes on without any client re-attached to it."""
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 _MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # absent from the stubs
@@ -128,7 +131,9 @@ class RunContext:
     """What every run of one gateway shares.
 
     ``outbox_limit`` and ``stall_seconds`` bound what a run holds for a slow client (see
-    :mod:`interlock.gateway.agui._outbox`).
+    :mod:`interlock.gateway.agui._outbox`). With a ``run_log`` every frame is also logged
+    (:mod:`interlock.gateway.stores._runlog`), and a run whose client leaves goes on: it
+    is cancelled only once no client has been re-attached for ``reattach_seconds``.
     """
 
     store: Store
@@ -138,6 +143,8 @@ class RunContext:
     outbox_limit: int = OUTBOX_LIMIT
     stall_seconds: float | None = STALL_SECONDS
     snapshot_limit: int = SNAPSHOT_LIMIT
+    run_log: RunLog | None = None
+    reattach_seconds: float = REATTACH_SECONDS
 
 
 class AguiRun:
@@ -149,7 +156,9 @@ class AguiRun:
     loop runs (before that the run has not started anything; after it, saving must finish).
     While the client has not taken ``context.outbox_limit`` characters of frames, the run
     waits; once the client is gone (:meth:`aclose`) or has taken nothing for
-    ``context.stall_seconds``, the run stops as if cancelled and its frames are dropped.
+    ``context.stall_seconds``, its frames are dropped and, without a run log, the run
+    stops as if cancelled; with one it goes on *detached* (every frame still logged, see
+    :class:`RunContext`).
     """
 
     def __init__(
@@ -162,7 +171,9 @@ class AguiRun:
         self.phase: Phase = "new"
         self.cancel_requested = False
         self.outbox = Outbox(context.outbox_limit, context.stall_seconds)
+        self.writer: RunLogWriter | None = None
         self._task: asyncio.Task[None] | None = None
+        self._watchdog: asyncio.Task[None] | None = None
         self.encoder = AguiEventEncoder(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
@@ -204,21 +215,54 @@ class AguiRun:
         return await self.outbox.take()
 
     async def aclose(self) -> None:
-        """The client went away: drop its frames, cancel if still running, and wait until
-        the thread is saved."""
+        """The client went away: drop its frames; then go on detached (with a run log) or
+        cancel if still running and wait until the thread is saved."""
         self.outbox.close()
         task = self._task
-        if task is None or task.done():
+        if task is None or task.done() or self.detach():
             return
         self.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(task)
 
+    def detach(self) -> bool:
+        """Go on without a client (``False``: no run log, so the run cannot)."""
+        log = self.context.run_log
+        if log is None or self.writer is None:
+            return False
+        if self._watchdog is None and self.phase not in ("saving", "ended"):
+            self._watchdog = asyncio.create_task(self._watch(log, self.writer.key))
+        return True
+
+    async def _watch(self, log: RunLog, key: RunKey) -> None:
+        """Cancel the detached run once no client re-attached for ``reattach_seconds``."""
+        seconds = self.context.reattach_seconds
+        while self.phase not in ("saving", "ended"):
+            await asyncio.sleep(seconds)
+            seen = await log.reader_seen(key)
+            if seen is None or log.clock() - seen > seconds:
+                self.cancel()
+                return
+
     async def _emit(self, frames: Sequence[JsonObject]) -> None:
-        await self.outbox.put([dumps(frame) for frame in frames])
+        texts = [dumps(frame) for frame in frames]
+        if self.writer is not None:
+            self.writer.append(texts)
+        await self.outbox.put(texts)
+
+    async def _open_log(self) -> None:
+        log = self.context.run_log
+        if log is None:
+            return
+        key = RunKey(self.tenant, self.input.thread_id, self.input.run_id)
+        try:
+            self.writer = await log.open(key)
+        except Exception:  # without its log the run still runs; it cannot be re-attached
+            LOGGER.exception("opening the event log of run %s failed", self.input.run_id)
 
     async def _drive(self) -> None:
         try:
+            await self._open_log()
             await self._emit(self.encoder.start())
             async with self.context.locks.hold(self.tenant, self.input.thread_id):
                 await self._run()
@@ -230,6 +274,16 @@ class AguiRun:
         finally:
             self.phase = "ended"
             self.outbox.end()
+            await self._close_log()
+
+    async def _close_log(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        if self.writer is not None:
+            try:
+                await self.writer.close()
+            except Exception:  # the run's own end must not depend on the log
+                LOGGER.exception("closing the event log of run %s failed", self.input.run_id)
 
     async def _fail(self, message: str, code: str) -> None:
         if not self.encoder.ended:
@@ -261,7 +315,7 @@ class AguiRun:
                 async for event in loop:
                     events.append(event)
                     await self._emit(self._encode(event))
-                    if self.outbox.closed:  # the client went away or stalled
+                    if self.outbox.closed and not self.detach():  # client gone or stalled
                         ending.cancelled = True
                         break
         except DecisionRefusedError as error:

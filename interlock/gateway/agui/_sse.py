@@ -36,9 +36,14 @@ def error_response(status: int, message: str, code: str, param: str | None = Non
     return json_response({"error": error}, status)
 
 
-def sse_frames(frames: Sequence[str]) -> bytes:
-    """Frames (JSON text) as SSE ``data:`` blocks."""
-    return "".join([f"data: {frame}\n\n" for frame in frames]).encode()
+def sse_frames(frames: Sequence[str], first_id: int | None = None) -> bytes:
+    """Frames (JSON text) as SSE ``data:`` blocks, with ``id: <n>`` lines counting from
+    ``first_id`` (the frames' event ids in their run's log) when given."""
+    if first_id is None:
+        return "".join([f"data: {frame}\n\n" for frame in frames]).encode()
+    return "".join(
+        [f"id: {first_id + offset}\ndata: {frame}\n\n" for offset, frame in enumerate(frames)]
+    ).encode()
 
 
 async def run_stream(run: AguiRun, keepalive_seconds: float) -> AsyncIterator[bytes]:
@@ -48,6 +53,7 @@ async def run_stream(run: AguiRun, keepalive_seconds: float) -> AsyncIterator[by
     next batch is taken only once this one is sent (the ASGI server waits for a slow
     client's socket to drain), which is what makes a slow client hold its run back.
     """
+    sent = 0
     try:
         while True:
             try:
@@ -58,7 +64,8 @@ async def run_stream(run: AguiRun, keepalive_seconds: float) -> AsyncIterator[by
                 continue
             if batch is None:
                 return
-            yield sse_frames(batch)
+            yield sse_frames(batch, first_id=sent + 1)
+            sent += len(batch)
     finally:
         await run.aclose()
 

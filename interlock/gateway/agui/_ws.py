@@ -1,13 +1,16 @@
 """``WS /agui/{agent}/ws``: runs one after another on one socket, with cancel.
 
-Client → server text frames: a ``RunAgentInput`` (bare, or ``{"type": "run", "input": …}``)
-or ``{"type": "cancel", "runId": …}``. Server → client: one text frame per AG-UI event,
+Client → server text frames: a ``RunAgentInput`` (bare, or ``{"type": "run", "input": …}``),
+``{"type": "cancel", "runId": …}``, or ``{"type": "attach", "threadId", "runId",
+"lastEventId"?}`` to re-attach to a run this socket did not start (its frames after the
+``lastEventId``-th, then the live ones; see :mod:`._attach`). Server → client: one text frame per AG-UI event,
 verbatim. The session is an explicit state machine (:class:`SessionState`):
 
 ======== ============== =========================================================
 state    frame/event    result
 ======== ============== =========================================================
 idle     run            start the run → ``running``
+idle     attach         follow the run's event log → ``running`` (cancel: not here)
 running  run            refused: ``RUN_ERROR`` ``RUN_IN_PROGRESS`` (run goes on)
 running  cancel runId   the run ends with ``RUN_FINISHED`` outcome ``cancelled``
 running  cancel other   refused: ``RUN_ERROR`` ``UNKNOWN_RUN``
@@ -42,6 +45,7 @@ from interlock.gateway.agui._run import AguiRun, dumps
 from interlock.gateway.agui._server import SEND_BATCH
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import Unauthorized
+from interlock.gateway.stores import LogGapError, RunKey, RunLog
 from interlock.transcript import DecodeError, JsonObject, JsonValue
 
 SessionState: TypeAlias = Literal["idle", "running", "closed"]
@@ -146,6 +150,8 @@ class WebSocketSession:
             kind, body = _classify(text)
             if kind == "cancel":
                 await self._cancel(body)
+            elif kind == "attach":
+                await self._attach(body)
             else:
                 await self._start(body)
         except _FrameError as error:
@@ -183,6 +189,40 @@ class WebSocketSession:
         self.run = self.binding.start(self.runtime, run_input, self.tenant)
         self._pump = asyncio.create_task(self._forward(self.run))
 
+    async def _attach(self, body: JsonObject) -> None:
+        if self.state == "running":
+            raise _FrameError("RUN_IN_PROGRESS", "a run is already active on this socket")
+        thread_id, run_id, after = body.get("threadId"), body.get("runId"), body.get("lastEventId")
+        after = 0 if after is None else after
+        if not isinstance(thread_id, str) or not isinstance(run_id, str):
+            raise _FrameError("INVALID_FRAME", "an attach frame needs string threadId and runId")
+        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+            raise _FrameError("INVALID_FRAME", "lastEventId counts frames received: an int >= 0")
+        log = self.binding.context.run_log
+        key = RunKey(self.tenant, thread_id, run_id)
+        try:
+            known = log is not None and await log.read(key, after) is not None
+        except LogGapError as error:
+            raise _FrameError(
+                "EVENTS_EXPIRED", f"events up to {error.first - 1} are no longer held"
+            ) from None
+        if log is None or not known:
+            raise _FrameError("UNKNOWN_RUN", f"no event log for run {run_id!r}")
+        self._move("run")
+        self._pump = asyncio.create_task(self._follow(log, key, after))
+
+    async def _follow(self, log: RunLog, key: RunKey, after: int) -> None:
+        """Send an attached run's logged and live frames, then go back to ``idle``."""
+        try:
+            async for batch in log.follow(key, after):
+                async with self._send_lock:
+                    await self._send_texts(batch)
+        except (LookupError, LogGapError, *_GONE):
+            pass
+        finally:
+            if self.state == "running" and self.run is None:
+                self._move("ended")
+
     async def _forward(self, run: AguiRun) -> None:
         """Send the run's frames, batch by batch, then go back to ``idle``."""
         try:
@@ -219,7 +259,7 @@ class WebSocketSession:
                 await pump
 
 
-def _classify(text: str) -> tuple[Literal["run", "cancel"], JsonObject]:
+def _classify(text: str) -> tuple[Literal["run", "cancel", "attach"], JsonObject]:
     """What a client frame asks for; raises :class:`_FrameError` for anything else."""
     try:
         frame: JsonValue = json.loads(text)
@@ -228,8 +268,8 @@ def _classify(text: str) -> tuple[Literal["run", "cancel"], JsonObject]:
     if not isinstance(frame, dict):
         raise _FrameError("INVALID_FRAME", "a frame is a JSON object")
     kind = frame.get("type")
-    if kind == "cancel":
-        return "cancel", frame
+    if kind in ("cancel", "attach"):
+        return kind, frame
     if kind == "run":
         body = frame.get("input")
         if not isinstance(body, dict):

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._ledger import KeyValueLedgerStore
+from interlock.gateway.stores._runlog import (
+    LogGapError,
+    LogRead,
+    RunKey,
+    RunLog,
+    RunLogWriter,
+    RunStatus,
+)
 from interlock.gateway.stores._storable import unstorable_field
 from interlock.gateway.stores._store import Store, ThreadRecord, store_key
 from interlock.gateway.stores.memory import MemoryBackend
@@ -31,7 +39,13 @@ def open_store(url: str) -> Store:
 __all__ = [
     "KeyValueBackend",
     "KeyValueLedgerStore",
+    "LogGapError",
+    "LogRead",
     "MemoryBackend",
+    "RunKey",
+    "RunLog",
+    "RunLogWriter",
+    "RunStatus",
     "SqliteBackend",
     "Store",
     "ThreadRecord",

@@ -23,7 +23,7 @@ from interlock.transcript import (
     load_transcript,
 )
 
-Namespace = Literal["vault", "thread", "approval", "journal", "ledger"]
+Namespace = Literal["vault", "thread", "approval", "journal", "ledger", "runlog"]
 
 
 def _dumps(value: JsonValue) -> str:

@@ -53,7 +53,10 @@ model = "gpt-emulated"
 name = "assistant"
 model = "model"
 instructions = "Be helpful."
-tools = ["{tools}:get_weather", "{tools}:delete_file", "{tools}:send_email", "{tools}:slow_task"]
+tools = [
+    "{tools}:get_weather", "{tools}:delete_file", "{tools}:send_email", "{tools}:slow_task",
+    "{tools}:paced_task",
+]
 approval_required = ["delete_file", "send_email"]
 approval_style = "interrupt"
 
@@ -247,11 +250,12 @@ def sse_run(server: Server, body: Any, agent: str = "assistant") -> tuple[httpx.
 
 
 def sse_events(text: str) -> list[dict[str, Any]]:
-    """The ``data:`` payloads of an SSE body, in order."""
+    """The ``data:`` payloads of an SSE body, in order (``id:`` lines skipped)."""
     return [
-        json.loads(block.removeprefix("data: "))
+        json.loads(line.removeprefix("data: "))
         for block in text.split("\n\n")
-        if block.startswith("data: ")
+        for line in block.split("\n")
+        if line.startswith("data: ")
     ]
 
 

@@ -151,6 +151,17 @@ def test_a_client_that_misses_every_snapshot_continues_its_threads(
     assert {scenario["name"] for scenario in verdict["scenarios"]} == expected
 
 
+def test_a_reloaded_page_re_attaches_with_connect_agent(served: tuple[str, str]) -> None:
+    """``HttpAgent`` aborted mid-run; a fresh agent hydrates with ``GET …/threads/{id}`` and
+    follows the rest of the run through ``connectAgent()`` (documented ``connect()``)."""
+    base_url, agent = served
+    if agent == "demo":
+        pytest.skip("the embedded demo agent has no tool slow enough to leave during")
+    verdict = _node("reconnect.mjs", base_url, agent)
+    assert verdict["ok"], verdict.get("error")
+    assert "TOOL_CALL_RESULT" in verdict["types"]
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     yield from serve(binding_for(make_gateway(str(tmp_path_factory.mktemp("agui-client")))))

@@ -49,7 +49,9 @@ def test_sse_framing_and_headers(server: Server) -> None:
     assert response.headers["cache-control"] == "no-cache"
     assert "\r" not in text
     blocks = [block for block in text.split("\n\n") if block]
-    assert all(block.startswith("data: ") and "\n" not in block for block in blocks)
+    lines = [block.split("\n") for block in blocks]
+    assert all(len(pair) == 2 and pair[1].startswith("data: ") for pair in lines)
+    assert [pair[0] for pair in lines] == [f"id: {n}" for n in range(1, len(blocks) + 1)]
     events = sse_events(text)
     assert events[0]["type"] == "RUN_STARTED" and events[0]["protocolVersion"] == "1.0"
     assert events[-1] == {

@@ -34,3 +34,11 @@ async def slow_task(tag: str = "default") -> str:
     await asyncio.sleep(30)
     EXECUTIONS["slow_task", tag] += 1
     return "finished"
+
+
+async def paced_task(tag: str = "default", seconds: float = 1.0) -> str:
+    """Takes ``seconds``: long enough to leave and come back while it runs."""
+    STARTED[tag] += 1
+    await asyncio.sleep(seconds)
+    EXECUTIONS["paced_task", tag] += 1
+    return f"paced {tag}"

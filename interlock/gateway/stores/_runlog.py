@@ -1,0 +1,341 @@
+"""Per-run event logs: the frames a run sent, kept for a while so a client can re-attach.
+
+Every AG-UI run writes its frames (JSON text, in order) to a log; the frame's position,
+counted from 1, is its *event id* (SSE ``id:``; on WebSocket the client counts the frames
+of the run). A client that lost its connection reads the frames after the last id it saw,
+then follows the live ones until the run's terminal event, from any process sharing the
+store: the log lives in the :class:`~._backend.KeyValueBackend` (memory, SQLite, Redis).
+
+Layout (namespace ``runlog``, tenant-scoped; one writer per run, so no compare-and-set):
+
+- ``runlog/<tenant>/<thread>`` → ``{"runId", "ended"}``: the thread's latest run;
+- ``runlog/<tenant>/<thread>/<run>`` → the head: ``{"first", "next", "chunks":
+  [[start, count, chars], …], "ended", "touchedAt"}`` (``first``: the oldest id still held);
+- ``runlog/<tenant>/<thread>/<run>/<start>`` → a chunk: a JSON list of frames;
+- ``runlog/<tenant>/<thread>/<run>/reader`` → when a re-attached reader last checked in.
+
+Limits: a writer flushes its frames every ``flush_seconds`` (and at the end), so a reader
+on another process lags by up to that plus its ``poll_seconds``; a run's log holds at most
+``max_chars`` characters of frames (the oldest chunks go first: a reader asking for ids
+before ``first`` gets :class:`LogGapError`, and should hydrate the thread instead); a log
+expires ``ttl_seconds`` after its run's last write. Expired logs of a thread are removed
+when its next run starts, and all expired logs every ``sweep_every`` runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._store import store_key
+from interlock.transcript import JsonObject, JsonValue
+
+LOGGER = logging.getLogger("interlock.gateway.stores")
+
+MAX_CHARS = 4 * 1024 * 1024
+TTL_SECONDS = 600.0
+FLUSH_SECONDS = 0.05
+POLL_SECONDS = 0.2
+SWEEP_EVERY = 256
+
+
+class LogGapError(Exception):
+    """The frames after the requested id are partly gone (the log was trimmed)."""
+
+    def __init__(self, first: int) -> None:
+        super().__init__(f"this run's log now starts at event {first}")
+        self.first = first
+
+
+@dataclass(frozen=True, slots=True)
+class RunKey:
+    """Which run's log: tenant, thread, run."""
+
+    tenant: str
+    thread_id: str
+    run_id: str
+
+    def head(self) -> str:
+        return store_key("runlog", self.tenant, self.thread_id, self.run_id)
+
+    def chunk(self, start: int) -> str:
+        return store_key("runlog", self.tenant, self.thread_id, self.run_id, f"{start:012d}")
+
+    def reader(self) -> str:
+        return store_key("runlog", self.tenant, self.thread_id, self.run_id, "reader")
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    """A thread's latest logged run: its id, whether it ended, the last event id written."""
+
+    run_id: str
+    ended: bool
+    last_event_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogRead:
+    """Frames ``after + 1 …`` as far as written (``ended``: the run's last frame is among
+    what was written)."""
+
+    frames: list[str]
+    ended: bool
+
+
+@dataclass(slots=True)
+class _Head:
+    first: int = 1
+    next: int = 1
+    chunks: list[list[int]] = field(default_factory=list[list[int]])
+    ended: bool = False
+    touched_at: float = 0.0
+
+    def document(self) -> JsonObject:
+        chunks: list[JsonValue] = [list[JsonValue](chunk) for chunk in self.chunks]
+        return {
+            "first": self.first,
+            "next": self.next,
+            "chunks": chunks,
+            "ended": self.ended,
+            "touchedAt": self.touched_at,
+        }
+
+    @staticmethod
+    def load(text: str) -> _Head:
+        document = cast(JsonObject, json.loads(text))
+        chunks = cast(list[list[int]], document.get("chunks") or [])
+        return _Head(
+            first=int(cast(int, document["first"])),
+            next=int(cast(int, document["next"])),
+            chunks=[list(chunk) for chunk in chunks],
+            ended=bool(document.get("ended")),
+            touched_at=float(cast(float, document.get("touchedAt") or 0.0)),
+        )
+
+
+class RunLog:
+    """Event logs of runs over one backend (module docstring); one per gateway process."""
+
+    def __init__(
+        self,
+        backend: KeyValueBackend,
+        *,
+        max_chars: int = MAX_CHARS,
+        ttl_seconds: float = TTL_SECONDS,
+        flush_seconds: float = FLUSH_SECONDS,
+        poll_seconds: float = POLL_SECONDS,
+        sweep_every: int = SWEEP_EVERY,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.backend = backend
+        self.max_chars = max_chars
+        self.ttl_seconds = ttl_seconds
+        self.flush_seconds = flush_seconds
+        self.poll_seconds = poll_seconds
+        self.sweep_every = sweep_every
+        self.clock = clock
+        self._written: dict[RunKey, asyncio.Event] = {}
+        self._started = 0
+
+    # ------------------------------------------------------------- writing
+
+    async def open(self, key: RunKey) -> RunLogWriter:
+        """A writer for a new run; the run becomes its thread's latest."""
+        self._started += 1
+        if self._started % self.sweep_every == 0:
+            await self.sweep(store_key("runlog", key.tenant) + "/")
+        else:
+            await self.sweep(store_key("runlog", key.tenant, key.thread_id) + "/")
+        writer = RunLogWriter(self, key)
+        await writer.flush()
+        return writer
+
+    def _wake(self, key: RunKey) -> None:
+        event = self._written.pop(key, None)
+        if event is not None:
+            event.set()
+
+    async def sweep(self, prefix: str) -> None:
+        """Delete every expired run log under ``prefix``."""
+        now = self.clock()
+        for stored_key, value in await self.backend.scan(prefix):
+            if stored_key.rsplit("/", 1)[-1].isdigit() or stored_key.endswith("/reader"):
+                continue
+            document = json.loads(value)
+            if not isinstance(document, dict) or "first" not in document:
+                continue
+            head = _Head.load(value)
+            if head.touched_at + self.ttl_seconds < now:
+                doomed = [stored_key, stored_key + "/reader"]
+                doomed += [stored_key + f"/{start:012d}" for start, _, _ in head.chunks]
+                for doomed_key in doomed:
+                    await self.backend.delete(doomed_key)
+
+    # ------------------------------------------------------------- reading
+
+    async def latest(self, tenant: str, thread_id: str) -> RunStatus | None:
+        """The thread's latest run whose log is still held, if any."""
+        text = await self.backend.get(store_key("runlog", tenant, thread_id))
+        if text is None:
+            return None
+        run_id = str(json.loads(text)["runId"])
+        head = await self._head(RunKey(tenant, thread_id, run_id))
+        if head is None:
+            return None
+        return RunStatus(run_id=run_id, ended=head.ended, last_event_id=head.next - 1)
+
+    async def _head(self, key: RunKey) -> _Head | None:
+        text = await self.backend.get(key.head())
+        if text is None:
+            return None
+        head = _Head.load(text)
+        if head.touched_at + self.ttl_seconds < self.clock():
+            return None
+        return head
+
+    async def read(self, key: RunKey, after: int) -> LogRead | None:
+        """Frames after event id ``after``; ``None`` for an unknown or expired run.
+
+        Raises :class:`LogGapError` when some of them were trimmed away.
+        """
+        head = await self._head(key)
+        if head is None:
+            return None
+        if after + 1 < head.first:
+            raise LogGapError(head.first)
+        wanted = [chunk for chunk in head.chunks if chunk[0] + chunk[1] - 1 > after]
+        texts = await self.backend.get_many([key.chunk(chunk[0]) for chunk in wanted])
+        frames: list[str] = []
+        for chunk, text in zip(wanted, texts, strict=True):
+            if text is None:
+                raise LogGapError(head.first)
+            held = cast(list[str], json.loads(text))
+            frames += held[max(0, after + 1 - chunk[0]) :]
+        return LogRead(frames=frames, ended=head.ended)
+
+    async def follow(
+        self, key: RunKey, after: int, *, idle_seconds: float | None = None
+    ) -> AsyncIterator[list[str]]:
+        """Batches of frames after ``after``, live, until the run's last frame; an empty
+        batch after ``idle_seconds`` without frames (a keep-alive cue).
+
+        Raises ``LookupError`` for an unknown run and :class:`LogGapError` as :meth:`read`.
+        """
+        position = after
+        checked_in = 0.0
+        quiet_since = self.clock()
+        while True:
+            written = self._written.setdefault(key, asyncio.Event())
+            read = await self.read(key, position)
+            if read is None:
+                raise LookupError(f"no event log for run {key.run_id!r}")
+            if read.frames:
+                position += len(read.frames)
+                quiet_since = self.clock()
+                yield read.frames
+            elif idle_seconds is not None and self.clock() - quiet_since >= idle_seconds:
+                quiet_since = self.clock()
+                yield []
+            if read.ended:
+                return
+            if self.clock() - checked_in >= 1.0:
+                checked_in = self.clock()
+                await self.backend.set_many({key.reader(): json.dumps(checked_in)})
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.poll_seconds):
+                    await written.wait()
+
+    async def reader_seen(self, key: RunKey) -> float | None:
+        """When a re-attached reader of the run last checked in (epoch seconds)."""
+        text = await self.backend.get(key.reader())
+        return None if text is None else float(json.loads(text))
+
+
+class RunLogWriter:
+    """Appends one run's frames to its log; see :class:`RunLog`.
+
+    :meth:`append` only buffers (no I/O); a background task flushes the buffer every
+    ``flush_seconds``; :meth:`close` flushes the rest and marks the run ended.
+    """
+
+    def __init__(self, log: RunLog, key: RunKey) -> None:
+        self.log = log
+        self.key = key
+        self.head = _Head()
+        self._pending: list[str] = []
+        self._dirty = asyncio.Event()
+        self._flusher: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def last_event_id(self) -> int:
+        """The id of the last frame appended."""
+        return self.head.next - 1 + len(self._pending)
+
+    def append(self, frames: Sequence[str]) -> None:
+        """Buffer ``frames`` (their ids follow on from :attr:`last_event_id`)."""
+        if not frames:
+            return
+        self._pending += frames
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush_loop())
+        self._dirty.set()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._dirty.wait()
+            await asyncio.sleep(self.log.flush_seconds)
+            self._dirty.clear()
+            try:
+                await self.flush()
+            except Exception:  # a store hiccup costs re-attachment, never the run
+                LOGGER.exception("writing the event log of run %s failed", self.key.run_id)
+
+    async def flush(self, *, ended: bool = False) -> None:
+        """Write what is buffered (and the head); ``ended`` marks the run's end."""
+        async with self._lock:
+            frames, self._pending = self._pending, []
+            head = self.head
+            items: dict[str, str] = {}
+            if frames:
+                start = head.next
+                items[self.key.chunk(start)] = json.dumps(frames, ensure_ascii=False)
+                head.chunks.append([start, len(frames), sum(map(len, frames))])
+                head.next += len(frames)
+            doomed = self._trim()
+            head.ended = head.ended or ended
+            head.touched_at = self.log.clock()
+            items[self.key.head()] = json.dumps(head.document())
+            latest = {"runId": self.key.run_id, "ended": head.ended}
+            items[store_key("runlog", self.key.tenant, self.key.thread_id)] = json.dumps(latest)
+            await self.log.backend.set_many(items)
+            for doomed_key in doomed:
+                await self.log.backend.delete(doomed_key)
+        self.log._wake(self.key)  # pyright: ignore[reportPrivateUsage] -- same module
+
+    def _trim(self) -> list[str]:
+        """Drop the oldest chunks beyond ``max_chars`` (keeping the newest one)."""
+        head = self.head
+        doomed: list[str] = []
+        while len(head.chunks) > 1 and sum(c[2] for c in head.chunks) > self.log.max_chars:
+            start, count, _ = head.chunks.pop(0)
+            head.first = start + count
+            doomed.append(self.key.chunk(start))
+        return doomed
+
+    async def close(self) -> None:
+        """Flush everything and mark the run ended; stop the background flusher."""
+        flusher, self._flusher = self._flusher, None
+        if flusher is not None:
+            flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await flusher
+        await self.flush(ended=True)

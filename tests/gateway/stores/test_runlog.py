@@ -1,0 +1,137 @@
+"""Per-run event logs on memory, SQLite and Redis: ordered ids, live following, trimming,
+expiry, and a reader on another process's view of the same backend."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from interlock.gateway.stores import LogGapError, RunKey, RunLog, Store, open_store
+
+KEY = RunKey("acme", "thread-1", "run-1")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def frames(*numbers: int) -> list[str]:
+    return [f'{{"n":{n}}}' for n in numbers]
+
+
+async def test_frames_come_back_in_order_after_any_id(store: Store) -> None:
+    log = RunLog(store.backend)
+    writer = await log.open(KEY)
+    writer.append(frames(1, 2))
+    writer.append(frames(3))
+    await writer.flush()
+    writer.append(frames(4, 5))
+    await writer.close()
+    for after in range(6):
+        read = await log.read(KEY, after)
+        assert read is not None and read.ended
+        assert read.frames == frames(*range(after + 1, 6))
+    status = await log.latest("acme", "thread-1")
+    assert status is not None and (status.run_id, status.ended, status.last_event_id) == (
+        "run-1",
+        True,
+        5,
+    )
+
+
+async def test_unknown_runs_and_other_tenants_read_nothing(store: Store) -> None:
+    log = RunLog(store.backend)
+    writer = await log.open(KEY)
+    writer.append(frames(1))
+    await writer.close()
+    assert await log.read(RunKey("other", "thread-1", "run-1"), 0) is None
+    assert await log.read(RunKey("acme", "thread-1", "run-2"), 0) is None
+    assert await log.latest("other", "thread-1") is None
+
+
+async def test_a_follower_gets_the_past_then_the_live_frames_until_the_end(store: Store) -> None:
+    log = RunLog(store.backend, flush_seconds=0.01, poll_seconds=0.05)
+    writer = await log.open(KEY)
+    writer.append(frames(1, 2))
+    await writer.flush()
+    received: list[str] = []
+
+    async def follow() -> None:
+        async for batch in log.follow(KEY, 1):
+            received.extend(batch)
+
+    follower = asyncio.create_task(follow())
+    for number in range(3, 8):
+        writer.append(frames(number))
+        await asyncio.sleep(0.01)
+    await writer.close()
+    await asyncio.wait_for(follower, 5)
+    assert received == frames(*range(2, 8))
+    assert await log.reader_seen(KEY) is not None
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+async def test_a_reader_on_another_store_instance_follows_the_writer(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two stores over one database stand for two gateway processes (replicas)."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    if kind == "redis":
+        url = str(request.getfixturevalue("redis_url"))
+    mine, theirs = open_store(url), open_store(url)
+    key = RunKey("acme", f"thread-{kind}-{tmp_path.name}", "run-1")
+    try:
+        writer = await RunLog(mine.backend, flush_seconds=0.01).open(key)
+        reader_log = RunLog(theirs.backend, poll_seconds=0.02)
+        received: list[str] = []
+
+        async def follow() -> None:
+            async for batch in reader_log.follow(key, 0):
+                received.extend(batch)
+
+        follower = asyncio.create_task(follow())
+        writer.append(frames(1, 2, 3))
+        await asyncio.sleep(0.05)
+        writer.append(frames(4))
+        await writer.close()
+        await asyncio.wait_for(follower, 5)
+        assert received == frames(1, 2, 3, 4)
+    finally:
+        await mine.close()
+        await theirs.close()
+
+
+async def test_a_long_log_keeps_its_newest_frames_and_reports_the_gap(store: Store) -> None:
+    log = RunLog(store.backend, max_chars=40)
+    writer = await log.open(KEY)
+    for number in range(1, 11):
+        writer.append(frames(number))  # 8 characters each
+        await writer.flush()
+    await writer.close()
+    with pytest.raises(LogGapError) as gap:
+        await log.read(KEY, 0)
+    first = gap.value.first
+    assert first > 1
+    read = await log.read(KEY, first - 1)
+    assert read is not None and read.frames == frames(*range(first, 11))
+    assert len("".join(read.frames)) <= 40
+
+
+async def test_logs_expire_after_their_last_write_and_are_swept(store: Store) -> None:
+    clock = Clock()
+    log = RunLog(store.backend, ttl_seconds=60, clock=clock)
+    writer = await log.open(KEY)
+    writer.append(frames(1))
+    await writer.close()
+    clock.now += 61
+    assert await log.read(KEY, 0) is None
+    assert await log.latest("acme", "thread-1") is None
+    await log.open(RunKey("acme", "thread-1", "run-2"))  # sweeps the thread's expired logs
+    left = [key for key, _ in await store.backend.scan("runlog/acme/thread-1/run-1")]
+    assert left == []
