@@ -58,3 +58,11 @@ def slow_task(tag: str = "default") -> str:
         time.sleep(0.02)
     _log("slow_task", tag, "finished")
     return f"slow {tag} done"
+
+
+def paced_task(tag: str = "default", seconds: float = 1.0) -> str:
+    """Takes ``seconds`` (a sync tool, in a thread)."""
+    _log("paced_task", tag, "started")
+    time.sleep(seconds)
+    _log("paced_task", tag, "finished")
+    return f"paced {tag}"
