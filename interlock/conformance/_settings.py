@@ -10,8 +10,9 @@ shows up as lost. Transport fields (``stream``, ``stream_options``) are not sett
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 
+from interlock.codecs._fields import kept_wire_fields
 from interlock.conformance._compare import ItemResult
 from interlock.conformance._features import Item, canonical_json
 from interlock.transcript import JsonValue, Request, TranslationWarning
@@ -21,8 +22,6 @@ STRUCTURED = frozenset(
 )
 """Wire names (at any depth) that ask for structured output."""
 
-_CONTAINERS = frozenset({"generationConfig", "thinkingConfig", "text", "fields", "reasoning"})
-_TRANSPORT = frozenset({"stream", "stream_options", "alt"})
 _DIALECT_KEYS = ("openai-chat", "openai-responses", "gemini")
 
 
@@ -30,9 +29,10 @@ def setting_items(request: Request) -> list[Item]:
     """Every setting of ``request``, each keyed by its name and value."""
     items = list(_canonical(request))
     for dialect in _DIALECT_KEYS:
-        kept = request.extra.get(dialect)
-        if kept:
-            items += _extra(kept, "")
+        for path, value in kept_wire_fields(request.extra, dialect):
+            leaf = path.rpartition(".")[2]
+            feature = "structured_output" if leaf in STRUCTURED else "settings"
+            items.append(_item(feature, path, value))
     return items
 
 
@@ -74,18 +74,6 @@ def _canonical(request: Request) -> Iterator[Item]:
             f"hosted_tools[{index}]",
             ("hosted_spec", hosted.provider, canonical_json(hosted.spec)),
         )
-
-
-def _extra(kept: Mapping[str, JsonValue], prefix: str) -> Iterator[Item]:
-    for key, value in kept.items():
-        if key in _TRANSPORT or ":" in key or key.startswith("~") or value in (None, {}, []):
-            continue
-        path = f"{prefix}{key}"
-        if key in _CONTAINERS and isinstance(value, dict):
-            yield from _extra(value, f"{path}.")
-        else:
-            feature = "structured_output" if key in STRUCTURED else "settings"
-            yield _item(feature, path, value)
 
 
 def _tokens(location: str) -> set[str]:

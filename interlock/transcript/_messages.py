@@ -103,6 +103,26 @@ class GenerationOptions:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ResponseFormat:
+    """Structured output: what shape the model's answer must have.
+
+    ``kind`` ``text`` is free text, ``json_object`` any JSON object, ``json_schema`` an
+    answer valid against ``schema``. ``schema_dialect`` says which schema language
+    ``schema`` is written in: ``json_schema`` (OpenAI ``json_schema``, Gemini
+    ``responseJsonSchema``) or ``openapi`` (Gemini ``responseSchema``, the OpenAPI 3.0
+    subset with upper-case type names). ``name`` / ``description`` / ``strict`` are OpenAI's
+    schema metadata; Gemini has no field for them.
+    """
+
+    kind: Literal["text", "json_object", "json_schema"]
+    schema: JsonObject | None = None
+    schema_dialect: Literal["json_schema", "openapi"] = "json_schema"
+    name: str | None = None
+    description: str | None = None
+    strict: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Continuation:
     """Service-side state (Responses ``store`` / ``previous_response_id`` / ``conversation``)."""
 
@@ -129,6 +149,7 @@ class Request:
     stream: bool = False
     options: GenerationOptions = field(default_factory=GenerationOptions)
     continuation: Continuation = field(default_factory=Continuation)
+    response_format: ResponseFormat | None = None
     extra: Mapping[str, JsonObject] = field(default_factory=_no_extra)
 
 

@@ -18,6 +18,7 @@ from interlock.transcript._messages import (
     Message,
     Request,
     Response,
+    ResponseFormat,
     ToolChoice,
     ToolSpec,
     Usage,
@@ -168,6 +169,7 @@ _NESTED: dict[type[Any], dict[str, Callable[[object, str], Any]]] = {
         "tool_choice": _loader(ToolChoice),
         "options": _loader(GenerationOptions),
         "continuation": _loader(Continuation),
+        "response_format": _loader(ResponseFormat),
     },
     Response: {"message": lambda value, where: load_message(value, where), "usage": _loader(Usage)},
 }

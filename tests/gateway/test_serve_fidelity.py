@@ -102,3 +102,26 @@ def test_a_chat_upstream_is_asked_for_the_usage_chunk_when_streaming(
     assert emulators["openai-chat"].received[-1]["stream_options"] == {"include_usage": True}
     _responses_usage(url, "via-chat", False)
     assert "stream_options" not in emulators["openai-chat"].received[-1]
+
+
+def test_settings_the_upstream_cannot_take_are_named_in_the_translation_header(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    """Every setting has a destination: sent, or named in ``x-interlock-translation``."""
+    url, emulators = stack
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        raw = client.chat.completions.with_raw_response.create(
+            model="via-gemini",
+            messages=[{"role": "user", "content": "hello"}],
+            temperature=0.5,
+            seed=7,
+            user="user-1",
+            frequency_penalty=0.25,
+        )
+    header = raw.headers["x-interlock-translation"]
+    assert header.startswith("degraded; ")
+    assert "field_dropped at openai-chat.user" in header
+    assert "field_dropped at openai-chat.frequency_penalty" in header
+    sent = emulators["gemini"].received[-1]["generationConfig"]
+    assert sent["temperature"] == 0.5 and sent["seed"] == 7
+    assert raw.parse().choices[0].message.content

@@ -299,6 +299,13 @@ def _encode_thinking(
     include = options.include_reasoning
     if include is None and options.reasoning_summary not in (None, "none"):
         include = True
+    if options.reasoning_summary is not None:
+        encoder.warn(
+            "option_dropped",
+            "options.reasoning_summary",
+            f"Gemini has no summary setting; {options.reasoning_summary!r} is sent as "
+            f"includeThoughts={include}",
+        )
     if include is not None:
         thinking["includeThoughts"] = include
     if options.thinking_budget is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from interlock.codecs._fields import foreign_field_warnings
 from interlock.codecs.gemini._config import (
     decode_generation,
     decode_tool_choice,
@@ -123,7 +124,8 @@ def encode_request(
     if generation is not None:
         payload["generationConfig"] = generation
     payload.update(object_entry(marks, "fields"))
-    return Encoded(payload=payload, warnings=tuple(encoder.warnings))
+    foreign = foreign_field_warnings(request.extra, DIALECT)
+    return Encoded(payload=payload, warnings=(*encoder.warnings, *foreign))
 
 
 def _unsupported(request: Request, encoder: PartEncoder, policy: ReplayPolicy) -> None:

@@ -8,6 +8,7 @@ same-dialect round trip is exact.
 
 from __future__ import annotations
 
+from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._message_decode import decode_messages
 from interlock.codecs.openai_chat._message_encode import (
@@ -25,6 +26,7 @@ from interlock.codecs.openai_chat._tools import (
     encode_tools,
 )
 from interlock.codecs.openai_chat._wire import (
+    DIALECT,
     LAYOUT,
     REASONING_DIALECTS,
     ReasoningDialect,
@@ -160,7 +162,8 @@ def encode_request(
         payload["stream"] = True
     _encode_options(request, payload, degrade)
     payload = merge_unknown(payload, fields.kept(request.extra, "request", ""))
-    return Encoded(payload=payload, warnings=tuple(degrade.warnings))
+    foreign = foreign_field_warnings(request.extra, DIALECT)
+    return Encoded(payload=payload, warnings=(*degrade.warnings, *foreign))
 
 
 def _refuse_continuation(request: Request) -> None:
@@ -206,8 +209,16 @@ def _encode_options(request: Request, payload: JsonObject, degrade: Degradations
         payload["stop"] = options.stop[0] if single else list(options.stop)
     if options.seed is not None:
         payload["seed"] = options.seed
+    budget = options.thinking_budget
+    effort = None if budget is None else effort_for_budget(budget)
+    dropped: tuple[str, ...] = ("reasoning_summary", "include_reasoning", "thinking_budget")
     if options.reasoning_effort is not None:
         payload["reasoning_effort"] = options.reasoning_effort
-    for name in ("reasoning_summary", "include_reasoning", "thinking_budget"):
+    elif effort is not None:
+        payload["reasoning_effort"] = effort
+        reason = f"thinking budget {budget} sent as reasoning_effort {effort!r}"
+        degrade.drop("thinking_budget_as_effort", "options.thinking_budget", reason)
+        dropped = dropped[:2]
+    for name in dropped:
         if getattr(options, name) is not None:
             degrade.drop("option_dropped", f"options.{name}", f"Chat has no {name} parameter")

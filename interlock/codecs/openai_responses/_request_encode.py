@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
 from interlock.codecs.openai_responses._replay import (
     ReplayContext,
     continuation_start,
@@ -15,6 +16,7 @@ from interlock.codecs.openai_responses._replay import (
 )
 from interlock.codecs.openai_responses._tools import encode_tool_choice, encode_tools
 from interlock.codecs.openai_responses._wire import (
+    DIALECT,
     ENCRYPTED_INCLUDE,
     merge_fields,
     own,
@@ -58,11 +60,12 @@ def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> E
         body["instructions"] = instructions
     _put_input(body, items, hints)
     _put_tools(body, request, hints)
-    _put_options(body, request, hints, needs_include=regime == "stateless")
+    _put_options(body, request, hints, context.warnings, needs_include=regime == "stateless")
     _put_continuation(body, request, hints)
     if request.stream or hints.get("~stream_false") is True:
         body["stream"] = request.stream
-    return Encoded(payload=merge_fields(body, hints), warnings=tuple(context.warnings))
+    foreign = foreign_field_warnings(request.extra, DIALECT)
+    return Encoded(payload=merge_fields(body, hints), warnings=(*context.warnings, *foreign))
 
 
 def _name_dropped(index: int, name: str | None) -> TranslationWarning:
@@ -111,14 +114,20 @@ def _put_tools(body: JsonObject, request: Request, hints: JsonObject) -> None:
 
 
 def _put_options(
-    body: JsonObject, request: Request, hints: JsonObject, *, needs_include: bool
+    body: JsonObject,
+    request: Request,
+    hints: JsonObject,
+    warnings: list[TranslationWarning],
+    *,
+    needs_include: bool,
 ) -> None:
     options = request.options
     reasoning_rest = hints.get("~reasoning")
-    if options.reasoning_effort or options.reasoning_summary or isinstance(reasoning_rest, dict):
+    effort = options.reasoning_effort or _budget_effort(options.thinking_budget, warnings)
+    if effort or options.reasoning_summary or isinstance(reasoning_rest, dict):
         reasoning: JsonObject = {}
-        if options.reasoning_effort is not None:
-            reasoning["effort"] = options.reasoning_effort
+        if effort is not None:
+            reasoning["effort"] = effort
         if options.reasoning_summary is not None:
             reasoning["summary"] = options.reasoning_summary
         if isinstance(reasoning_rest, dict):
@@ -137,6 +146,31 @@ def _put_options(
     ):
         if value is not None:
             body[key] = value
+    for name, present in (("stop", bool(options.stop)), ("seed", options.seed is not None)):
+        if present:
+            reason = f"Responses has no {name} parameter; not sent"
+            warnings.append(
+                TranslationWarning(
+                    code="option_dropped", location=f"options.{name}", message=reason
+                )
+            )
+
+
+def _budget_effort(budget: int | None, warnings: list[TranslationWarning]) -> str | None:
+    """A Gemini thinking budget as the nearest reasoning effort (said, never silent)."""
+    if budget is None:
+        return None
+    effort = effort_for_budget(budget)
+    message = (
+        f"thinking budget {budget} sent as reasoning effort {effort!r}"
+        if effort
+        else f"thinking budget {budget} (dynamic) has no reasoning effort; not sent"
+    )
+    code = "thinking_budget_as_effort" if effort else "option_dropped"
+    warnings.append(
+        TranslationWarning(code=code, location="options.thinking_budget", message=message)
+    )
+    return effort
 
 
 def _put_continuation(body: JsonObject, request: Request, hints: JsonObject) -> None:

@@ -154,4 +154,5 @@ def test_openai_reasoning_settings_translate_or_warn() -> None:
         options=GenerationOptions(reasoning_effort="none", reasoning_summary="auto")
     )
     assert payload["generationConfig"] == {"thinkingConfig": {"includeThoughts": True}}
-    assert warnings == ["reasoning_effort_dropped"]
+    # the summary setting has no Gemini field: it becomes includeThoughts, with a warning
+    assert warnings == ["option_dropped", "reasoning_effort_dropped"]
