@@ -16,6 +16,7 @@ Answers come from a script first, then the brain; non-streaming or SSE per reque
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -106,9 +107,12 @@ class OpenAIChatEmulator:
         self,
         brain: DefaultBrain | ScriptBrain | None = None,
         reasoning_dialect: ReasoningDialect = "reasoning_content",
+        stream_delay: float = 0.0,
     ) -> None:
         self.brain: DefaultBrain | ScriptBrain = brain if brain is not None else DefaultBrain()
         self.reasoning_dialect: ReasoningDialect = reasoning_dialect
+        self.stream_delay = stream_delay
+        """Seconds between stream events (a slow model, for drain and soak tests)."""
         self.received: list[JsonObject] = []
         self._counter = 0
 
@@ -194,7 +198,7 @@ class OpenAIChatEmulator:
     def _scripted_stream(self, events: list[JsonValue], request: Request) -> HttpResponse:
         lines = [event if isinstance(event, str) else json.dumps(event) for event in events]
         if request.stream:
-            return _sse([SseEvent(data=line) for line in lines])
+            return _sse([SseEvent(data=line) for line in lines], self.stream_delay)
         decoder = StreamDecoder()
         updates = [u for line in lines for u in decoder.feed(SseEvent(data=line))]
         return JSONResponse(encode_response(fold_updates(updates)))
@@ -204,7 +208,7 @@ class OpenAIChatEmulator:
     ) -> HttpResponse:
         encoder = StreamEncoder(reasoning_dialect=dialect, include_usage=include_usage)
         events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
-        return _sse(events + encoder.finish())
+        return _sse(events + encoder.finish(), self.stream_delay)
 
     def _dress(self, response: Response) -> Response:
         """Attach what this dialect's real service would: its reasoning and signatures."""
@@ -359,9 +363,11 @@ def _google(data: str) -> Opaque:
     return Opaque(provider="google", format="gemini.thought_signature", data=data)
 
 
-def _sse(events: list[SseEvent]) -> StreamingResponse:
+def _sse(events: list[SseEvent], delay: float = 0.0) -> StreamingResponse:
     async def body() -> AsyncIterator[str]:
-        for event in events:
+        for index, event in enumerate(events):
+            if delay and index:
+                await asyncio.sleep(delay)
             yield format_sse(event.data, event.event)
 
     return StreamingResponse(body(), media_type="text/event-stream")

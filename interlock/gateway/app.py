@@ -24,6 +24,7 @@ from interlock.gateway import access_log, agui, routes_ops, routes_proxy
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol, UpstreamConfig
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
+from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.proxy import Proxy, Route
 from interlock.gateway.stores import Store, open_store
@@ -43,6 +44,8 @@ class Gateway:
     proxy: Proxy
     emulators: dict[str, object] = field(default_factory=dict[str, object])
     """In-process emulators serving ``emulator://`` upstreams, by upstream name."""
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    """Serving, draining or stopped (see :mod:`interlock.gateway.lifecycle`)."""
     _seal_key: bytes | None = None
 
     def seal_key(self) -> bytes:
@@ -69,7 +72,10 @@ def proxy_routes(gateway: Gateway) -> Sequence[BaseRoute]:
 def ops_routes(gateway: Gateway) -> Sequence[BaseRoute]:
     """Health, metrics and model listings."""
     return routes_ops.routes(
-        gateway.proxy, gateway.ingress["openai-chat"], gateway.ingress["gemini"]
+        gateway.proxy,
+        gateway.ingress["openai-chat"],
+        gateway.ingress["gemini"],
+        lifecycle=gateway.lifecycle,
     )
 
 
@@ -114,6 +120,7 @@ def build_gateway(
             metrics=metrics,
         )
     store = store or open_store(config.store.url)
+    lifecycle = Lifecycle(config.server.drain_seconds)
     routes = {
         model.name: Route(model=model, upstream=upstreams[model.upstream])
         for model in config.models
@@ -124,6 +131,7 @@ def build_gateway(
         vault=ReasoningVault(store),
         metrics=metrics,
         max_body_bytes=config.server.max_body_bytes,
+        lifecycle=lifecycle,
     )
     return Gateway(
         config=config,
@@ -133,6 +141,7 @@ def build_gateway(
         ingress=ingress_dialects(),
         proxy=proxy,
         emulators=emulators,
+        lifecycle=lifecycle,
     )
 
 
@@ -153,8 +162,18 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
             await gateway.close()
 
     app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(DrainGate, lifecycle=gateway.lifecycle, shapes=_refusal_shapes(gateway))
     app.state.gateway = gateway
     return app
+
+
+def _refusal_shapes(gateway: Gateway) -> dict[str, ErrorShape]:
+    """How a draining replica words its 503 for each API (see :class:`DrainGate`)."""
+    openai, gemini = gateway.ingress["openai-chat"], gateway.ingress["gemini"]
+    return {
+        "/v1/": lambda message: openai.error(503, message, code=REFUSED_CODE),
+        "/v1beta/": lambda message: gemini.error(503, message, code=REFUSED_CODE),
+    }
 
 
 def seal_key(config: GatewayConfig) -> bytes:

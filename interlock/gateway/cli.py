@@ -139,16 +139,22 @@ def _run(
     options: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve ``build()`` here, or ``workers`` processes each calling ``factory`` (an import
-    string, reading what it needs from the environment)."""
+    string, reading what it needs from the environment).
+
+    One process drains on SIGTERM (:class:`~interlock.gateway.server.DrainingServer`);
+    with several workers, uvicorn's own shutdown applies.
+    """
     import uvicorn
+
+    from interlock.gateway.server import DrainingServer
 
     # uvicorn's own access log would print query strings (``?key=…``): ours is structured.
     common: dict[str, Any] = {"host": host, "port": port, "access_log": False}
-    common |= {"log_level": "warning", **(options or {})}
+    common |= {"log_level": "warning", "timeout_graceful_shutdown": 5, **(options or {})}
     if workers > 1:
         uvicorn.run(factory, factory=True, workers=workers, **common)
     else:
-        uvicorn.run(build(), **common)
+        DrainingServer(uvicorn.Config(build(), **common)).run()
 
 
 def _app(config: GatewayConfig) -> Starlette:

@@ -64,6 +64,9 @@ class ServerConfig:
     state_dir: str = ".interlock"
     max_body_bytes: int = 16 * 1024 * 1024
     access_log: bool = True
+    drain_seconds: float = 25.0
+    """On SIGTERM, how long in-flight streams and runs may go on before they are ended
+    with a resumable error (see ``interlock.gateway.lifecycle``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -323,6 +326,7 @@ def _server(table: _Table, environ: Mapping[str, str]) -> ServerConfig:
             "state_dir": str,
             "max_body_bytes": _positive(int),
             "access_log": bool,
+            "drain_seconds": _positive(float),
         }
     )
     variable = fields.get("seal_key_env")

@@ -35,6 +35,7 @@ from interlock.gateway.history_cache import (
     decodes_alone,
     split_body,
 )
+from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import ReasoningVault, needs
@@ -214,6 +215,7 @@ class Proxy:
         metrics: Metrics,
         max_body_bytes: int,
         history: HistoryCache | None = None,
+        lifecycle: Lifecycle | None = None,
     ) -> None:
         self.routes = routes
         self.keys = keys
@@ -221,6 +223,8 @@ class Proxy:
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.history = history if history is not None else HistoryCache()
+        self.lifecycle = lifecycle
+        """Streams join it, so a drain waits for them (or ends them) before exit."""
 
     def tenant(self, http_request: HttpRequest) -> str:
         """The caller's tenant, or a 401."""

@@ -1,4 +1,10 @@
-"""Operational endpoints: liveness, Prometheus metrics and the model list."""
+"""Operational endpoints: liveness, readiness, Prometheus metrics and the model list.
+
+``/livez`` (and its older name ``/healthz``) answers 200 while the process serves at all;
+``/readyz`` answers 200 only while the replica takes new work, and 503 once it drains
+(see :mod:`interlock.gateway.lifecycle`): load balancers route by readiness, process
+supervisors restart by liveness.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +13,25 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from interlock.gateway.dialects import Dialect
+from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import CONTENT_TYPE
 from interlock.gateway.proxy import Proxy, ProxyError, json_response
 
 
-def routes(proxy: Proxy, openai: Dialect, gemini: Dialect) -> list[BaseRoute]:
-    """``/healthz``, ``/metrics``, ``/v1/models`` (OpenAI) and ``/v1beta/models`` (Gemini)."""
+def routes(
+    proxy: Proxy, openai: Dialect, gemini: Dialect, *, lifecycle: Lifecycle | None = None
+) -> list[BaseRoute]:
+    """``/livez``, ``/healthz``, ``/readyz``, ``/metrics``, ``/v1/models`` (OpenAI) and
+    ``/v1beta/models`` (Gemini)."""
+    lifecycle = lifecycle or Lifecycle()
 
     async def healthz(_: HttpRequest) -> Response:
         return JSONResponse({"status": "ok"})
+
+    async def readyz(_: HttpRequest) -> Response:
+        if lifecycle.accepting:
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": lifecycle.state}, status_code=503)
 
     async def metrics(_: HttpRequest) -> Response:
         return PlainTextResponse(proxy.metrics.render(), media_type=CONTENT_TYPE)
@@ -51,7 +67,9 @@ def routes(proxy: Proxy, openai: Dialect, gemini: Dialect) -> list[BaseRoute]:
         return JSONResponse({"models": models})
 
     return [
+        Route("/livez", healthz, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/v1/models", openai_models, methods=["GET"]),
         Route("/v1beta/models", gemini_models, methods=["GET"]),

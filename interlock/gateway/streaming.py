@@ -10,6 +10,7 @@ dialect's own error event, never a hang or a silently truncated answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from interlock.codecs._sse import SseEvent, SseParser, format_sse
+from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.proxy import TRANSLATION_HEADER, Proxy, ProxyCall, vault_needed
 from interlock.gateway.upstream import body_chunks
 from interlock.transcript import (
@@ -201,6 +203,13 @@ async def _passthrough(
     yield framer.close()
 
 
+def _farewell(relay: _Relay, framer: _Framer) -> bytes:
+    """The end of a stream cut short by a drain: the dialect's error event (a 503)."""
+    ended = StreamFailed(code=SHUTDOWN_CODE, message=SHUTDOWN_MESSAGE, status=503)
+    relay.failure = ended
+    return framer.frame(_error_events(relay.call, ended)) + framer.close()
+
+
 class RelayResponse(StreamingResponse):
     """A streamed answer that stops, closing the upstream, as soon as the client goes away.
 
@@ -213,10 +222,34 @@ class RelayResponse(StreamingResponse):
     """
 
     def __init__(
-        self, body: AsyncGenerator[bytes], *, media_type: str, headers: dict[str, str]
+        self,
+        body: AsyncGenerator[bytes],
+        *,
+        media_type: str,
+        headers: dict[str, str],
+        lifecycle: Lifecycle | None = None,
+        farewell: Callable[[], bytes] = lambda: b"",
     ) -> None:
         super().__init__(body, media_type=media_type, headers=headers)
         self.body = body
+        self.lifecycle = lifecycle
+        self.farewell = farewell
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    @property
+    def busy(self) -> bool:
+        """A drain waits for the stream (its request is counted too)."""
+        return True
+
+    def draining(self) -> None:
+        """The stream goes on until it ends or the drain deadline passes."""
+
+    def stop(self) -> None:
+        """The drain deadline passed: end the stream with :func:`_farewell`'s error event."""
+        if self._task is not None and not self._stopping:
+            self._stopping = True
+            self._task.cancel()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         task = asyncio.current_task()
@@ -233,15 +266,26 @@ class RelayResponse(StreamingResponse):
             task.cancel()
 
         watcher = asyncio.get_running_loop().create_task(watch())
+        self._task = task
+        leave = self.lifecycle.join(self) if self.lifecycle is not None else None
         try:
             await self.stream_response(send)
         except asyncio.CancelledError:
-            if not gone:
+            if not (gone or self._stopping):
                 raise
             task.uncancel()
+            if self._stopping and not gone:
+                await self._say_farewell(send)
         finally:
+            if leave is not None:
+                leave()
             watcher.cancel()
             await self.body.aclose()
+
+    async def _say_farewell(self, send: Send) -> None:
+        await self.body.aclose()  # closes the upstream response first
+        with contextlib.suppress(OSError, RuntimeError):  # the client may be gone already
+            await send({"type": "http.response.body", "body": self.farewell()})
 
 
 def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> RelayResponse:
@@ -278,4 +322,10 @@ def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> 
 
     media_type = "application/json" if framer.json_array else "text/event-stream"
     headers = {TRANSLATION_HEADER: call.translation, "cache-control": "no-cache"}
-    return RelayResponse(body(), media_type=media_type, headers=headers)
+    return RelayResponse(
+        body(),
+        media_type=media_type,
+        headers=headers,
+        lifecycle=proxy.lifecycle,
+        farewell=lambda: _farewell(relay, framer),
+    )

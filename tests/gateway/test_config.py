@@ -74,6 +74,7 @@ def test_valid_config_reads_keys_from_the_environment() -> None:
         ("[[models]]\nname='m'\nupstream='ghost'\nmodel='x'", "models[0].upstream"),
         ("[[agents]]\nname='a'\nmodel='ghost'", "agents[0].model"),
         ("[server]\nport = 'eighty'", "server.port"),
+        ("[server]\ndrain_seconds = 0", "server.drain_seconds"),
         ("[server]\nseal_key_env = 'NOPE'", "server.seal_key_env"),
         ("[store]\nurl = 'postgres://x'", "store.url"),
         ("[unknown]\nx = 1", "unknown"),

@@ -80,6 +80,7 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
         ),
         keys=KeyRing(gateway.config.server.api_keys),
         max_frame_bytes=gateway.config.server.max_body_bytes,
+        lifecycle=gateway.lifecycle,
     )
 
 

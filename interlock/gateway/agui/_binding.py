@@ -15,6 +15,7 @@ from interlock.gateway.agui._agents import AgentRuntime
 from interlock.gateway.agui._run import AguiRun, RunContext
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import KeyRing
+from interlock.gateway.lifecycle import RUN_SHUTDOWN_CODE, RUN_SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.stores import unstorable_field
 from interlock.transcript import JsonObject, JsonValue
 
@@ -34,6 +35,8 @@ class AguiBinding:
     keys: KeyRing
     max_frame_bytes: int = 16 * 1024 * 1024
     keepalive_seconds: float = KEEPALIVE_SECONDS
+    lifecycle: Lifecycle | None = None
+    """The replica's lifecycle: runs join it, so a drain waits for them (or stops them)."""
 
     def agent(self, name: str) -> AgentRuntime | None:
         """The agent called ``name``, if configured."""
@@ -64,7 +67,34 @@ class AguiBinding:
         """A started run; read its frames with :meth:`AguiRun.next_batch`."""
         run = AguiRun(self.context, runtime, run_input, tenant)
         run.start()
+        if self.lifecycle is not None:
+            run.add_done_callback(self.lifecycle.join(DrainedRun(run)))
         return run
+
+    @property
+    def accepting(self) -> bool:
+        """False once the replica is draining: no new run may start."""
+        return self.lifecycle is None or self.lifecycle.accepting
+
+
+class DrainedRun:
+    """A run as a drain :class:`~interlock.gateway.lifecycle.Participant`: the drain waits
+    for it, and past the deadline it ends with ``RUN_ERROR`` ``REPLICA_SHUTDOWN``."""
+
+    __slots__ = ("run",)
+
+    def __init__(self, run: AguiRun) -> None:
+        self.run = run
+
+    @property
+    def busy(self) -> bool:
+        return self.run.phase != "ended"
+
+    def draining(self) -> None:
+        """A started run goes on until it ends or the deadline passes."""
+
+    def stop(self) -> None:
+        self.run.cancel((RUN_SHUTDOWN_CODE, RUN_SHUTDOWN_MESSAGE))
 
 
 def error_event(message: str, code: str) -> JsonObject:

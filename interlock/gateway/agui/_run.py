@@ -170,6 +170,8 @@ class AguiRun:
         self.tenant = tenant
         self.phase: Phase = "new"
         self.cancel_requested = False
+        self.stop_error: tuple[str, str] | None = None
+        """``(code, message)`` of the ``RUN_ERROR`` a :meth:`cancel` asked to end with."""
         self.outbox = Outbox(context.outbox_limit, context.stall_seconds)
         self.writer: RunLogWriter | None = None
         self._task: asyncio.Task[None] | None = None
@@ -198,14 +200,22 @@ class AguiRun:
         self.phase = "preparing"
         self._task = asyncio.create_task(self._drive())
 
-    def cancel(self) -> bool:
-        """Stop the run (``RUN_FINISHED`` outcome ``cancelled``); ``False`` if too late."""
+    def cancel(self, error: tuple[str, str] | None = None) -> bool:
+        """Stop the run (``RUN_FINISHED`` outcome ``cancelled``, or ``RUN_ERROR`` with
+        ``error = (code, message)`` after saving the same way); ``False`` if too late."""
         if self.phase in ("saving", "ended") or self._task is None:
             return False
         self.cancel_requested = True
+        self.stop_error = self.stop_error or error
         if self.phase == "looping":
             self._task.cancel()
         return True
+
+    def add_done_callback(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the run has ended (its terminal event is queued)."""
+        if self._task is None:
+            raise RuntimeError("the run was not started")
+        self._task.add_done_callback(lambda _: callback())
 
     async def next_batch(self) -> list[str] | None:
         """Every frame (JSON text) available now, waiting for one; ``None`` after the last.
@@ -360,6 +370,10 @@ class AguiRun:
             if await self.context.store.save_thread(self.tenant, self.input.thread_id, updated):
                 thread = updated
         await self._emit(self._snapshots(thread.messages, state))
+        if self.stop_error is not None:
+            code, message = self.stop_error
+            await self._fail(message, code)
+            return
         outcome = "cancelled" if self.cancel_requested else "success"
         await self._emit(self.encoder.finish(outcome=outcome))
 
@@ -393,6 +407,8 @@ class AguiRun:
                 "THREAD_CONFLICT", "another run changed this thread at the same time; retry"
             )
         await self._emit(self._snapshots(saved.messages, state))
+        if ending.failure is None and ending.cancelled and self.stop_error is not None:
+            ending.failure = self.stop_error
         if ending.failure is not None:
             code, message = ending.failure
             await self._fail(message, code)

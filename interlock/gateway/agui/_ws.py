@@ -45,6 +45,7 @@ from interlock.gateway.agui._run import AguiRun, dumps
 from interlock.gateway.agui._server import SEND_BATCH
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import Unauthorized
+from interlock.gateway.lifecycle import REFUSED_MESSAGE, RUN_REFUSED_CODE
 from interlock.gateway.stores import LogGapError, RunKey, RunLog
 from interlock.transcript import DecodeError, JsonObject, JsonValue
 
@@ -52,6 +53,8 @@ SessionState: TypeAlias = Literal["idle", "running", "closed"]
 
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
+CLOSE_SERVICE_RESTART = 1012
+"""Close code for sockets of a draining replica: reconnect (through the load balancer)."""
 
 _TRANSITIONS: dict[tuple[SessionState, str], SessionState] = {
     ("idle", "run"): "running",
@@ -89,6 +92,7 @@ class WebSocketSession:
         "_send_lock",
         "batched",
         "binding",
+        "leaving",
         "run",
         "runtime",
         "state",
@@ -113,6 +117,8 @@ class WebSocketSession:
         self.run: AguiRun | None = None
         self._pump: asyncio.Task[None] | None = None
         self._send_lock = asyncio.Lock()
+        self.leaving = False
+        """The replica is draining: close once no run is active, start no new one."""
 
     def _move(self, action: str) -> None:
         target = _TRANSITIONS.get((self.state, action))
@@ -120,8 +126,30 @@ class WebSocketSession:
             raise IllegalTransitionError(f"no transition from {self.state!r} on {action!r}")
         self.state = target
 
+    @property
+    def busy(self) -> bool:
+        """Never: a drain waits for the socket's run, which is a participant of its own."""
+        return False
+
+    def draining(self) -> None:
+        """The replica is draining: close now if idle, else once the active run ends."""
+        self.leaving = True
+        if self.state == "idle":
+            self._pump = asyncio.create_task(self._close_leaving())
+
+    def stop(self) -> None:
+        """Nothing to do: the run ends itself (``REPLICA_SHUTDOWN``), then the socket closes."""
+
+    async def _close_leaving(self) -> None:
+        async with self._send_lock:
+            with contextlib.suppress(*_GONE):
+                message = {"type": "websocket.close", "code": CLOSE_SERVICE_RESTART}
+                await self._send(message | {"reason": "replica draining; reconnect"})
+
     async def serve(self) -> None:
         """Receive frames until the client goes away or a frame is too large."""
+        lifecycle = self.binding.lifecycle
+        leave = lifecycle.join(self) if lifecycle is not None else None
         try:
             while self.state != "closed":
                 message = await self._receive()
@@ -132,6 +160,8 @@ class WebSocketSession:
             if self.state != "closed":
                 self._move("close")
             await self._stop_run()
+            if leave is not None:
+                leave()
 
     async def _frame(self, text: str | None, data: bytes | None) -> None:
         if text is None:
@@ -179,6 +209,8 @@ class WebSocketSession:
     async def _start(self, body: JsonObject) -> None:
         if self.state == "running":
             raise _FrameError("RUN_IN_PROGRESS", "a run is already active on this socket")
+        if self.leaving or not self.binding.accepting:
+            raise _FrameError(RUN_REFUSED_CODE, REFUSED_MESSAGE)
         try:
             run_input = self.binding.decode(body, self.tenant)
         except DecodeError as error:
@@ -236,6 +268,8 @@ class WebSocketSession:
                 self.run = None
                 if self.state == "running":
                     self._move("ended")
+                    if self.leaving:
+                        await self._close_leaving()
 
     async def _send_texts(self, texts: Sequence[str]) -> None:
         if self.batched:
