@@ -71,9 +71,16 @@ class ServerConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoreConfig:
-    """``[store]``: ``memory://``, ``sqlite:///PATH`` or ``redis://HOST:PORT/DB``."""
+    """``[store]``: ``memory://``, ``sqlite:///PATH`` or ``redis://HOST:PORT/DB``.
+
+    ``thread_lease_seconds`` is how long a run's lease on its thread lasts unrenewed (what
+    a killed process blocks the thread for); ``thread_lease_wait_seconds`` how long a run
+    waits for a busy thread before ``THREAD_BUSY``.
+    """
 
     url: str = "sqlite:///.interlock/interlock.db"
+    thread_lease_seconds: float = 30.0
+    thread_lease_wait_seconds: float = 10.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,7 +190,15 @@ def parse_config(
         raise ConfigError("", f"{source} is not valid TOML: {error}") from error
     table = _Table(document, "")
     server = _server(table.table("server"), environ)
-    store = StoreConfig(**table.table("store").take({"url": str}))
+    store = StoreConfig(
+        **table.table("store").take(
+            {
+                "url": str,
+                "thread_lease_seconds": _positive(float),
+                "thread_lease_wait_seconds": _positive(float),
+            }
+        )
+    )
     upstreams = tuple(_upstream(entry, environ) for entry in table.tables("upstreams"))
     models = tuple(_model(entry) for entry in table.tables("models"))
     agents = tuple(_agent(entry) for entry in table.tables("agents"))

@@ -77,6 +77,8 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
             store=gateway.store,
             seal_key=gateway.seal_key(),
             run_log=RunLog(gateway.store.backend),
+            lease_seconds=gateway.config.store.thread_lease_seconds,
+            lease_wait_seconds=gateway.config.store.thread_lease_wait_seconds,
         ),
         keys=KeyRing(gateway.config.server.api_keys),
         max_frame_bytes=gateway.config.server.max_body_bytes,

@@ -47,6 +47,7 @@ from interlock.core_loop import (
     run_loop,
 )
 from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
+from interlock.gateway.agui._lease import LEASE_SECONDS, LEASE_WAIT_SECONDS, thread_lease
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
 from interlock.gateway.stores import RunKey, RunLog, RunLogWriter, Store, ThreadRecord
@@ -103,7 +104,7 @@ def epoch_millis() -> int:
 class ThreadLocks:
     """One lock per (tenant, thread) in this process: runs on a thread never overlap here.
 
-    Across processes the store's compare-and-set (ledger claims, thread revisions) decides.
+    Across processes the thread lease in the store (:mod:`._lease`) serializes them.
     """
 
     def __init__(self) -> None:
@@ -134,6 +135,8 @@ class RunContext:
     :mod:`interlock.gateway.agui._outbox`). With a ``run_log`` every frame is also logged
     (:mod:`interlock.gateway.stores._runlog`), and a run whose client leaves goes on: it
     is cancelled only once no client has been re-attached for ``reattach_seconds``.
+    ``lease_seconds`` and ``lease_wait_seconds`` govern the per-thread lease
+    (:mod:`interlock.gateway.agui._lease`).
     """
 
     store: Store
@@ -145,6 +148,8 @@ class RunContext:
     snapshot_limit: int = SNAPSHOT_LIMIT
     run_log: RunLog | None = None
     reattach_seconds: float = REATTACH_SECONDS
+    lease_seconds: float = LEASE_SECONDS
+    lease_wait_seconds: float = LEASE_WAIT_SECONDS
 
 
 class AguiRun:
@@ -176,6 +181,7 @@ class AguiRun:
         self.writer: RunLogWriter | None = None
         self._task: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
+        self._terminal: list[JsonObject] = []
         self.encoder = AguiEventEncoder(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
@@ -274,8 +280,22 @@ class AguiRun:
         try:
             await self._open_log()
             await self._emit(self.encoder.start())
-            async with self.context.locks.hold(self.tenant, self.input.thread_id):
+            context, thread_id = self.context, self.input.thread_id
+            async with (
+                context.locks.hold(self.tenant, thread_id),
+                thread_lease(
+                    context.store,
+                    self.tenant,
+                    thread_id,
+                    seconds=context.lease_seconds,
+                    wait_seconds=context.lease_wait_seconds,
+                ),
+            ):
                 await self._run()
+            # The terminal event goes out only once the thread is saved and its lease
+            # released: a client that sends its next input on seeing it never finds the
+            # thread (or this socket) still busy with this run.
+            await self._emit(self._terminal)
         except RunRefusedError as error:
             await self._fail(error.message, error.code)
         except Exception:  # a bug must still end the run with RUN_ERROR, never a hang
@@ -375,7 +395,7 @@ class AguiRun:
             await self._fail(message, code)
             return
         outcome = "cancelled" if self.cancel_requested else "success"
-        await self._emit(self.encoder.finish(outcome=outcome))
+        self._terminal = self.encoder.finish(outcome=outcome)
 
     async def _save_and_finish(
         self,
@@ -411,14 +431,14 @@ class AguiRun:
             ending.failure = self.stop_error
         if ending.failure is not None:
             code, message = ending.failure
-            await self._fail(message, code)
+            self._terminal = self.encoder.fail(message, code=code)
         elif ending.cancelled or finished is None:
-            await self._emit(self.encoder.finish(outcome="cancelled"))
+            self._terminal = self.encoder.finish(outcome="cancelled")
         elif finished.outcome == "awaiting_client":
             calls = [call.call_id for call in finished.pending_calls]
-            await self._emit(self.encoder.finish(pending_tool_call_ids=calls))
+            self._terminal = self.encoder.finish(pending_tool_call_ids=calls)
         else:
-            await self._emit(self.encoder.finish())
+            self._terminal = self.encoder.finish()
 
     def _snapshots(self, messages: Sequence[Message], state: JsonValue) -> list[JsonObject]:
         frames: list[JsonObject] = []

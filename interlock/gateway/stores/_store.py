@@ -8,6 +8,7 @@ serialization, so stored threads survive upgrades.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
@@ -23,7 +24,7 @@ from interlock.transcript import (
     load_transcript,
 )
 
-Namespace = Literal["vault", "thread", "approval", "journal", "ledger", "runlog"]
+Namespace = Literal["vault", "thread", "approval", "journal", "ledger", "runlog", "lease"]
 
 
 def _dumps(value: JsonValue) -> str:
@@ -55,6 +56,19 @@ class ThreadRecord:
             "state": self.state,
             "pending_interrupts": list(self.pending_interrupts),
         }
+
+
+def _lease(owner: str, seconds: float) -> str:
+    return _dumps({"owner": owner, "expires": time.time() + seconds})
+
+
+def _holder(raw: str) -> tuple[str, float]:
+    """``(owner, expiry)`` of a stored lease; an unreadable one counts as expired."""
+    try:
+        document = json.loads(raw)
+        return str(document["owner"]), float(document["expires"])
+    except (ValueError, KeyError, TypeError):
+        return "", 0.0
 
 
 class Store:
@@ -128,6 +142,42 @@ class Store:
             pending_interrupts=record.pending_interrupts,
             revision=raw,
         )
+
+    # ---------------------------------------------------------------- leases
+
+    async def acquire_lease(self, tenant: str, thread_id: str, owner: str, seconds: float) -> bool:
+        """Take the thread's lease for ``seconds`` unless another owner holds a live one.
+
+        At most one owner holds a live lease, across every process sharing the backend
+        (insert-if-absent, or compare-and-set over an expired or released lease). A lease
+        whose holder died (``kill -9``) frees itself when it expires.
+        """
+        key = store_key("lease", tenant, thread_id)
+        value = _lease(owner, seconds)
+        if await self.backend.add(key, value):
+            return True
+        current = await self.backend.get(key)
+        if current is None:
+            return await self.backend.add(key, value)
+        holder, expires = _holder(current)
+        if holder == owner or expires <= time.time():
+            return await self.backend.replace_if(key, current, value)
+        return False
+
+    async def renew_lease(self, tenant: str, thread_id: str, owner: str, seconds: float) -> bool:
+        """Extend a lease ``owner`` still holds; ``False`` if it was lost (expired and taken)."""
+        key = store_key("lease", tenant, thread_id)
+        current = await self.backend.get(key)
+        if current is None or _holder(current)[0] != owner:
+            return False
+        return await self.backend.replace_if(key, current, _lease(owner, seconds))
+
+    async def release_lease(self, tenant: str, thread_id: str, owner: str) -> None:
+        """Give the lease up (marks it expired; a lease held by another owner is left)."""
+        key = store_key("lease", tenant, thread_id)
+        current = await self.backend.get(key)
+        if current is not None and _holder(current)[0] == owner:
+            await self.backend.replace_if(key, current, _lease("", -1.0))
 
     # ---------------------------------------------------------------- ledger
 

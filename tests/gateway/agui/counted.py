@@ -7,6 +7,7 @@ begins, ``finished`` lines when it returns.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -66,3 +67,13 @@ def paced_task(tag: str = "default", seconds: float = 1.0) -> str:
     time.sleep(seconds)
     _log("paced_task", tag, "finished")
     return f"paced {tag}"
+
+
+async def until_count(directory: Path, tool: str, key: str, event: str, at_least: int = 1) -> None:
+    """Wait (up to 20 s) until ``tool`` reached ``event`` for ``key`` ``at_least`` times."""
+    deadline = time.monotonic() + 20
+    while True:
+        if executions(directory, tool, key, event) >= at_least:
+            return
+        assert time.monotonic() < deadline, f"{tool} {key} never reached {event}"
+        await asyncio.sleep(0.02)

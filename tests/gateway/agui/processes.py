@@ -48,27 +48,37 @@ class Cluster:
     store_url: str
     upstream_url: str
     """The one upstream every gateway calls (the emulators in this process, on loopback)."""
+    lease_seconds: float = 30.0
+    lease_wait_seconds: float = 10.0
 
     @property
     def counts(self) -> Path:
         return self.directory / "counts"
 
-    def config(self) -> Path:
-        path = self.directory / "interlock.toml"
+    def config(self, name: str = "interlock.toml") -> Path:
+        path = self.directory / name
         if not path.exists():
             state = self.directory / "state"
             text = CONFIG.format(
                 state_dir=state, store=self.store_url, max_body=1 << 20, tools=TOOLS
             ).replace("emulator://openai-responses", f"{self.upstream_url}/v1")
+            store = f'url = "{self.store_url}"'
+            text = text.replace(
+                store,
+                f"{store}\nthread_lease_seconds = {self.lease_seconds}"
+                f"\nthread_lease_wait_seconds = {self.lease_wait_seconds}",
+            )
             path.write_text(text)
             self.counts.mkdir(exist_ok=True)
         return path
 
-    def start(self, extra_env: Mapping[str, str] | None = None) -> Process:
+    def start(
+        self, extra_env: Mapping[str, str] | None = None, config: str = "interlock.toml"
+    ) -> Process:
         """Start one gateway and wait until it answers ``/healthz``."""
         port = free_port()
         command = [sys.executable, "-m", "interlock.gateway.cli", "serve"]
-        command += ["--config", str(self.config()), "--port", str(port)]
+        command += ["--config", str(self.config(config)), "--port", str(port)]
         environment = {
             **os.environ,
             "PYTHONPATH": str(ROOT),
@@ -103,6 +113,29 @@ def gateways(cluster: Cluster, count: int) -> Iterator[list[Process]]:
             stack.callback(stop, process.process)
             started.append(process)
         yield started
+
+
+@dataclass
+class Shared:
+    """Gateways started once per test session and store kind: three patient ones and an
+    impatient one (waits ``0.3`` s for a busy thread)."""
+
+    cluster: Cluster
+    processes: list[Process]
+    impatient: Process
+
+
+@contextmanager
+def shared_cluster(directory: Path, store: str, upstream: str) -> Iterator[Shared]:
+    """Start the :class:`Shared` gateways; stop them afterwards."""
+    cluster = Cluster(directory, store, upstream)
+    with gateways(cluster, 3) as processes:
+        cluster.lease_wait_seconds = 0.3
+        impatient = cluster.start(config="impatient.toml")
+        try:
+            yield Shared(cluster, processes, impatient)
+        finally:
+            stop(impatient.process)
 
 
 def store_url(kind: str, directory: Path, redis_url: str | None) -> str:

@@ -9,30 +9,14 @@ other: both were refused, nothing ran, and every later input was refused for goo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.gateway.agui.counted import executions
 from tests.gateway.agui.harness import new_id, of_type, open_socket, run_input, user
-from tests.gateway.agui.processes import Cluster, Process, gateways, store_url
-from tests.gateway.serving import emulators_on_loopback
+from tests.gateway.agui.processes import Cluster, Process, Shared
 
 LOSER_CODES = {"APPROVAL_CONSUMED", "THREAD_CONFLICT"}
 """What the resume that lost the race may be told (both say: someone else decided)."""
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def cluster(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[tuple[Cluster, list[Process]]]:
-    redis = request.getfixturevalue("redis_url") if request.param == "redis" else None
-    with emulators_on_loopback() as (upstream, _):
-        shared = Cluster(tmp_path, store_url(request.param, tmp_path, redis), upstream)
-        with gateways(shared, 2) as processes:
-            yield shared, processes
 
 
 def decisions(interrupts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,9 +54,6 @@ async def race(shared: Cluster, processes: list[Process], round_number: int) -> 
     assert executions(shared.counts, "send_email", "default") == mails + 1
 
 
-async def test_opposite_order_resumes_claim_all_or_nothing(
-    cluster: tuple[Cluster, list[Process]],
-) -> None:
-    shared, processes = cluster
+async def test_opposite_order_resumes_claim_all_or_nothing(shared: Shared) -> None:
     for round_number in range(5):
-        await race(shared, processes, round_number)
+        await race(shared.cluster, shared.processes[:2], round_number)

@@ -1,0 +1,74 @@
+"""One run at a time per thread, across every gateway process sharing the store.
+
+A run holds the thread's lease (:meth:`~interlock.gateway.stores.Store.acquire_lease`)
+from before it reads the thread until after it saves it, renewing it while it runs. A
+second run on the thread waits for the lease up to ``wait_seconds`` and is otherwise
+refused with ``THREAD_BUSY`` before it reads or runs anything. A process killed while
+holding a lease blocks the thread only until the lease expires (``seconds``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncGenerator
+
+from interlock.gateway.agui._threads import RunRefusedError
+from interlock.gateway.stores import Store
+
+LOGGER = logging.getLogger("interlock.gateway.agui")
+
+LEASE_SECONDS = 30.0
+"""How long a lease lasts without renewal (a run renews it every third of that)."""
+
+LEASE_WAIT_SECONDS = 10.0
+"""How long a run waits for a busy thread before ``THREAD_BUSY``."""
+
+
+async def _acquire(
+    store: Store, tenant: str, thread_id: str, owner: str, seconds: float, wait_seconds: float
+) -> None:
+    deadline = time.monotonic() + wait_seconds
+    pause = 0.01
+    while not await store.acquire_lease(tenant, thread_id, owner, seconds):
+        if time.monotonic() >= deadline:
+            raise RunRefusedError(
+                "THREAD_BUSY",
+                f"another run is active on thread {thread_id!r}; retry when it has ended "
+                "(resending the same input never runs a tool twice)",
+            )
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+async def _renew(store: Store, tenant: str, thread_id: str, owner: str, seconds: float) -> None:
+    while True:
+        await asyncio.sleep(seconds / 3)
+        if not await store.renew_lease(tenant, thread_id, owner, seconds):
+            LOGGER.warning("AG-UI lost the lease on thread %s", thread_id)
+            return
+
+
+@contextlib.asynccontextmanager
+async def thread_lease(
+    store: Store,
+    tenant: str,
+    thread_id: str,
+    *,
+    seconds: float = LEASE_SECONDS,
+    wait_seconds: float = LEASE_WAIT_SECONDS,
+) -> AsyncGenerator[None]:
+    """Hold the thread's lease for the block (raises ``THREAD_BUSY`` if it stays taken)."""
+    owner = uuid.uuid4().hex
+    await _acquire(store, tenant, thread_id, owner, seconds, wait_seconds)
+    renewer = asyncio.create_task(_renew(store, tenant, thread_id, owner, seconds))
+    try:
+        yield
+    finally:
+        renewer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renewer
+        await asyncio.shield(store.release_lease(tenant, thread_id, owner))
