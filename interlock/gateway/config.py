@@ -25,6 +25,7 @@ ChatReasoningDialect: TypeAlias = Literal[
 ]
 ApprovalStyle: TypeAlias = Literal["interrupt", "confirm_changes"]
 ReplayModeName: TypeAlias = Literal["strict", "degrade"]
+TransportName: TypeAlias = Literal["interlock", "httpx"]
 
 PROTOCOLS: tuple[Protocol, ...] = get_args(Protocol)
 EMULATOR_SCHEME = "emulator://"
@@ -100,6 +101,10 @@ class UpstreamConfig:
     max_connections: int = 100
     max_response_bytes: int = 64 * 1024 * 1024
     """The largest answer body (and, streamed, the largest single event) accepted."""
+    max_header_bytes: int = 64 * 1024
+    """The largest answer head (status line and headers) the ``interlock`` transport accepts."""
+    transport: TransportName = "interlock"
+    """``interlock``: the lean HTTP/1.1 transport (``http1``); ``httpx``: httpx's own."""
 
     @property
     def emulated(self) -> bool:
@@ -378,6 +383,8 @@ def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
             "max_retries": _non_negative_int,
             "max_connections": _positive(int),
             "max_response_bytes": _positive(int),
+            "max_header_bytes": _positive(int),
+            "transport": _choice(get_args(TransportName)),
         }
     )
     if fields.get("reasoning_dialect") and fields["protocol"] != "openai-chat":

@@ -13,13 +13,18 @@ Invariants:
   sides allow keep-alive; one request at a time per connection (no pipelining);
 * at most ``max_connections`` exchanges are open at once (from sending until the response
   body is closed); more wait, up to the pool timeout (:class:`httpx.PoolTimeout`);
-* a request whose *reused* connection was closed by the server before a single byte of the
-  answer arrived is sent once more on a new connection: that is the keep-alive race (the
-  server dropped the idle connection as the request went out), and nothing was processed.
-  Go's ``net/http`` retries the same case. Every other failure raises the matching
-  :class:`httpx.TransportError`;
-* an idle connection is reused for at most ``keepalive_expiry`` seconds; older ones are
-  closed when found: at checkout, or at the bottom of the stack when another is released;
+* a request is never written twice. Only a request that provably never left (its reused
+  connection was already known closed before the first byte was written) goes on a new
+  connection instead; once written, a connection closed without an answer is a
+  :class:`httpx.RemoteProtocolError`, because the server may have processed it (a POST
+  to a model is billed). Go's ``net/http`` resends such a request only when it is
+  idempotent or carries an idempotency key; the gateway's requests are neither. Every
+  other failure raises the matching :class:`httpx.TransportError`;
+* an answer's head (status line and headers) larger than ``max_header_bytes`` is refused
+  (:class:`AnswerHeadTooLarge`) without buffering more of it;
+* an idle connection is reused for at most ``keepalive_expiry`` seconds and closed within
+  about that time of going idle, whether or not traffic follows (one timer per transport
+  sweeps the expired ones);
 * HTTP only as the gateway uses it: no ``Upgrade``, no HTTP/2, no proxies (an upstream
   behind one gets ``httpx``'s own transport, see ``upstream.upstream_transport``).
 """
@@ -47,10 +52,19 @@ class _ClosedBeforeAnswer(Exception):
     """The server closed the connection before sending any byte of an answer."""
 
 
+class _NeverSent(Exception):
+    """The connection was closed before the request's first byte was written."""
+
+
+class AnswerHeadTooLarge(httpx.RemoteProtocolError):
+    """The answer's status line and headers exceed the transport's ``max_header_bytes``."""
+
+
 class _Connection(asyncio.Protocol):
     """One keep-alive connection: feeds llhttp, wakes the one exchange waiting on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_header_bytes: int = 64 * 1024) -> None:
+        self.max_header_bytes = max_header_bytes
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)  # pyright: ignore[reportUnknownMemberType]
         self.closed = False
@@ -72,6 +86,10 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = False
         self.until_close = False
         self.received_any = False
+        self.head_bytes = 0
+        """Sizes of the header lines parsed so far."""
+        self.head_received = 0
+        """Bytes received while the head was still incomplete (bounds what llhttp buffers)."""
         self.chunks: deque[bytes] = deque()
         self.buffered = 0
         self.error: Exception | None = None
@@ -92,7 +110,19 @@ class _Connection(asyncio.Protocol):
         except httptools.HttpParserError as error:  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
             self.error = httpx.RemoteProtocolError(f"malformed HTTP answer: {error}")
             self.close()
+        if not self.headers_done and self.error is None:
+            self.head_received += len(data)  # all of it was head: the head is not over yet
+            self._check_head()
+        if isinstance(self.error, AnswerHeadTooLarge):
+            self.close()
         self._wake()
+
+    def _check_head(self) -> None:
+        too_large = max(self.head_bytes, self.head_received) > self.max_header_bytes
+        if too_large and self.error is None:
+            self.error = AnswerHeadTooLarge(
+                f"the answer's headers exceed the limit of {self.max_header_bytes} bytes"
+            )
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -120,12 +150,16 @@ class _Connection(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
+        self.head_bytes += len(name) + len(value) + 4
+        self._check_head()
 
     def on_headers_complete(self) -> None:
         status = int(self.parser.get_status_code())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         if 100 <= status < 200:  # informational answers precede the real one
             self.headers = []
             return
+        if self.error is not None:
+            return  # refused (too large): no answer to hand on
         self.status = status
         self.headers_done = True
         names = {name.lower() for name, _ in self.headers}
@@ -168,8 +202,8 @@ class _Connection(asyncio.Protocol):
 
     async def send(self, payload: bytes, within: float | None, request: httpx.Request) -> None:
         """Write one request; waits (up to the write timeout) if the socket buffer is full."""
-        if self.closed or self.transport is None:
-            raise _ClosedBeforeAnswer()
+        if self.closed or self.transport is None or self.transport.is_closing():
+            raise _NeverSent()
         self.start()
         self.in_flight = True
         self.head_only = request.method == "HEAD"
@@ -264,9 +298,12 @@ class Http1Transport(httpx.AsyncBaseTransport):
         *,
         max_connections: int = 100,
         keepalive_expiry: float = 5.0,
+        max_header_bytes: int = 64 * 1024,
         socket_options: Iterable[SocketOption] = (),
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        self._max_header_bytes = max_header_bytes
+        self._sweep: asyncio.TimerHandle | None = None
         self._idle: dict[Origin, deque[_Connection]] = {}
         self._open: set[_Connection] = set()
         self._slots = asyncio.Semaphore(max_connections)
@@ -283,19 +320,19 @@ class Http1Transport(httpx.AsyncBaseTransport):
             payload = await _serialize(request)
             origin = (request.url.raw_scheme, request.url.raw_host, _port(request.url))
             connection = self._checkout(origin)
-            if connection is not None:
-                try:
+            try:
+                if connection is not None:
+                    try:
+                        await self._exchange(connection, payload, timeouts, request)
+                    except _NeverSent:  # closed while idle: nothing left, so a fresh one
+                        connection = None
+                if connection is None:
+                    connection = await self._connect(origin, timeouts.get("connect"), request)
                     await self._exchange(connection, payload, timeouts, request)
-                except _ClosedBeforeAnswer:  # lost the keep-alive race: once more, afresh
-                    connection = None
-            if connection is None:
-                connection = await self._connect(origin, timeouts.get("connect"), request)
-                try:
-                    await self._exchange(connection, payload, timeouts, request)
-                except _ClosedBeforeAnswer:
-                    raise httpx.RemoteProtocolError(
-                        "the server closed the connection without answering", request=request
-                    ) from None
+            except (_ClosedBeforeAnswer, _NeverSent):
+                raise httpx.RemoteProtocolError(
+                    "the server closed the connection without answering", request=request
+                ) from None
         except BaseException:
             self._slots.release()
             raise
@@ -359,7 +396,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         try:
             async with asyncio.timeout(within):
                 _, connection = await loop.create_connection(
-                    _Connection,
+                    lambda: _Connection(self._max_header_bytes),
                     hostname,
                     port,
                     ssl=context,
@@ -396,10 +433,30 @@ class Http1Transport(httpx.AsyncBaseTransport):
         connection.idle_since = now
         stack = self._idle.setdefault(origin, deque())
         stack.append(connection)
-        # The oldest idle connections sit at the bottom: close the expired ones now rather
-        # than whenever a burst needs that many connections again.
-        while stack[0].closed or stack[0].idle_since < now - self._keepalive_expiry:
-            self._forget(stack.popleft())
+        if self._sweep is None:
+            self._sweep = asyncio.get_running_loop().call_later(
+                self._keepalive_expiry, self._expire_idle
+            )
+
+    def _expire_idle(self) -> None:
+        """Close the idle connections past their expiry; run again for the next to expire.
+
+        The oldest idle connections sit at the bottom of each stack. Without this timer a
+        burst's connections would stay open until a later burst needed as many again.
+        """
+        self._sweep = None
+        now = asyncio.get_running_loop().time()
+        deadline = now - self._keepalive_expiry
+        oldest: float | None = None
+        for stack in self._idle.values():
+            while stack and (stack[0].closed or stack[0].idle_since <= deadline):
+                self._forget(stack.popleft())
+            if stack:
+                since = stack[0].idle_since
+                oldest = since if oldest is None else min(oldest, since)
+        if oldest is not None and not self._closed:
+            delay = max(oldest + self._keepalive_expiry - now, 0.0) + 0.01
+            self._sweep = asyncio.get_running_loop().call_later(delay, self._expire_idle)
 
     def _forget(self, connection: _Connection) -> None:
         connection.close()
@@ -408,6 +465,9 @@ class Http1Transport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         """Close every connection, idle or not."""
         self._closed = True
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for connection in self._open:
             connection.close()
         self._open.clear()

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
 
+from starlette.requests import ClientDisconnect
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from interlock.gateway.access_log import AccessRecord
+from interlock.gateway.client_watch import ClientWatch
 from interlock.gateway.config import Protocol
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.proxy import Proxy, ProxyError, json_response
-from interlock.gateway.streaming import stream_response
+from interlock.gateway.streaming import CLIENT_GONE, stream_response
 
 LOGGER = logging.getLogger("interlock.gateway")
 
@@ -28,8 +31,13 @@ async def handle(
     endpoint: str,
     path_model: str | None = None,
     stream: bool | None = None,
+    watch: ClientWatch | None = None,
 ) -> HttpResponse:
-    """Proxy one request; every failure comes back in ``ingress``'s error shape."""
+    """Proxy one request; every failure comes back in ``ingress``'s error shape.
+
+    ``watch`` starts once the body is read: a client that goes away from then on cancels
+    the request wherever it is (recorded with status 499).
+    """
     record = AccessRecord(
         method=http_request.method,
         path=http_request.scope.get("root_path", "") + http_request.scope["path"],
@@ -43,6 +51,8 @@ async def handle(
         )
         translation = call.translation
         record.translation = translation
+        if watch is not None:
+            watch.start(http_request.receive)
         response = await proxy.open_upstream(call)
         if response.status_code >= 400:
             answer = await proxy.upstream_error(call, response)
@@ -50,6 +60,15 @@ async def handle(
             return stream_response(proxy, call, response)
         else:
             answer = await proxy.complete(call, response)
+    except asyncio.CancelledError:
+        if watch is not None and watch.gone:
+            record.error = "client_disconnected"
+            proxy.finish(record, CLIENT_GONE)
+        raise
+    except ClientDisconnect:
+        record.error = "client_disconnected"
+        proxy.finish(record, CLIENT_GONE)
+        return HttpResponse(status_code=CLIENT_GONE)  # nobody is left to read it
     except ProxyError as error:
         record.error = error.code or "error"
         body = ingress.error(error.status, error.message, code=error.code, param=error.param)
@@ -80,15 +99,24 @@ class Endpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         http_request = HttpRequest(scope, receive)
         path_model = scope["path_params"].get("model") if self.ingress.model_in_path else None
-        response = await handle(
-            self.proxy,
-            self.ingress,
-            http_request,
-            endpoint=self.name,
-            path_model=path_model,
-            stream=self.stream,
-        )
-        await response(scope, receive, send)
+        watch = ClientWatch()
+        try:
+            response = await handle(
+                self.proxy,
+                self.ingress,
+                http_request,
+                endpoint=self.name,
+                path_model=path_model,
+                stream=self.stream,
+                watch=watch,
+            )
+            await response(scope, receive, watch.sender(send))
+        except asyncio.CancelledError:
+            if not watch.gone:
+                raise
+            watch.absorb()
+        finally:
+            watch.stop()
 
 
 def routes(proxy: Proxy, dialects: dict[Protocol, Dialect]) -> list[BaseRoute]:

@@ -211,14 +211,12 @@ def _farewell(relay: _Relay, framer: _Framer) -> bytes:
 
 
 class RelayResponse(StreamingResponse):
-    """A streamed answer that stops, closing the upstream, as soon as the client goes away.
+    """A streamed answer sent from the request's own task.
 
-    Starlette's ``StreamingResponse`` watches for the disconnect too, but under ASGI < 2.4
-    (uvicorn's HTTP protocols say 2.3) it opens an anyio task group per response and moves
-    the stream into a new task, a scheduling round before the first byte can leave. Here
-    the stream runs in the request's own task and a plain task waits for
-    ``http.disconnect``, then cancels it: the upstream read stops (an abandoned model
-    answer is not paid for to the end) and the body generator is closed.
+    The client's disconnect is noticed by the endpoint's
+    :class:`~interlock.gateway.client_watch.ClientWatch`, which cancels this task: the
+    upstream read stops and the body generator is closed (recording status 499). A drain
+    that reaches its deadline (:meth:`stop`) ends the stream with the farewell error event.
     """
 
     def __init__(
@@ -254,32 +252,20 @@ class RelayResponse(StreamingResponse):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         task = asyncio.current_task()
         assert task is not None, "ASGI apps run in a task"
-        gone = False
-
-        async def watch() -> None:
-            nonlocal gone
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            # The last body message completes the response without yielding to this task,
-            # and the watcher is cancelled right after: a disconnect seen here is real.
-            gone = True
-            task.cancel()
-
-        watcher = asyncio.get_running_loop().create_task(watch())
         self._task = task
         leave = self.lifecycle.join(self) if self.lifecycle is not None else None
         try:
             await self.stream_response(send)
         except asyncio.CancelledError:
-            if not (gone or self._stopping):
-                raise
+            if not self._stopping:
+                raise  # the client went away (the endpoint's watch) or the server stops
             task.uncancel()
-            if self._stopping and not gone:
-                await self._say_farewell(send)
+            if task.cancelling():
+                raise  # the client went away as well: nobody to say farewell to
+            await self._say_farewell(send)
         finally:
             if leave is not None:
                 leave()
-            watcher.cancel()
             await self.body.aclose()
 
     async def _say_farewell(self, send: Send) -> None:

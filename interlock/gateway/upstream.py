@@ -29,7 +29,7 @@ import httpx
 
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.dialects import Dialect
-from interlock.gateway.http1 import Http1Transport
+from interlock.gateway.http1 import AnswerHeadTooLarge, Http1Transport
 from interlock.gateway.metrics import Metrics
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -161,11 +161,19 @@ class Upstream:
         await self.sleep(delay)
 
     def _unavailable(self, error: httpx.HTTPError) -> UpstreamUnavailable:
+        if isinstance(error, AnswerHeadTooLarge):
+            self.metrics.upstream_errors[self.name, "too_large"] += 1
+            return UpstreamUnavailable(502, "too_large", f"upstream {self.name}: {error}")
         if isinstance(error, httpx.TimeoutException):
             self.metrics.upstream_errors[self.name, "timeout"] += 1
             return UpstreamUnavailable(504, "timeout", f"upstream {self.name} timed out")
-        self.metrics.upstream_errors[self.name, "connect"] += 1
-        return UpstreamUnavailable(502, "connect", f"upstream {self.name} is unreachable")
+        if isinstance(error, httpx.ConnectError):
+            self.metrics.upstream_errors[self.name, "connect"] += 1
+            return UpstreamUnavailable(502, "connect", f"upstream {self.name} is unreachable")
+        self.metrics.upstream_errors[self.name, "protocol"] += 1
+        return UpstreamUnavailable(
+            502, "protocol", f"upstream {self.name} failed: {self.scrub(str(error))}"
+        )
 
 
 def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -215,18 +223,23 @@ def base_url(config: UpstreamConfig) -> str:
 
 
 def upstream_transport(config: UpstreamConfig) -> httpx.AsyncBaseTransport:
-    """The pooled transport for ``config``: through the environment's proxy if one applies."""
+    """The pooled transport for ``config``: httpx's own when configured or when the
+    environment names a proxy for it, else the lean :class:`Http1Transport`."""
     # TCP_NODELAY: a request is one write, but nothing a stream sends back may wait for
     # Nagle's algorithm either.
     options = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
     proxy = environment_proxy(httpx.URL(base_url(config)))
-    if proxy is not None:
+    if proxy is not None or config.transport == "httpx":
         limits = httpx.Limits(
             max_connections=config.max_connections,
             max_keepalive_connections=config.max_connections,
         )
         return httpx.AsyncHTTPTransport(proxy=proxy, limits=limits, socket_options=options)
-    return Http1Transport(max_connections=config.max_connections, socket_options=options)
+    return Http1Transport(
+        max_connections=config.max_connections,
+        max_header_bytes=config.max_header_bytes,
+        socket_options=options,
+    )
 
 
 def environment_proxy(url: httpx.URL) -> str | None:

@@ -2,7 +2,8 @@
 
 The server answers every request with a scripted :class:`Reply`: chosen body chunks (each
 written and flushed on its own, with a pause between, so a split lands in a separate read
-on the gateway's side), and a chosen ending: complete, reset mid-body, or never answering.
+on the gateway's side), and a chosen ending: complete, reset mid-body, never answering, or closing without an
+answer after reading the request.
 The gateway is built in-process with its real upstream transport (no mock), so every byte
 crosses a socket; clients reach it through ``httpx.ASGITransport``.
 """
@@ -23,7 +24,7 @@ from interlock.gateway.app import Gateway, build_gateway, create_app
 from interlock.gateway.config import parse_config
 from interlock.gateway.stores import open_store
 
-Ending = Literal["complete", "reset", "hang"]
+Ending = Literal["complete", "reset", "hang", "drop"]
 
 
 @dataclass
@@ -88,6 +89,8 @@ class Upstream:
         if reply.ending == "hang":
             await reader.read()  # until the gateway closes the connection
             return False
+        if reply.ending == "drop":  # read the request, close without a word
+            return False
         status = f"HTTP/1.1 {reply.status} X\r\n"
         fields = "".join(f"{name}: {value}\r\n" for name, value in reply.headers)
         writer.write(f"{status}{fields}transfer-encoding: chunked\r\n\r\n".encode("latin-1"))
@@ -125,13 +128,14 @@ async def upstream(script: Callable[[str, bytes], Reply]) -> AsyncIterator[Upstr
 
 def gateway_config(url: str, upstream_options: str = "", server_options: str = "") -> str:
     """One upstream per dialect at ``url``; models ``to-chat``, ``to-responses``, ``to-gemini``."""
+    if "max_retries" not in upstream_options:
+        upstream_options += "\nmax_retries = 0"
     upstreams = "".join(
         f"""
 [[upstreams]]
 name = "{name}"
 protocol = "{protocol}"
 base_url = "{url}{suffix}"
-max_retries = 0
 {upstream_options}
 
 [[models]]
@@ -184,3 +188,12 @@ def access_log() -> Iterator[list[dict[str, object]]]:
         yield lines
     finally:
         logger.removeHandler(handler)
+
+
+async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Poll ``condition`` until true (failing after ``seconds``: a bound, not a timing claim)."""
+    for _ in range(int(seconds / 0.005)):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the condition never became true")

@@ -39,6 +39,8 @@ class Server:
     exchanges: list[Exchange] = field(default_factory=list[Exchange])
     connections: int = 0
     closed_by_client: int = 0
+    finished: int = 0
+    """Connections the server itself closed after answering."""
     url: str = ""
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -55,6 +57,8 @@ class Server:
                 exchange = Exchange(number, head, body)
                 self.exchanges.append(exchange)
                 if not await self.script(exchange, writer):
+                    await writer.drain()
+                    self.finished += 1
                     return
                 await writer.drain()
         finally:
@@ -143,7 +147,7 @@ async def test_a_body_delimited_by_close_is_read_to_the_end_and_not_reused() -> 
     assert server.connections == 2
 
 
-async def test_an_idle_connection_closed_by_the_server_is_replaced_once() -> None:
+async def test_a_request_the_server_received_is_never_sent_again() -> None:
     async def drop_second(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
         if exchange.body == b"2" and exchange.connection == 1:
             return False  # the keep-alive race: closed as the request arrived
@@ -152,8 +156,69 @@ async def test_an_idle_connection_closed_by_the_server_is_replaced_once() -> Non
 
     async with serving(drop_second) as server, client(server) as http:
         assert (await http.post("/", content=b"1")).status_code == 200
+        with pytest.raises(httpx.RemoteProtocolError):  # it may have been processed
+            await http.post("/", content=b"2")
+        assert (await http.post("/", content=b"3")).status_code == 200
+    assert [(e.connection, e.body) for e in server.exchanges] == [(1, b"1"), (1, b"2"), (2, b"3")]
+
+
+async def test_a_connection_closed_while_idle_is_replaced_before_anything_is_written() -> None:
+    async def one_per_connection(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(OK)  # keep-alive announced, then the server closes the idle connection
+        return False
+
+    async with serving(one_per_connection) as server, client(server) as http:
+        assert (await http.post("/", content=b"1")).status_code == 200
+        for _ in range(200):  # until the transport has seen the close
+            await asyncio.sleep(0.005)
+            if server.finished:
+                await asyncio.sleep(0.01)
+                break
         assert (await http.post("/", content=b"2")).status_code == 200
-    assert [(e.connection, e.body) for e in server.exchanges] == [(1, b"1"), (1, b"2"), (2, b"2")]
+    assert [(e.connection, e.body) for e in server.exchanges] == [(1, b"1"), (2, b"2")]
+
+
+async def test_an_answer_head_over_the_limit_is_refused() -> None:
+    async def huge_head(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\n")
+        for index in range(200):
+            writer.write(b"x-filler-%d: %s\r\n" % (index, b"y" * 100))
+            await writer.drain()
+        writer.write(b"content-length: 2\r\n\r\n{}")
+        return True
+
+    async with serving(huge_head) as server:
+        transport = Http1Transport(max_header_bytes=4096)
+        async with httpx.AsyncClient(transport=transport, base_url=server.url) as http:
+            with pytest.raises(http1.AnswerHeadTooLarge):
+                await http.post("/", content=b"1")
+        assert server.connections == 1  # the refused connection is not kept
+
+
+async def test_idle_connections_close_within_the_expiry_without_further_traffic() -> None:
+    release = asyncio.Event()
+
+    async def slow(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        await release.wait()
+        writer.write(OK)
+        return True
+
+    async with serving(slow) as server:
+        transport = Http1Transport(keepalive_expiry=0.2)
+        async with httpx.AsyncClient(transport=transport, base_url=server.url) as http:
+            burst = [asyncio.ensure_future(http.post("/", content=b"x")) for _ in range(8)]
+            for _ in range(2000):
+                if len(server.exchanges) == 8:
+                    break
+                await asyncio.sleep(0.005)
+            release.set()
+            assert all(answer.status_code == 200 for answer in await asyncio.gather(*burst))
+            assert server.connections == 8
+            for _ in range(300):  # nothing else is sent: only the expiry can close them
+                if server.closed_by_client == 8:
+                    break
+                await asyncio.sleep(0.01)
+            assert server.closed_by_client == 8
 
 
 async def test_a_fresh_connection_closed_without_an_answer_is_an_error() -> None:
@@ -289,7 +354,8 @@ def test_the_same_exchanges_work_on_uvloop() -> None:
     async def main() -> None:
         await test_keep_alive_reuses_one_connection_and_sends_one_buffer()
         await test_a_chunked_answer_streams_piece_by_piece()
-        await test_an_idle_connection_closed_by_the_server_is_replaced_once()
+        await test_a_request_the_server_received_is_never_sent_again()
+        await test_a_connection_closed_while_idle_is_replaced_before_anything_is_written()
 
     uvloop.run(main())
 
