@@ -18,18 +18,21 @@ from pathlib import Path
 
 import httpx
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
 from interlock.gateway import access_log, agui, routes_ops, routes_proxy
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol, UpstreamConfig
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
+from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.proxy import Proxy, Route
 from interlock.gateway.stores import Store, open_store
 from interlock.gateway.upstream import Upstream, upstream_transport
 from interlock.gateway.vault import ReasoningVault
+from interlock.transcript import JsonObject
 
 
 @dataclass(slots=True, kw_only=True)
@@ -161,7 +164,12 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
         finally:
             await gateway.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    guard = Middleware(
+        BrowserGuard,
+        policy=BrowserPolicy.from_config(gateway.config.server),
+        refusal=refusal_body(gateway.ingress),
+    )
+    app = Starlette(routes=routes, middleware=[guard], lifespan=lifespan)
     app.add_middleware(DrainGate, lifecycle=gateway.lifecycle, shapes=_refusal_shapes(gateway))
     app.state.gateway = gateway
     return app
@@ -174,6 +182,24 @@ def _refusal_shapes(gateway: Gateway) -> dict[str, ErrorShape]:
         "/v1/": lambda message: openai.error(503, message, code=REFUSED_CODE),
         "/v1beta/": lambda message: gemini.error(503, message, code=REFUSED_CODE),
     }
+
+
+_GEMINI_METHODS = (":generateContent", ":streamGenerateContent")
+
+
+def refusal_body(ingress: Mapping[Protocol, Dialect]) -> RefusalBody:
+    """Error bodies for the browser guard, in the shape of the endpoint a path belongs to:
+    Gemini's for Gemini paths, OpenAI's for the other ``/v1/`` paths, AG-UI's
+    (``{"error": {"message", "code"}}``) for everything else."""
+
+    def body(path: str, status: int, message: str, code: str) -> JsonObject:
+        if path.startswith("/v1beta/") or any(method in path for method in _GEMINI_METHODS):
+            return ingress["gemini"].error(status, message, code=code)
+        if path.startswith("/v1/"):
+            return ingress["openai-chat"].error(status, message, code=code)
+        return {"error": {"message": message, "code": code}}
+
+    return body
 
 
 def seal_key(config: GatewayConfig) -> bytes:

@@ -1,7 +1,9 @@
 """Client API keys → tenant.
 
 A key may come as ``Authorization: Bearer KEY`` (OpenAI SDKs), ``x-goog-api-key: KEY``
-(google-genai) or ``?key=KEY`` (Gemini REST). Keys are compared by SHA-256 digest, so a
+(google-genai), ``?key=KEY`` (Gemini REST) or, for a browser's WebSocket (which cannot set
+headers), as the offered subprotocol ``interlock.key.KEY`` (:data:`KEY_SUBPROTOCOL`; the
+server then answers with the subprotocol ``interlock``, never echoing the key). Keys are compared by SHA-256 digest, so a
 lookup's timing says nothing about how much of a guess was right.
 """
 
@@ -13,6 +15,10 @@ from collections.abc import Mapping, Sequence
 from interlock.gateway.config import ApiKey
 
 DEFAULT_TENANT = "default"
+KEY_SUBPROTOCOL = "interlock.key."
+"""Prefix of the WebSocket subprotocol that carries a key (``interlock.key.KEY``)."""
+SUBPROTOCOL = "interlock"
+"""The subprotocol the AG-UI WebSocket selects when a client offers it."""
 
 
 class Unauthorized(Exception):
@@ -48,7 +54,18 @@ def presented_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str |
     authorization = headers.get("authorization")
     if authorization and authorization[:7].lower() == "bearer ":
         return authorization[7:].strip() or None
-    return headers.get("x-goog-api-key") or query.get("key") or None
+    return headers.get("x-goog-api-key") or query.get("key") or _subprotocol_key(headers)
+
+
+def _subprotocol_key(headers: Mapping[str, str]) -> str | None:
+    offered = headers.get("sec-websocket-protocol")
+    if not offered:
+        return None
+    for value in offered.split(","):
+        value = value.strip()
+        if value.startswith(KEY_SUBPROTOCOL) and len(value) > len(KEY_SUBPROTOCOL):
+            return value[len(KEY_SUBPROTOCOL) :]
+    return None
 
 
 def _digest(key: str) -> bytes:

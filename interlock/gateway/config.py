@@ -68,6 +68,15 @@ class ServerConfig:
     drain_seconds: float = 25.0
     """On SIGTERM, how long in-flight streams and runs may go on before they are ended
     with a resumable error (see ``interlock.gateway.lifecycle``)."""
+    allowed_origins: tuple[str, ...] = ()
+    """Browser origins (``scheme://host[:port]``, or ``"*"``) allowed besides the gateway's
+    own; a request carrying any other ``Origin`` is refused (see ``gateway/guard.py``)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` names accepted besides loopback ones (``"*"``: any). Checked when no
+    ``api_keys`` are configured, or when this is set."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins (or ``"*"``) that get CORS answers (preflights, ``Access-Control-*``);
+    each is also an allowed origin."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -347,6 +356,9 @@ def _server(table: _Table, environ: Mapping[str, str]) -> ServerConfig:
             "max_body_bytes": _positive(int),
             "access_log": bool,
             "drain_seconds": _positive(float),
+            "allowed_origins": _origins,
+            "allowed_hosts": _hosts,
+            "cors_origins": _origins,
         }
     )
     variable = fields.get("seal_key_env")
@@ -358,6 +370,35 @@ def _server(table: _Table, environ: Mapping[str, str]) -> ServerConfig:
             )
         fields["seal_key"] = value.encode()
     return ServerConfig(**fields)
+
+
+def _origins(value: Any) -> tuple[str, ...]:
+    origins = _strings(value)
+    for origin in origins:
+        if origin != "*" and normalize_origin(origin) is None:
+            raise ValueError(f'{origin!r} is not an origin (scheme://host[:port], or "*")')
+    return tuple(
+        origin if origin == "*" else cast(str, normalize_origin(origin)) for origin in origins
+    )
+
+
+def normalize_origin(origin: str) -> str | None:
+    """``origin`` as browsers send it (lower-case, no path), or ``None`` if it is not one."""
+    scheme, separator, rest = origin.strip().lower().partition("://")
+    if scheme not in ("http", "https") or not separator or not rest:
+        return None
+    if any(character in rest for character in "/?#@ "):
+        return None
+    return f"{scheme}://{rest}"
+
+
+def _hosts(value: Any) -> tuple[str, ...]:
+    hosts = _strings(value)
+    for host in hosts:
+        bracketed = host.startswith("[") and host.endswith("]")  # an IPv6 address
+        if not host or any(character in host for character in "/?#@ " + ":" * (not bracketed)):
+            raise ValueError(f"{host!r} is not a host name (no scheme, port or path)")
+    return tuple(host.lower() for host in hosts)
 
 
 def _port(value: Any) -> int:

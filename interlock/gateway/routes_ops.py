@@ -33,7 +33,13 @@ def routes(
             return JSONResponse({"status": "ready"})
         return JSONResponse({"status": lifecycle.state}, status_code=503)
 
-    async def metrics(_: HttpRequest) -> Response:
+    async def metrics(http_request: HttpRequest) -> Response:
+        try:
+            proxy.tenant(http_request)  # with server.api_keys, metrics need a key too
+        except ProxyError as error:
+            return json_response(
+                openai.error(error.status, error.message, code=error.code), error.status
+            )
         return PlainTextResponse(proxy.metrics.render(), media_type=CONTENT_TYPE)
 
     async def openai_models(http_request: HttpRequest) -> Response:

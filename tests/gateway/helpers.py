@@ -96,7 +96,7 @@ async def _no_sleep(_: float) -> None:
 
 def client(built: Gateway) -> httpx.AsyncClient:
     app = create_app(built)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost")
 
 
 def sse(events: list[dict[str, object]], done: bool = False) -> bytes:

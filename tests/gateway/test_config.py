@@ -77,6 +77,10 @@ def test_valid_config_reads_keys_from_the_environment() -> None:
         ("[server]\ndrain_seconds = 0", "server.drain_seconds"),
         ("[server]\nseal_key_env = 'NOPE'", "server.seal_key_env"),
         ("[store]\nurl = 'postgres://x'", "store.url"),
+        ("[server]\nallowed_origins = ['example.com']", "server.allowed_origins"),
+        ("[server]\ncors_origins = ['http://a.example/path']", "server.cors_origins"),
+        ("[server]\ncors_origins = 'http://a.example'", "server.cors_origins"),
+        ("[server]\nallowed_hosts = ['gw.example:8787']", "server.allowed_hosts"),
         ("[unknown]\nx = 1", "unknown"),
     ],
 )
@@ -104,3 +108,14 @@ def test_missing_or_broken_files_are_config_errors(tmp_path: Path) -> None:
     broken.write_text("[server\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(broken)
+
+
+def test_browser_settings_are_normalized() -> None:
+    text = (
+        "[server]\nallowed_origins = ['HTTP://App.Example:3000']\n"
+        "cors_origins = ['*']\nallowed_hosts = ['GW.example', '[fe80::1]']\n"
+    )
+    server = parse_config(text, {}).server
+    assert server.allowed_origins == ("http://app.example:3000",)
+    assert server.cors_origins == ("*",)
+    assert server.allowed_hosts == ("gw.example", "[fe80::1]")

@@ -185,7 +185,7 @@ def _scope(path: str) -> Scope:
         "raw_path": path.encode(),
         "root_path": "",
         "query_string": b"",
-        "headers": [(b"host", b"gateway"), (b"content-type", b"application/json")],
+        "headers": [(b"host", b"localhost"), (b"content-type", b"application/json")],
         "client": ("127.0.0.1", 5000),
         "server": ("127.0.0.1", 8787),
     }

@@ -3,7 +3,8 @@
 Frames are ``data: <json>\\n\\n`` (LF only, one ``data:`` line: JSON text never holds a raw
 newline), flushed as they come; a ``: ping`` comment goes out whenever the stream has
 been silent for the keep-alive interval. Anything wrong with the request itself (unknown
-agent, bad key, oversized or malformed body, invalid ``RunAgentInput``) is an HTTP 4xx
+agent, a body that is not ``content-type: application/json`` — an HTML form cannot post
+one —, bad key, oversized or malformed body, invalid ``RunAgentInput``) is an HTTP 4xx
 with a JSON body and no stream; a refusal that needs the thread or the seal key is a
 ``RUN_ERROR`` inside the stream. A client that goes away cancels the run.
 """
@@ -34,6 +35,11 @@ def error_response(status: int, message: str, code: str, param: str | None = Non
     if param:
         error["param"] = param
     return json_response({"error": error}, status)
+
+
+def is_json(content_type: str) -> bool:
+    """True for ``application/json`` with or without parameters (``; charset=utf-8``)."""
+    return content_type.partition(";")[0].strip().lower() == "application/json"
 
 
 def sse_frames(frames: Sequence[str], first_id: int | None = None) -> bytes:
@@ -80,6 +86,9 @@ async def handle_post(binding: AguiBinding, http_request: HttpRequest) -> HttpRe
     runtime = binding.agent(name)
     if runtime is None:
         return error_response(404, f"no agent named {name!r}", "unknown_agent")
+    if not is_json(http_request.headers.get("content-type", "")):
+        message = "a run is posted as content-type: application/json"
+        return error_response(415, message, "unsupported_media_type")
     try:
         tenant = binding.keys.tenant(http_request.headers, http_request.query_params)
     except Unauthorized as error:

@@ -44,14 +44,14 @@ from interlock.gateway.agui._binding import AguiBinding, error_event
 from interlock.gateway.agui._run import AguiRun, dumps
 from interlock.gateway.agui._server import SEND_BATCH
 from interlock.gateway.agui._threads import RunRefusedError
-from interlock.gateway.auth import Unauthorized
+from interlock.gateway.auth import SUBPROTOCOL, Unauthorized
+from interlock.gateway.guard import deny_websocket
 from interlock.gateway.lifecycle import REFUSED_MESSAGE, RUN_REFUSED_CODE
 from interlock.gateway.stores import LogGapError, RunKey, RunLog
 from interlock.transcript import DecodeError, JsonObject, JsonValue
 
 SessionState: TypeAlias = Literal["idle", "running", "closed"]
 
-CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_SERVICE_RESTART = 1012
 """Close code for sockets of a draining replica: reconnect (through the load balancer)."""
@@ -325,21 +325,25 @@ class WebSocketEndpoint:
         self.binding = binding
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (await receive())["type"] != "websocket.connect":
-            return
         name: str = scope["path_params"]["agent"]
         runtime = self.binding.agent(name)
         try:
             tenant = self.binding.keys.tenant(
                 Headers(scope=scope), QueryParams(scope.get("query_string", b""))
             )
-        except Unauthorized:
-            await _refuse(send, "missing or invalid API key")
+        except Unauthorized as error:
+            await _refuse(scope, receive, send, 401, str(error), "invalid_api_key")
             return
         if runtime is None:
-            await _refuse(send, f"no agent named {name!r}")
+            await _refuse(scope, receive, send, 404, f"no agent named {name!r}", "unknown_agent")
             return
-        await send({"type": "websocket.accept"})
+        if (await receive())["type"] != "websocket.connect":
+            return
+        offered: list[str] = scope.get("subprotocols") or []
+        accept: dict[str, Any] = {"type": "websocket.accept"}
+        if SUBPROTOCOL in offered:
+            accept["subprotocol"] = SUBPROTOCOL
+        await send(accept)
         extensions: dict[str, Any] = scope.get("extensions") or {}
         session = WebSocketSession(
             self.binding, runtime, tenant, (receive, send), batched=SEND_BATCH in extensions
@@ -347,6 +351,9 @@ class WebSocketEndpoint:
         await session.serve()
 
 
-async def _refuse(send: Send, reason: str) -> None:
-    """Close before accepting (the client sees the handshake refused)."""
-    await send({"type": "websocket.close", "code": CLOSE_POLICY, "reason": reason})
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, status: int, message: str, code: str
+) -> None:
+    """Refuse the handshake: ``status`` with ``{"error": {"message", "code"}}``."""
+    body = json.dumps({"error": {"message": message, "code": code}}).encode()
+    await deny_websocket(scope, receive, send, status, body)
