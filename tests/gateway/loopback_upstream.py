@@ -168,7 +168,7 @@ def loopback_gateway(url: str, upstream_options: str = "", server_options: str =
 def client(built: Gateway) -> httpx.AsyncClient:
     """An HTTP client for the in-process gateway."""
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=create_app(built)), base_url="http://gateway"
+        transport=httpx.ASGITransport(app=create_app(built)), base_url="http://localhost"
     )
 
 

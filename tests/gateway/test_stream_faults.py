@@ -226,7 +226,7 @@ async def test_the_sdks_raise_their_api_errors_for_a_stream_cut_mid_event() -> N
     async with upstream(script) as server:
         built = loopback_gateway(server.url)
         async with client(built) as http:
-            openai = AsyncOpenAI(base_url="http://gateway/v1", api_key="k", http_client=http)
+            openai = AsyncOpenAI(base_url="http://localhost/v1", api_key="k", http_client=http)
             with pytest.raises(APIError, match="broke off"):
                 async for _ in await openai.chat.completions.create(
                     model="to-chat", messages=[{"role": "user", "content": "hi"}], stream=True
@@ -239,7 +239,7 @@ async def test_the_sdks_raise_their_api_errors_for_a_stream_cut_mid_event() -> N
                 )
             ]
             assert kinds[-1] == "error"
-            options = types.HttpOptions(base_url="http://gateway", httpx_async_client=http)
+            options = types.HttpOptions(base_url="http://localhost", httpx_async_client=http)
             google = genai.Client(api_key="k", http_options=options)
             with pytest.raises(genai_errors.APIError, match="broke off"):
                 async for _ in await google.aio.models.generate_content_stream(
