@@ -91,7 +91,7 @@ async def test_a_draining_gateway_refuses_in_each_apis_shape(path: str, shape: s
     lifecycle = find_lifecycle(app)
     assert lifecycle is not None
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         assert (await client.get("/readyz")).json() == {"status": "ready"}
         await lifecycle.drain()
         refused = await client.post(path, json={})
