@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from interlock.codecs import _structured as structured
 from interlock.codecs._fields import kept_wire_fields
 from interlock.conformance._compare import ItemResult
 from interlock.conformance._features import Item, canonical_json
-from interlock.transcript import JsonValue, Request, TranslationWarning
+from interlock.transcript import JsonObject, JsonValue, Request, TranslationWarning
 
 STRUCTURED = frozenset(
     {"response_format", "format", "responseMimeType", "responseSchema", "responseJsonSchema"}
@@ -63,6 +64,13 @@ def _canonical(request: Request) -> Iterator[Item]:
             f"tools.{tool.name}",
             ("tool", tool.name, canonical_json(tool.parameters or {})),
         )
+    if request.response_format is not None:
+        response_format = request.response_format
+        shape: JsonObject = {
+            "kind": response_format.type,
+            "schema": structured.json_schema(response_format),
+        }
+        yield _item("structured_output", "response_format", shape)
     if request.tool_choice is not None:
         choice = request.tool_choice
         yield _item("tools", "tool_choice", [choice.mode, *choice.names])

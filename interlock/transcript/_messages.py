@@ -106,7 +106,7 @@ class GenerationOptions:
 class ResponseFormat:
     """Structured output: what shape the model's answer must have.
 
-    ``kind`` ``text`` is free text, ``json_object`` any JSON object, ``json_schema`` an
+    ``type`` ``text`` is free text, ``json_object`` any JSON object, ``json_schema`` an
     answer valid against ``schema``. ``schema_dialect`` says which schema language
     ``schema`` is written in: ``json_schema`` (OpenAI ``json_schema``, Gemini
     ``responseJsonSchema``) or ``openapi`` (Gemini ``responseSchema``, the OpenAPI 3.0
@@ -114,7 +114,7 @@ class ResponseFormat:
     schema metadata; Gemini has no field for them.
     """
 
-    kind: Literal["text", "json_object", "json_schema"]
+    type: Literal["text", "json_object", "json_schema"]
     schema: JsonObject | None = None
     schema_dialect: Literal["json_schema", "openapi"] = "json_schema"
     name: str | None = None

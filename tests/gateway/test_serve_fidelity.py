@@ -125,3 +125,70 @@ def test_settings_the_upstream_cannot_take_are_named_in_the_translation_header(
     sent = emulators["gemini"].received[-1]["generationConfig"]
     assert sent["temperature"] == 0.5 and sent["seed"] == 7
     assert raw.parse().choices[0].message.content
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+
+def _structured_from_responses(url: str, model: str) -> None:
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        text: Any = {"format": {"type": "json_schema", "name": "city", "schema": SCHEMA}}
+        client.responses.create(model=model, input="hello", text=text)
+
+
+def _structured_from_chat(url: str, model: str) -> None:
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        response_format: Any = {
+            "type": "json_schema",
+            "json_schema": {"name": "city", "schema": SCHEMA},
+        }
+        client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": "hello"}],
+            response_format=response_format,
+        )
+
+
+def _structured_from_gemini(url: str, model: str) -> None:
+    client = genai.Client(
+        api_key="unused", http_options=types.HttpOptions(base_url=url, api_version="v1beta")
+    )
+    config = types.GenerateContentConfig(
+        response_mime_type="application/json", response_json_schema=SCHEMA
+    )
+    client.models.generate_content(model=model, contents="hello", config=config)
+
+
+def _schema_received(emulators: dict[str, Emulator], upstream: str) -> Any:
+    body = emulators[upstream].received[-1]
+    if upstream == "openai-chat":
+        assert body["response_format"]["type"] == "json_schema"
+        return body["response_format"]["json_schema"]["schema"]
+    if upstream == "openai-responses":
+        assert body["text"]["format"]["type"] == "json_schema"
+        return body["text"]["format"]["schema"]
+    assert body["generationConfig"]["responseMimeType"] == "application/json"
+    return body["generationConfig"]["responseJsonSchema"]
+
+
+STRUCTURED = {
+    "responses": _structured_from_responses,
+    "chat": _structured_from_chat,
+    "gemini": _structured_from_gemini,
+}
+MODELS = {"via-chat": "openai-chat", "via-responses": "openai-responses", "via-gemini": "gemini"}
+
+
+@pytest.mark.parametrize("client", sorted(STRUCTURED))
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_structured_output_reaches_every_upstream(
+    stack: tuple[str, dict[str, Emulator]], client: str, model: str
+) -> None:
+    url, emulators = stack
+    STRUCTURED[client](url, model)
+    assert _schema_received(emulators, MODELS[model]) == SCHEMA

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from interlock.codecs import _structured as structured
 from interlock.codecs._fields import foreign_field_warnings
 from interlock.codecs.gemini._config import (
     decode_generation,
@@ -32,6 +33,7 @@ from interlock.transcript import (
     Message,
     ReplayPolicy,
     Request,
+    ResponseFormat,
 )
 
 REQUEST_FIELDS: Final = frozenset(
@@ -67,6 +69,7 @@ def decode_request(payload: JsonObject, *, model: str = "", stream: bool = False
         if "generationConfig" in fields
         else GenerationOptions()
     )
+    response_format = _response_format(marks)
     return Request(
         model=model,
         messages=tuple(messages),
@@ -75,6 +78,7 @@ def decode_request(payload: JsonObject, *, model: str = "", stream: bool = False
         tool_choice=choice,
         stream=stream,
         options=options,
+        response_format=response_format,
         extra={DIALECT: marks} if marks else {},
     )
 
@@ -121,11 +125,30 @@ def encode_request(
     if tool_config is not None:
         payload["toolConfig"] = tool_config
     generation = encode_generation(request.options, marks, encoder)
+    if request.response_format is not None:
+        fields, dropped = structured.encode_gemini(request.response_format)
+        generation = {**(generation or {}), **fields}
+        for key in dropped:
+            reason = f"Gemini has no {key} for a response schema; not sent"
+            encoder.warn("field_dropped", f"response_format.{key}", reason)
     if generation is not None:
         payload["generationConfig"] = generation
     payload.update(object_entry(marks, "fields"))
     foreign = foreign_field_warnings(request.extra, DIALECT)
     return Encoded(payload=payload, warnings=(*encoder.warnings, *foreign))
+
+
+def _response_format(marks: JsonObject) -> ResponseFormat | None:
+    """The structured-output keys of ``generationConfig`` as canonical (taken out of marks)."""
+    config = marks.get("generationConfig")
+    if not isinstance(config, dict):
+        return None
+    decoded = structured.decode_gemini(config)
+    if decoded is not None:
+        marks["generationConfig"] = {
+            key: value for key, value in config.items() if key not in structured.GEMINI_KEYS
+        }
+    return decoded
 
 
 def _unsupported(request: Request, encoder: PartEncoder, policy: ReplayPolicy) -> None:

@@ -8,6 +8,7 @@ same-dialect round trip is exact.
 
 from __future__ import annotations
 
+from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._message_decode import decode_messages
@@ -84,6 +85,9 @@ def decode_request(payload: JsonObject) -> Request:
     if stream:
         fields.consumed.add("stream")
     options = _decode_options(fields, layout)
+    response_format = structured.decode_chat(body.get("response_format"))
+    if response_format is not None:
+        fields.consumed.add("response_format")
     return Request(
         model=as_str(required(body, "model", ""), "model"),
         messages=decode_messages(required(body, "messages", ""), "messages"),
@@ -92,6 +96,7 @@ def decode_request(payload: JsonObject) -> Request:
         parallel_tool_calls=None if parallel is None else as_bool(parallel, "parallel_tool_calls"),
         stream=stream,
         options=options,
+        response_format=response_format,
         extra=with_extra(rest(body, fields.consumed), layout),
     )
 
@@ -161,6 +166,8 @@ def encode_request(
     if request.stream:
         payload["stream"] = True
     _encode_options(request, payload, degrade)
+    if request.response_format is not None:
+        payload["response_format"] = structured.encode_chat(request.response_format)
     payload = merge_unknown(payload, fields.kept(request.extra, "request", ""))
     foreign = foreign_field_warnings(request.extra, DIALECT)
     return Encoded(payload=payload, warnings=(*degrade.warnings, *foreign))

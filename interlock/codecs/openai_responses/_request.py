@@ -8,6 +8,7 @@ kept verbatim in ``Request.extra[DIALECT]``.
 
 from __future__ import annotations
 
+from interlock.codecs import _structured as structured
 from interlock.codecs.openai_responses._items import decode_items
 from interlock.codecs.openai_responses._tools import (
     decode_tool_choice,
@@ -34,6 +35,7 @@ from interlock.transcript import (
     JsonObject,
     Message,
     Request,
+    ResponseFormat,
     TextPart,
     ToolChoice,
     ToolSpec,
@@ -69,6 +71,7 @@ def decode_request(payload: JsonObject) -> Request:
     model = body.get("model")
     if model is None:
         hints["~no_model"] = True
+    response_format = _response_format(hints)
     stream = optional_bool(body, "stream", "")
     if stream is False:
         hints["~stream_false"] = True
@@ -82,8 +85,24 @@ def decode_request(payload: JsonObject) -> Request:
         stream=bool(stream),
         options=_options(body, hints),
         continuation=_continuation(body, hints),
+        response_format=response_format,
         extra=wrap(hints),
     )
+
+
+def _response_format(hints: JsonObject) -> ResponseFormat | None:
+    """``text.format`` as canonical structured output; the rest of ``text`` stays kept."""
+    text = hints.get("text")
+    if not isinstance(text, dict) or "format" not in text:
+        return None
+    decoded = structured.decode_responses(text["format"])
+    if decoded is not None:
+        rest = {key: value for key, value in text.items() if key != "format"}
+        if rest:
+            hints["text"] = rest
+        else:
+            del hints["text"]
+    return decoded
 
 
 def _instructions(body: JsonObject, hints: JsonObject) -> tuple[Message, ...]:

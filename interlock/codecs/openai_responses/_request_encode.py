@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
 from interlock.codecs.openai_responses._replay import (
     ReplayContext,
@@ -62,6 +63,10 @@ def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> E
     _put_tools(body, request, hints)
     _put_options(body, request, hints, context.warnings, needs_include=regime == "stateless")
     _put_continuation(body, request, hints)
+    if request.response_format is not None:
+        text = hints.get("text")
+        kept_text = text if isinstance(text, dict) else {}
+        body["text"] = {**kept_text, "format": structured.encode_responses(request.response_format)}
     if request.stream or hints.get("~stream_false") is True:
         body["stream"] = request.stream
     foreign = foreign_field_warnings(request.extra, DIALECT)
