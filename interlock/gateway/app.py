@@ -29,6 +29,7 @@ from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.proxy import Proxy, Route
+from interlock.gateway.replicas import ReplicaRegistry, config_digests, is_shared
 from interlock.gateway.stores import Store, open_store
 from interlock.gateway.upstream import Upstream, upstream_transport
 from interlock.gateway.vault import ReasoningVault
@@ -49,6 +50,9 @@ class Gateway:
     """In-process emulators serving ``emulator://`` upstreams, by upstream name."""
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     """Serving, draining or stopped (see :mod:`interlock.gateway.lifecycle`)."""
+    replicas: ReplicaRegistry | None = None
+    """With a shared store: this replica's entry among the live ones (see
+    :mod:`interlock.gateway.replicas`); published while the app runs."""
     _seal_key: bytes | None = None
 
     def seal_key(self) -> bytes:
@@ -145,6 +149,9 @@ def build_gateway(
         proxy=proxy,
         emulators=emulators,
         lifecycle=lifecycle,
+        replicas=ReplicaRegistry(store.backend, config_digests(config))
+        if is_shared(config)
+        else None,
     )
 
 
@@ -159,9 +166,13 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
         # as the process: keep it out of every later collection, so the rare full
         # collection scans only what requests made (a ~20 ms pause without this).
         gc.freeze()
+        if gateway.replicas is not None:
+            await gateway.replicas.start()
         try:
             yield
         finally:
+            if gateway.replicas is not None:
+                await gateway.replicas.stop()
             await gateway.close()
 
     guard = Middleware(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from interlock.gateway.config import PROTOCOLS, ConfigError, GatewayConfig, load_config
+from interlock.gateway.replicas import check_shared_store
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -113,6 +114,7 @@ def _serve(arguments: argparse.Namespace) -> int:
             host=arguments.host, port=arguments.port
         )
         check_exposure(config, arguments.allow_non_loopback)
+        check_shared_store(config)
     except ConfigError as error:
         print(f"interlock: config error: {error}", file=sys.stderr)
         return 2

@@ -24,7 +24,9 @@ from interlock.transcript import (
     load_transcript,
 )
 
-Namespace = Literal["vault", "thread", "approval", "journal", "ledger", "runlog", "lease"]
+Namespace = Literal[
+    "vault", "thread", "approval", "journal", "ledger", "runlog", "lease", "replica"
+]
 
 
 def _dumps(value: JsonValue) -> str:

@@ -22,6 +22,7 @@ from tests.gateway.serving import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOLS = "tests.gateway.agui.counted"
+SEAL_ENV = "INTERLOCK_TEST_SEAL_KEY"
 
 
 @dataclass
@@ -68,6 +69,8 @@ class Cluster:
                 f"{store}\nthread_lease_seconds = {self.lease_seconds}"
                 f"\nthread_lease_wait_seconds = {self.lease_wait_seconds}",
             )
+            # a shared store needs one configured seal key (interlock.gateway.replicas)
+            text = text.replace("[server]\n", f'[server]\nseal_key_env = "{SEAL_ENV}"\n', 1)
             path.write_text(text)
             self.counts.mkdir(exist_ok=True)
         return path
@@ -83,6 +86,7 @@ class Cluster:
             **os.environ,
             "PYTHONPATH": str(ROOT),
             "INTERLOCK_TEST_COUNTS": str(self.counts),
+            SEAL_ENV: "one-seal-key-every-test-gateway-shares",
             **(extra_env or {}),
         }
         log = (self.directory / f"serve-{port}.log").open("wb")
