@@ -85,7 +85,7 @@ def _scope(path: str) -> Scope:
         "raw_path": path.encode(),
         "root_path": "",
         "query_string": b"",
-        "headers": [(b"host", b"gateway"), (b"content-type", b"application/json")],
+        "headers": [(b"host", b"localhost"), (b"content-type", b"application/json")],
         "client": ("127.0.0.1", 5000),
         "server": ("127.0.0.1", 8787),
     }
@@ -145,7 +145,7 @@ async def test_a_client_hanging_up_on_interlock_serve_cancels_the_upstream_call(
             port = int(url.rsplit(":", 1)[1])
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             body = json.dumps(CHAT).encode()
-            head = f"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+            head = f"POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
             writer.write(head.encode() + body)
             await writer.drain()
             await until(lambda: bool(server.requests))
