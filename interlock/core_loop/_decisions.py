@@ -46,6 +46,7 @@ class _RunState(Protocol):
     ledger: LedgerStore
     thread_id: str
     ids: IdSource
+    exclusive: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -287,7 +288,9 @@ async def _is_replay(
     run: _RunState, record: ApprovalRecord, decision: ApprovalResponsePart
 ) -> bool:
     """True when ``decision`` repeats the record's consumed decision exactly and the
-    occurrence's result is in the journal (a retry after a failed model call)."""
+    occurrence's result is in the journal (a retry after a failed model call) — or, in an
+    exclusive run, its execution started and never finished (it was interrupted: the
+    settle reports it as such and never runs it again)."""
     recorded = record.decision
     if recorded is None or recorded != ApprovalDecision(
         approved=decision.approved,
@@ -296,7 +299,9 @@ async def _is_replay(
     ):
         return False
     entry = await run.ledger.execution(run.thread_id, record.occurrence_id)
-    return entry is not None and entry.state == "completed"
+    if entry is None:
+        return False
+    return entry.state == "completed" or (run.exclusive and entry.state == "started")
 
 
 def _replayed_batches(

@@ -75,8 +75,10 @@ class Run(BatchSettler):
         thread_id: str,
         previous_response_id: str | None,
         ids: IdSource,
+        exclusive: bool = False,
     ) -> None:
         self.agent = agent
+        self.exclusive = exclusive
         self.model = model
         self.input = tuple(messages)
         self.ledger = ledger
@@ -360,6 +362,7 @@ def run_loop(
     thread_id: str,
     previous_response_id: str | None = None,
     ids: IdSource = random_ids,
+    exclusive: bool = False,
 ) -> AsyncIterator[LoopEvent]:
     """Run the loop over ``messages`` (the thread's transcript plus the new input).
 
@@ -368,6 +371,12 @@ def run_loop(
     messages after the last assistant message. A decision that does not match live ledger
     state raises :class:`DecisionRefusedError` before anything runs. ``messages`` is never
     modified. Cancelling the consuming task cancels the model stream and running tools.
+
+    ``exclusive`` is the caller's promise that no other run on ``thread_id`` is active
+    (the gateway holds a per-thread lease): an execution journaled ``started`` without a
+    result is then known to be interrupted (a cancel, a lost client, a crash), so an
+    identical replay of its approval settles it as ``interrupted`` instead of being
+    refused as ``approval_consumed`` — the thread goes on, and nothing runs again.
     """
     run = Run(
         agent,
@@ -377,6 +386,7 @@ def run_loop(
         thread_id=thread_id,
         previous_response_id=previous_response_id,
         ids=ids,
+        exclusive=exclusive,
     )
     return run.events()
 
@@ -390,6 +400,7 @@ async def run_agent(
     thread_id: str,
     previous_response_id: str | None = None,
     ids: IdSource = random_ids,
+    exclusive: bool = False,
 ) -> LoopResult:
     """The non-streaming API: the fold of :func:`run_loop`'s events."""
     return await fold_event_stream(
@@ -401,5 +412,6 @@ async def run_agent(
             thread_id=thread_id,
             previous_response_id=previous_response_id,
             ids=ids,
+            exclusive=exclusive,
         )
     )

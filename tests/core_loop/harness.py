@@ -100,7 +100,11 @@ class World:
         return self.model.requests
 
     async def run(
-        self, messages: Sequence[Message], *, previous_response_id: str | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        previous_response_id: str | None = None,
+        exclusive: bool = False,
     ) -> LoopResult:
         snapshot = tuple(messages)
         if self.mode == "stream":
@@ -114,6 +118,7 @@ class World:
                     thread_id="thread",
                     previous_response_id=previous_response_id,
                     ids=self.ids,
+                    exclusive=exclusive,
                 )
             ]
             self.runs.append(events)
@@ -127,6 +132,7 @@ class World:
                 thread_id="thread",
                 previous_response_id=previous_response_id,
                 ids=self.ids,
+                exclusive=exclusive,
             )
         assert tuple(messages) == snapshot, "the caller's input was modified"
         return result

@@ -184,6 +184,39 @@ async def test_two_concurrent_resumes_execute_once() -> None:
     assert calls.count() == 1
 
 
+@pytest.mark.parametrize("mode", ["result", "stream"])
+async def test_an_interrupted_approved_execution_settles_as_interrupted_when_exclusive(
+    mode: Mode,
+) -> None:
+    """The run executing an approved call is cancelled mid-tool (journal: started, no
+    result). Replaying the decision is refused in a shared run (the tool may still be
+    running elsewhere) but, in an exclusive run, settles the call as ``interrupted``
+    (seen by the model) and never runs it again."""
+    calls = Calls()
+    world, history, approval_id = await paused_world(calls, delay=60)
+    world.mode = mode
+    resumed = [*history, decide((approval_id, True))]
+    task = asyncio.ensure_future(world.run(resumed))
+    for _ in range(1000):  # let the resumed run reach the tool (no timing involved)
+        if calls.count():
+            break
+        await asyncio.sleep(0)
+    assert calls.count() == 1
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    with pytest.raises(DecisionRefusedError) as refused:
+        await world.run(resumed)
+    assert refused.value.code == "approval_consumed"
+    result = await world.run(resumed, exclusive=True)
+    outcomes = [part.outcome for part in results(result.messages)]
+    assert outcomes == ["interrupted"] and result.text == "done"
+    sent = [part for m in world.requests[-1].messages for part in m.parts]
+    assert [p.outcome for p in sent if isinstance(p, ToolResultPart)] == ["interrupted"]
+    again = await world.run(resumed, exclusive=True)  # and once more: a plain replay
+    assert again.text == "again" and calls.count() == 1
+
+
 async def test_wire_decoded_history_adopts_recorded_occurrences() -> None:
     calls = Calls()
     world, history, approval_id = await paused_world(calls)

@@ -7,9 +7,11 @@ up, and a cancel reaches the model call and the tools wherever the loop is waiti
 terminal event; before it, the thread is saved and re-sent as ``MESSAGES_SNAPSHOT`` (and
 ``STATE_SNAPSHOT``), so the client holds the server's ids and nothing half-done.
 
-What a run saves: the accepted input, then the loop's messages. A run that fails or is
-cancelled keeps only the longest prefix of its messages in which every tool call has its
-result (the step that broke is dropped), so no orphaned call is ever left in the thread.
+What a run saves: the accepted input, then the loop's messages — first as a checkpoint
+before the first tool of each batch runs, then at the end. A run that fails or is
+cancelled keeps its finished model steps with every call closed (a journaled result, or
+``interrupted``: see :mod:`._recover`), and the next run closes what a crashed one left
+open, so no orphaned call is ever left in the thread and no tool runs twice.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import json.encoder
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias, assert_never, cast
 
 from interlock.codecs.agui import (
@@ -37,6 +39,7 @@ from interlock.core_loop import (
     ClientCallsPending,
     DecisionRefusedError,
     InputRequested,
+    LedgerStore,
     LoopEvent,
     ModelStreamError,
     ModelUpdate,
@@ -49,16 +52,14 @@ from interlock.core_loop import (
 from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
 from interlock.gateway.agui._lease import LEASE_SECONDS, LEASE_WAIT_SECONDS, thread_lease
 from interlock.gateway.agui._outbox import Outbox
+from interlock.gateway.agui._recover import close_open_calls, consistent_prefix, fold_partial
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
 from interlock.gateway.stores import RunKey, RunLog, RunLogWriter, Store, ThreadRecord
 from interlock.transcript import (
     JsonObject,
     JsonValue,
     Message,
-    ResponseFinished,
     StreamFailed,
-    ToolCallPart,
-    ToolResultPart,
     assign_occurrences,
 )
 
@@ -323,7 +324,9 @@ class AguiRun:
         store = self.context.store
         thread_id = self.input.thread_id
         ledger = store.ledger(self.tenant)
-        thread = await store.load_thread(self.tenant, thread_id) or ThreadRecord()
+        thread = await self._recovered(
+            await store.load_thread(self.tenant, thread_id) or ThreadRecord(), ledger
+        )
         try:
             agent = self.runtime.for_run(self.input.tools)
         except ToolNameConflictError as error:
@@ -337,13 +340,21 @@ class AguiRun:
         events: list[LoopEvent] = []
         ending = _Ending()
         self.phase = "looping"
-        loop = run_loop(agent, self.runtime.model, messages, ledger=ledger, thread_id=thread_id)
+        loop = run_loop(
+            agent, self.runtime.model, messages, ledger=ledger, thread_id=thread_id, exclusive=True
+        )
+        checkpointed: str | None = None
         try:
             # A cancel may land while the run waits for its client, outside the loop's own
             # awaits: closing the loop explicitly still closes the model stream and tools.
             async with _closing(loop):
                 async for event in loop:
                     events.append(event)
+                    if isinstance(event, ToolStarted) and event.message_id != checkpointed:
+                        # Before the batch's first tool runs (its journal entry is written).
+                        checkpointed = event.message_id
+                        revision = await self._checkpoint(messages, events, state, thread)
+                        thread = replace(thread, revision=revision)
                     await self._emit(self._encode(event))
                     if self.outbox.closed and not self.detach():  # client gone or stalled
                         ending.cancelled = True
@@ -407,7 +418,7 @@ class AguiRun:
     ) -> None:
         finished = events[-1] if events and isinstance(events[-1], RunFinished) else None
         if finished is None:
-            produced = _consistent_prefix(_fold_partial(events))
+            produced = await self._closed(messages, fold_partial(events))
             pending: tuple[JsonObject, ...] = ()
         else:
             produced = fold_events(events).messages
@@ -440,6 +451,49 @@ class AguiRun:
         else:
             self._terminal = self.encoder.finish()
 
+    async def _recovered(self, thread: ThreadRecord, ledger: LedgerStore) -> ThreadRecord:
+        """The thread with the calls an earlier run left open closed (see ``_recover``)."""
+        closing = await close_open_calls(thread.messages, ledger, self.input.thread_id)
+        if closing is None:
+            return thread
+        record = replace(thread, messages=(*thread.messages, closing))
+        saved = await self.context.store.save_thread(self.tenant, self.input.thread_id, record)
+        if saved is None:
+            raise RunRefusedError("THREAD_CONFLICT", "the thread changed while it was recovered")
+        return saved
+
+    async def _checkpoint(
+        self,
+        messages: Sequence[Message],
+        events: Sequence[LoopEvent],
+        state: JsonValue,
+        thread: ThreadRecord,
+    ) -> str:
+        """Save the thread with the run's steps so far (the calls about to run included),
+        so a crash from here on leaves them in the thread for :meth:`_recovered`; the new
+        revision."""
+        produced = stamp_result_ids(fold_partial(events), self.encoder.result_message_ids)
+        record = ThreadRecord(
+            messages=(*messages, *produced), state=state, revision=thread.revision
+        )
+        saved = await self.context.store.save_thread(self.tenant, self.input.thread_id, record)
+        if saved is None:
+            raise RunRefusedError(
+                "THREAD_CONFLICT", "another run changed this thread at the same time; retry"
+            )
+        return saved.revision
+
+    async def _closed(
+        self, messages: Sequence[Message], produced: tuple[Message, ...]
+    ) -> tuple[Message, ...]:
+        """The steps of a run that stopped early, every call closed: a recorded result, or
+        ``interrupted`` (the loop is closed, so nothing of this run is still executing)."""
+        ledger = self.context.store.ledger(self.tenant)
+        closing = await close_open_calls([*messages, *produced], ledger, self.input.thread_id)
+        if closing is not None:
+            produced = (*produced, closing)
+        return consistent_prefix(produced)
+
     def _snapshots(self, messages: Sequence[Message], state: JsonValue) -> list[JsonObject]:
         frames: list[JsonObject] = []
         if state is not None:
@@ -471,36 +525,3 @@ class _Ending:
 
     failure: tuple[str, str] | None = None
     cancelled: bool = False
-
-
-def _fold_partial(events: Sequence[LoopEvent]) -> tuple[Message, ...]:
-    """The messages of a run that stopped early, without its unfinished model step."""
-    unfinished: set[str] = set()
-    for event in events:
-        if isinstance(event, ModelUpdate):
-            if isinstance(event.update, ResponseFinished):
-                unfinished.discard(event.message_id)
-            else:
-                unfinished.add(event.message_id)
-    kept = [
-        event
-        for event in events
-        if not (isinstance(event, ModelUpdate) and event.message_id in unfinished)
-        and not isinstance(event, RunFinished)
-    ]
-    return fold_events([*kept, RunFinished(outcome="terminated")]).messages
-
-
-def _consistent_prefix(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """The longest prefix in which every local or client tool call has its result."""
-    open_calls: set[str] = set()
-    best = 0
-    for position, message in enumerate(messages, start=1):
-        for part in message.parts:
-            if isinstance(part, ToolCallPart) and part.owner != "hosted":
-                open_calls.add(part.occurrence_id or part.call_id)
-            elif isinstance(part, ToolResultPart):
-                open_calls.discard(part.occurrence_id or part.call_id)
-        if not open_calls:
-            best = position
-    return tuple(messages[:best])

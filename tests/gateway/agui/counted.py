@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _log(tool: str, key: str, event: str) -> None:
@@ -32,14 +34,18 @@ def executions(directory: Path, tool: str, key: str, event: str = "finished") ->
 def get_weather(city: str = "Paris") -> str:
     """Today's weather for ``city``."""
     _log("get_weather", city, "started")
+    _boundary("tool_running")
     _log("get_weather", city, "finished")
+    _boundary("tool_returned")
     return f"sunny in {city}"
 
 
 def delete_file(path: str = "default") -> str:
     """Delete ``path`` (needs approval)."""
     _log("delete_file", path, "started")
+    _boundary("tool_running")
     _log("delete_file", path, "finished")
+    _boundary("tool_returned")
     return f"deleted {path}"
 
 
@@ -77,3 +83,62 @@ async def until_count(directory: Path, tool: str, key: str, event: str, at_least
             return
         assert time.monotonic() < deadline, f"{tool} {key} never reached {event}"
         await asyncio.sleep(0.02)
+
+
+# Fault injection -------------------------------------------------------------------------
+#
+# ``INTERLOCK_TEST_KILL_AT=<boundary>`` makes the gateway process that imports these tools
+# SIGKILL itself the first time it reaches that step boundary (test-only: the gateway has
+# no such hook; the wrappers below are installed when this module is imported).
+
+BOUNDARIES = (
+    "journal_started",  # the journal says "started"; the tool has not run
+    "tool_running",  # inside the tool, after it began
+    "tool_returned",  # the tool returned; nothing recorded yet
+    "journal_finished",  # the result is journaled; the thread is not saved
+    "before_save",  # about to save the thread after the result was journaled
+    "after_save",  # the thread with the result is saved; the run has not ended
+)
+
+
+def _boundary(name: str) -> None:
+    if os.environ.get("INTERLOCK_TEST_KILL_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _install_kill_hooks() -> None:
+    from interlock.gateway.stores import KeyValueLedgerStore, Store
+
+    begin = KeyValueLedgerStore.begin_execution
+    complete = KeyValueLedgerStore.complete_execution
+    save = Store.save_thread
+    journaled: list[bool] = []
+
+    async def begin_execution(self: KeyValueLedgerStore, thread_id: str, occurrence: str) -> bool:
+        began = await begin(self, thread_id, occurrence)
+        if began:
+            _boundary("journal_started")
+        return began
+
+    async def complete_execution(
+        self: KeyValueLedgerStore, thread_id: str, occurrence: str, result: Any
+    ) -> None:
+        await complete(self, thread_id, occurrence, result)
+        journaled.append(True)
+        _boundary("journal_finished")
+
+    async def save_thread(self: Store, tenant: str, thread_id: str, record: Any) -> Any:
+        if journaled:
+            _boundary("before_save")
+        saved = await save(self, tenant, thread_id, record)
+        if journaled:
+            _boundary("after_save")
+        return saved
+
+    KeyValueLedgerStore.begin_execution = begin_execution  # type: ignore[method-assign]  # test-only hook
+    KeyValueLedgerStore.complete_execution = complete_execution  # type: ignore[method-assign]  # test-only hook
+    Store.save_thread = save_thread  # type: ignore[method-assign]  # test-only hook
+
+
+if os.environ.get("INTERLOCK_TEST_KILL_AT"):
+    _install_kill_hooks()

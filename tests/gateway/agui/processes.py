@@ -79,6 +79,12 @@ class Cluster:
         self, extra_env: Mapping[str, str] | None = None, config: str = "interlock.toml"
     ) -> Process:
         """Start one gateway and wait until it answers ``/healthz``."""
+        return wait_healthy(self.spawn(extra_env, config))
+
+    def spawn(
+        self, extra_env: Mapping[str, str] | None = None, config: str = "interlock.toml"
+    ) -> Process:
+        """Start one gateway without waiting for it (see :func:`wait_healthy`)."""
         port = free_port()
         command = [sys.executable, "-m", "interlock.gateway.cli", "serve"]
         command += ["--config", str(self.config(config)), "--port", str(port)]
@@ -94,17 +100,23 @@ class Cluster:
             process = subprocess.Popen(
                 command, cwd=self.directory, env=environment, stdout=log, stderr=subprocess.STDOUT
             )
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    return Process(process, port)
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                stop(process)
-                raise RuntimeError(f"interlock serve did not start on {self.store_url}")
-            time.sleep(0.05)
+        return Process(process, port)
+
+
+def wait_healthy(started: Process) -> Process:
+    """``started`` once it answers ``/healthz`` (stopped, and an error, after 120 s: a
+    loaded machine starting a dozen gateways at once is slow)."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{started.url}/healthz", timeout=1).status_code == 200:
+                return started
+        except httpx.HTTPError:
+            pass
+        if started.process.poll() is not None or time.monotonic() > deadline:
+            stop(started.process)
+            raise RuntimeError(f"interlock serve on port {started.port} did not start")
+        time.sleep(0.05)
 
 
 @contextmanager

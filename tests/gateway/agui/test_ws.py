@@ -91,7 +91,9 @@ async def test_an_oversized_frame_closes_with_1009(server: Server) -> None:
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
 
 
-async def test_cancel_stops_the_tool_and_ends_cancelled(server: Server) -> None:
+async def test_cancel_stops_the_tool_ends_cancelled_and_records_it_interrupted(
+    server: Server,
+) -> None:
     tag, thread = new_id("slow"), new_id("t")
     text = f'call slow_task with {{"tag":"{tag}"}}'
     async with open_socket(server) as socket:
@@ -114,8 +116,13 @@ async def test_cancel_stops_the_tool_and_ends_cancelled(server: Server) -> None:
             "runId": body["runId"],
             "outcome": {"type": "cancelled"},
         }
+        # The cancelled call stays in the thread, closed with an ``interrupted`` result.
         history = of_type(events, "MESSAGES_SNAPSHOT")[-1]["messages"]
-        assert all("toolCalls" not in message for message in history)
+        calls = [call for message in history for call in message.get("toolCalls", [])]
+        assert [call["function"]["name"] for call in calls] == ["slow_task"]
+        results = [message for message in history if message["role"] == "tool"]
+        assert [message["toolCallId"] for message in results] == [calls[0]["id"]]
+        assert results[0]["content"].startswith("Interrupted:")
         after = await socket.run(run_input(thread, [user("what now")]))
     assert after[-1]["type"] == "RUN_FINISHED"
     assert EXECUTIONS["slow_task", tag] == 0
