@@ -60,7 +60,9 @@ class Split:
     head: JsonObject
     """The top-level members before the history array, in order."""
     prefix_end: int
-    """Offset just after the last history item (0 when the history is empty)."""
+    """Offset just after the last history item."""
+    head_bytes: int
+    """UTF-8 length of the text before the history member (the head members are there)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,7 @@ class Entry:
 
     prefix: str
     head: JsonObject
+    head_bytes: int
     messages: tuple[Message, ...]
     call_ids: frozenset[str]
     checked_for: tuple[str, str] | None
@@ -96,7 +99,7 @@ def split_body(text: str, history_key: str) -> Split | None:
     position = _skip(text, 0)
     if not text.startswith("{", position):
         return None
-    members, position, prefix_end = _members(text, position + 1, history_key, first=True)
+    members, _, prefix_end, history_start = _members(text, position + 1, history_key, first=True)
     if members is None or prefix_end < 0:
         return None
     head: JsonObject = {}
@@ -104,46 +107,53 @@ def split_body(text: str, history_key: str) -> Split | None:
         if key == history_key:
             break
         head[key] = value
-    return Split(payload=dict(members), head=head, prefix_end=prefix_end)
+    head_bytes = len(text[:history_start].encode())
+    return Split(payload=dict(members), head=head, prefix_end=prefix_end, head_bytes=head_bytes)
 
 
-def _members(
-    text: str, position: int, history_key: str, *, first: bool
-) -> tuple[list[tuple[str, JsonValue]] | None, int, int]:
+_Members = tuple[list[tuple[str, JsonValue]] | None, int, int, int]
+"""(members or ``None``, offset after the object, offset after the last history item or
+-1, offset of the history member's key or -1)."""
+
+
+def _members(text: str, position: int, history_key: str, *, first: bool) -> _Members:
     """The members of an object from ``position`` (after ``{`` or inside it) to its end.
 
-    Returns (members, offset after the object, offset after the last history item or -1).
+    ``None`` for members on anything :func:`split_body` declines, a repeated key included
+    (``json.loads`` keeps the last; declining keeps every offset here unambiguous).
     """
     members: list[tuple[str, JsonValue]] = []
-    prefix_end = -1
-    seen = False
+    keys: set[str] = set()
+    prefix_end = history_start = -1
     position = _skip(text, position)
     if first and text.startswith("}", position):
-        return (members if _skip(text, position + 1) == len(text) else None), position, -1
+        return None, position, -1, -1
     try:
         while True:
+            start = position
             key, position = _DECODER.raw_decode(text, position)
             position = _skip(text, position)
-            if not isinstance(key, str) or not text.startswith(":", position):
-                return None, position, -1
+            if not isinstance(key, str) or key in keys or not text.startswith(":", position):
+                return None, position, -1, -1
+            keys.add(key)
             decoded, end = _DECODER.raw_decode(text, _skip(text, position + 1))
             value = cast(JsonValue, decoded)
             if key == history_key:
-                if seen or not isinstance(value, list) or not value:
-                    return None, position, -1
-                seen, prefix_end = True, _last_item_end(text, end)
+                if not isinstance(value, list) or not value:
+                    return None, position, -1, -1
+                prefix_end, history_start = _last_item_end(text, end), start
             members.append((key, value))
             position = _skip(text, end)
             if text.startswith("}", position):
                 break
             if not text.startswith(",", position):
-                return None, position, -1
+                return None, position, -1, -1
             position = _skip(text, position + 1)
     except ValueError:
-        return None, position, -1
+        return None, position, -1, -1
     if _skip(text, position + 1) != len(text):
-        return None, position, -1
-    return members, position + 1, prefix_end
+        return None, position, -1, -1
+    return members, position + 1, prefix_end, history_start
 
 
 def _last_item_end(text: str, array_end: int) -> int:
@@ -176,12 +186,10 @@ def continue_body(entry: Entry, text: str, history_key: str) -> Continuation | N
         if _skip(text, position + 1) != len(text):
             return None
     elif text.startswith(",", position):
-        tail, _, seen = _members(text, position + 1, history_key, first=False)
-        if seen >= 0:
-            return None
+        tail = _members(text, position + 1, history_key, first=False)[0]
     else:
         return None
-    if tail is None or any(key == history_key for key, _ in tail):
+    if tail is None or any(key == history_key or key in entry.head for key, _ in tail):
         return None
     payload: JsonObject = {**entry.head, history_key: items}
     payload.update(tail)
@@ -273,8 +281,12 @@ class HistoryCache:
             return None
         best: tuple[int, Entry] | None = None
         for number, entry in entries.items():
-            if text.startswith(entry.prefix) and (
-                best is None or len(entry.prefix) > len(best[1].prefix)
+            size = len(entry.prefix)
+            if (
+                (best is None or size > len(best[1].prefix))
+                # The end first: branches of one conversation differ near the end.
+                and text.startswith(entry.prefix[-64:], size - 64 if size > 64 else 0)
+                and text.startswith(entry.prefix)
             ):
                 best = number, entry
         if best is None:
@@ -284,13 +296,15 @@ class HistoryCache:
         return best[1]
 
     def keep(self, scope: Scope, entry: Entry) -> None:
-        """Remember ``entry`` (replacing one with the same prefix), then enforce bounds."""
+        """Remember ``entry``, then enforce the bounds (least recently used out first).
+
+        The caller keeps only prefixes no entry of the scope already holds: a request that
+        starts with a known prefix is a continuation of it (and one with nothing new
+        keeps nothing), so the only way to keep a prefix twice is a continuation whose
+        tail could not be parsed; that costs one slot until it ages out.
+        """
         if not self.min_chars <= len(entry.prefix) <= self.max_chars:
             return
-        entries = self._scopes.setdefault(scope, OrderedDict())
-        for number, other in list(entries.items()):
-            if len(other.prefix) == len(entry.prefix) and other.prefix == entry.prefix:
-                self._drop(number)
         entries = self._scopes.setdefault(scope, OrderedDict())
         number = next(self._ids)
         entries[number] = entry

@@ -89,12 +89,18 @@ class ParsedBody:
     text: str | None = None
     """The body as text when its history prefix can be remembered."""
     head: JsonObject | None = None
+    head_bytes: int = 0
     prefix_end: int = 0
     continuation: HistoryContinuation | None = None
     messages: tuple[Message, ...] = ()
     """All decoded messages (before the vault), once decoded."""
     new: tuple[Message, ...] = ()
     """The messages after a known prefix (a continuation only)."""
+
+    @property
+    def model_within(self) -> int | None:
+        """Bytes of the body that hold its one top-level ``model`` member, when known."""
+        return self.head_bytes if self.head is not None and "model" in self.head else None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -131,19 +137,22 @@ def translation_label(warnings: tuple[TranslationWarning, ...], restored: int) -
 _MODEL_FIELD = re.compile(rb'"model"\s*:\s*')
 
 
-def rewrite_model(body: bytes, old: str, new: str) -> bytes:
+def rewrite_model(body: bytes, old: str, new: str, within: int | None = None) -> bytes:
     """``body`` with its top-level ``"model": old`` value replaced by ``new``.
 
     Only that one JSON string is re-serialized and spliced in. If the field cannot be
     located unambiguously (it appears more than once with that value), the whole body is
-    re-serialized instead: correctness first, the fast path when it is safe.
+    re-serialized instead: correctness first, the fast path when it is safe. ``within``:
+    the body's first that many bytes are known to hold the one top-level ``model`` member
+    (a parsed head, :class:`ParsedBody`), so the search stops there.
     """
     if old == new:
         return body
     encoded_old = _json_string(old)
+    end = len(body) if within is None else within
     hits = [
         match.end()
-        for match in _MODEL_FIELD.finditer(body)
+        for match in _MODEL_FIELD.finditer(body, 0, end)
         if body.startswith(encoded_old, match.end())
     ]
     if len(hits) == 1:
@@ -179,15 +188,18 @@ async def read_body(http_request: HttpRequest, limit: int) -> bytes:
 
 def _full_parse(ingress: Dialect, body: bytes) -> ParsedBody:
     """``body`` parsed without the history cache (its prefix can still be remembered)."""
-    key = HISTORY_KEYS[ingress.name]
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return ParsedBody(parse_payload(body))
+    return _split(body, text, HISTORY_KEYS[ingress.name])
+
+
+def _split(body: bytes, text: str, key: str) -> ParsedBody:
     split = split_body(text, key)
     if split is None:
         return ParsedBody(parse_payload(body))
-    return ParsedBody(split.payload, text, split.head, split.prefix_end)
+    return ParsedBody(split.payload, text, split.head, split.head_bytes, split.prefix_end)
 
 
 def parse_payload(body: bytes) -> JsonObject:
@@ -304,11 +316,8 @@ class Proxy:
             continuation = continue_body(entry, text, key)
             if continuation is not None:
                 payload, end = continuation.payload, continuation.prefix_end
-                return ParsedBody(payload, text, entry.head, end, continuation)
-        split = split_body(text, key)
-        if split is None:
-            return ParsedBody(parse_payload(body))
-        return ParsedBody(split.payload, text, split.head, split.prefix_end)
+                return ParsedBody(payload, text, entry.head, entry.head_bytes, end, continuation)
+        return _split(body, text, key)
 
     def _decode(
         self, ingress: Dialect, parsed: ParsedBody, body: bytes
@@ -357,7 +366,8 @@ class Proxy:
             call.passthrough = True
             call.translation = "exact"
             if not call.ingress.model_in_path:
-                call.body = rewrite_model(call.body, client_model, request.model)
+                within = call.parsed.model_within if call.parsed is not None else None
+                call.body = rewrite_model(call.body, client_model, request.model, within)
             return
         encoded = self._encode_checked(upstream, request, policy)
         self._remember(call, None)
@@ -407,6 +417,8 @@ class Proxy:
             return
         continuation = parsed.continuation
         if continuation is not None:
+            if not continuation.new_items:
+                return  # the same history again: its prefix is kept already
             known = continuation.entry.call_ids
             new = parsed.new
         else:
@@ -415,6 +427,7 @@ class Proxy:
         entry = Entry(
             prefix=parsed.text[: parsed.prefix_end],
             head=parsed.head,
+            head_bytes=parsed.head_bytes,
             messages=parsed.messages,
             call_ids=call_ids,
             checked_for=checked,

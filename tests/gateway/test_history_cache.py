@@ -29,7 +29,9 @@ SCOPE = ("tenant-a", "openai-chat")
 
 
 def entry(prefix: str) -> Entry:
-    return Entry(prefix=prefix, head={}, messages=(), call_ids=frozenset(), checked_for=None)
+    return Entry(
+        prefix=prefix, head={}, head_bytes=0, messages=(), call_ids=frozenset(), checked_for=None
+    )
 
 
 # ---------------------------------------------------------------- parsing
@@ -40,7 +42,7 @@ def entry(prefix: str) -> Entry:
     [
         '{"model":"m","messages":[{"role":"user","content":"hi"}]}',
         ' {\n "messages" : [ {"role":"user"} , {"a":[1,{"b":"]"}]} ] ,"model":"m" } \n',
-        '{"model":"m","x":{"messages":[]},"messages":[{"k":"\\u00e9]}"}],"model":"n"}',
+        '{"model":"m","x":{"messages":[]},"messages":[{"k":"\\u00e9]}"}],"y":"n"}',
         '{"a":1,"messages":[{}],"b":[1,2],"c":null}',
     ],
 )
@@ -57,6 +59,7 @@ def test_split_parses_exactly_as_json_loads(text: str) -> None:
     "text",
     [
         '{"messages":[{"a":1}],"messages":[{"a":2}]}',
+        '{"model":"m","messages":[{"a":1}],"model":"n"}',
         '{"messages":[]}',
         '{"messages":[1]}',
         '{"messages":{"a":1}}',
@@ -74,7 +77,7 @@ def test_continuation_is_the_rest_of_the_body_as_json_loads_reads_it() -> None:
     first = '{"model":"m","messages":[{"role":"user","content":"a"}'
     known = entry(first)
     known.head = {"model": "m"}
-    text = first + ' ,{"role":"assistant","content":"b"},{"x":[]}] ,"tools":[],"model":"n"}'
+    text = first + ' ,{"role":"assistant","content":"b"},{"x":[]}] ,"tools":[],"n":"m"}'
     continuation = continue_body(known, text, "messages")
     assert continuation is not None
     expected = json.loads(text)
@@ -82,14 +85,15 @@ def test_continuation_is_the_rest_of_the_body_as_json_loads_reads_it() -> None:
     assert continuation.payload == expected
     assert continuation.new_items == 2
     assert text[continuation.prefix_end - 1 :].startswith("}]")
+    assert continue_body(known, first + "]}", "messages") is not None
     for bad in (
-        first + "]}",
         first + ",]}",
         first + ',{"a":1}]',
         first + ',{"a":1}],"messages":[{}]}',
+        first + ',{"a":1}],"model":"m2"}',
+        first + ',{"a":1},2]}',
     ):
-        declined = continue_body(known, bad, "messages")
-        assert declined is None or declined.new_items == 0
+        assert continue_body(known, bad, "messages") is None, bad
 
 
 # ---------------------------------------------------------------- the store
@@ -312,3 +316,19 @@ def test_new_messages_that_open_a_turn_are_checked_with_the_whole_history() -> N
     assert checks_alone(known, (Message(role="assistant", parts=(call,)),))
     for role in ("user", "system", "developer"):
         assert not checks_alone(known, (Message(role=role, parts=(TextPart(text="x"),)),))
+
+
+async def test_the_model_is_rewritten_in_place_after_a_non_ascii_head() -> None:
+    def with_head(content: bytes) -> bytes:
+        note = json.dumps("\u00e9\u2713 model" * 10, ensure_ascii=False).encode()
+        return b'{"metadata":{"note":' + note + b"}," + content[1:]
+
+    conversation = [(with_head(content), path) for content, path in growing("to-chat", 4)]
+    cache = HistoryCache(min_chars=0)
+    answers, sent = await replay(cache, conversation)
+    assert (answers, sent) == await replay(HistoryCache(min_chars=10**9), conversation)
+    assert cache.reused == 3
+    assert all(json.loads(body)["model"] == "up-chat" for body in sent)
+    assert [body.replace(b'"up-chat"', b'"to-chat"') for body in sent] == [
+        content for content, _ in conversation
+    ]
