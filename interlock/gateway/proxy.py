@@ -157,7 +157,10 @@ def rewrite_model(body: bytes, old: str, new: str, within: int | None = None) ->
     ]
     if len(hits) == 1:
         start = hits[0]
-        return body[:start] + _json_string(new) + body[start + len(encoded_old) :]
+        # One new buffer: slicing the long tail first would allocate (and fault in) a
+        # second copy of it; a memoryview is read in place.
+        rest = memoryview(body)[start + len(encoded_old) :]
+        return b"".join((body[:start], _json_string(new), rest))
     payload = cast(JsonObject, json.loads(body))
     payload["model"] = new
     return _COMPACT.encode(payload).encode()

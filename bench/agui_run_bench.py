@@ -1,0 +1,210 @@
+"""Server CPU of one AG-UI run whose model streams from an HTTP upstream, SSE and WebSocket.
+
+A Chat emulator (`interlock emulate --script`) answers every model call with the same
+stream of ``--chunks`` text deltas; `interlock serve` (one worker, memory or SQLite store)
+runs an agent on it. Each run is a new thread with one user message, so a run emits
+RUN_STARTED, TEXT_MESSAGE_START, one TEXT_MESSAGE_CONTENT per delta, TEXT_MESSAGE_END,
+MESSAGES_SNAPSHOT and RUN_FINISHED (25 events with 20 deltas). The figure is the
+gateway's own CPU time per run (every thread of the process, from
+``/proc/<pid>/task/*/schedstat``), runs sent one at a time by a cheap client (a raw
+socket for SSE, the ``websockets`` sync client for WebSocket, one socket for all runs).
+
+``--baseline DIR`` measures another checkout's gateway in the same rounds, interleaved.
+
+Usage: python bench/agui_run_bench.py [--runs 200] [--rounds 5] [--chunks 20]
+       [--store memory|sqlite] [--baseline DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import proxy_bench as pb
+from history_bench import cpu_ns
+from websockets.sync.client import connect
+
+
+def script(entries: int, chunks: int) -> list[object]:
+    """``entries`` identical Chat streams of ``chunks`` text deltas each."""
+    head = {"id": "chatcmpl-b", "object": "chat.completion.chunk", "created": 1, "model": "M"}
+
+    def chunk(delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": f"word{index} "}) for index in range(chunks)]
+    events.append(chunk({}, "stop"))
+    return [{"stream": events} for _ in range(entries)]
+
+
+def config_text(port: int, store: str) -> str:
+    return f"""
+[store]
+url = "{store}"
+[[upstreams]]
+name = "chat"
+protocol = "openai-chat"
+base_url = "http://127.0.0.1:{port}/v1"
+[[models]]
+name = "m"
+upstream = "chat"
+model = "M"
+[[agents]]
+name = "bench"
+model = "m"
+instructions = "Answer briefly."
+"""
+
+
+def run_input(number: int) -> bytes:
+    return json.dumps(
+        {
+            "threadId": f"thread-{number}-{time.monotonic_ns()}",
+            "runId": f"run-{number}",
+            "state": {},
+            "messages": [{"id": f"u{number}", "role": "user", "content": "hello there"}],
+            "tools": [],
+            "context": [],
+            "forwardedProps": {},
+        }
+    ).encode()
+
+
+class SseClient:
+    """One keep-alive connection posting runs and reading each SSE body to its end."""
+
+    def __init__(self, port: int) -> None:
+        self.connection = pb.Connection(port)
+
+    def run(self, number: int) -> int:
+        return self.connection.post("/agui/bench", run_input(number)).events
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class WebSocketClient:
+    """One WebSocket carrying every run, one after another."""
+
+    def __init__(self, port: int) -> None:
+        url = f"ws://127.0.0.1:{port}/agui/bench/ws"
+        self.socket = connect(url, compression=None).__enter__()
+
+    def run(self, number: int) -> int:
+        self.socket.send(run_input(number).decode())
+        events = 0
+        while True:
+            frame = json.loads(self.socket.recv())
+            events += 1
+            if frame["type"] in ("RUN_FINISHED", "RUN_ERROR"):
+                if frame["type"] == "RUN_ERROR":
+                    raise RuntimeError(frame)
+                return events
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+@dataclass
+class Gateway:
+    name: str
+    port: int
+    pid: int
+
+
+def measure(gateway: Gateway, transport: str, runs: int, first: int) -> tuple[float, float, int]:
+    """(CPU ms per run, wall ms per run, events per run) over ``runs`` runs after warm-up."""
+    client = SseClient(gateway.port) if transport == "sse" else WebSocketClient(gateway.port)
+    try:
+        for number in range(first, first + 10):
+            client.run(number)
+        started, begun = cpu_ns(gateway.pid), time.perf_counter()
+        events = 0
+        for number in range(first + 10, first + 10 + runs):
+            events = client.run(number)
+        wall = (time.perf_counter() - begun) / runs * 1000
+        return (cpu_ns(gateway.pid) - started) / runs / 1e6, wall, events
+    finally:
+        client.close()
+
+
+def start(arguments: list[str], work: Path, source: str | None) -> subprocess.Popen[bytes]:
+    environment = dict(os.environ)
+    if source is not None:
+        environment["PYTHONPATH"] = source
+    log = (work / f"{arguments[0]}-{time.monotonic_ns()}.log").open("wb")
+    return subprocess.Popen(
+        [*pb.INTERLOCK, *arguments], cwd=work, env=environment, stdout=log, stderr=log
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--chunks", type=int, default=20)
+    parser.add_argument("--store", choices=["memory", "sqlite"], default="memory")
+    parser.add_argument("--baseline", help="another checkout's gateway, measured alongside")
+    arguments = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="interlock-agui-run-bench-"))
+    sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])
+    total = (arguments.runs + 10) * arguments.rounds * 2 * len(sources) + 10
+    (work / "script.json").write_text(json.dumps(script(total, arguments.chunks)))
+    emulator_port = pb.free_port()
+    emulate = ["emulate", "--protocol", "openai-chat", "--port", str(emulator_port)]
+    processes = [start([*emulate, "--script", str(work / "script.json")], work, None)]
+    pb.wait_healthy(emulator_port, "/", processes[0])
+    gateways: list[Gateway] = []
+    try:
+        for name, source in sources:
+            store = "memory://" if arguments.store == "memory" else f"sqlite:///{work}/{name}.db"
+            config = work / f"{name}.toml"
+            config.write_text(config_text(emulator_port, store))
+            port = pb.free_port()
+            process = start(["serve", "--config", str(config), "--port", str(port)], work, source)
+            processes.append(process)
+            pb.wait_healthy(port, "/healthz", process)
+            gateways.append(Gateway(name, port, process.pid))
+        report(gateways, arguments)
+    finally:
+        for process in processes:
+            pb.stop(process)
+    return 0
+
+
+def report(gateways: list[Gateway], arguments: argparse.Namespace) -> None:
+    print(f"load average at start {pb.load_average()}; store {arguments.store}", flush=True)
+    for transport in ("sse", "ws"):
+        cpu: dict[str, list[float]] = {gateway.name: [] for gateway in gateways}
+        wall: dict[str, list[float]] = {gateway.name: [] for gateway in gateways}
+        events = 0
+        first = 0
+        for round_index in range(arguments.rounds):
+            order = gateways if round_index % 2 == 0 else gateways[::-1]
+            for gateway in order:
+                used, elapsed, events = measure(gateway, transport, arguments.runs, first)
+                first += arguments.runs + 10
+                cpu[gateway.name].append(used)
+                wall[gateway.name].append(elapsed)
+        line = f"{transport:<4} {events} events per run"
+        for gateway in gateways:
+            runs = ", ".join(f"{value:.2f}" for value in cpu[gateway.name])
+            line += (
+                f" | {gateway.name}: CPU {statistics.median(cpu[gateway.name]):.3f} ms/run "
+                f"({runs}), wall {statistics.median(wall[gateway.name]):.2f} ms/run"
+            )
+        print(f"{line}   [load {pb.load_average()}]", flush=True)
+
+
+if __name__ == "__main__":
+    socket.setdefaulttimeout(60)
+    raise SystemExit(main())
