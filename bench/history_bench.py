@@ -192,6 +192,8 @@ def run_pairs(
     started = cpu_ns(variant.pid)
     for index in range(10, 10 + count):
         direct_body, proxy_body = bodies(index)
+        if connection.buffer:
+            raise RuntimeError("unread bytes on the gateway connection")
         if index % 2:
             proxied = connection.post(pb.CHAT_PATH, proxy_body).total
             alone = direct.post(direct_path, direct_body).total
