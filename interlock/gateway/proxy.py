@@ -24,6 +24,12 @@ from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.config import ModelRoute
 from interlock.gateway.dialects import Dialect, chat_ingress_with_usage, stream_usage_asked
+from interlock.gateway.headers import (
+    TRANSLATION_HEADER,
+    header_value,
+    passed_headers,
+    translation_label,
+)
 from interlock.gateway.history_cache import (
     Continuation as HistoryContinuation,
 )
@@ -44,6 +50,7 @@ from interlock.transcript import (
     DecodeError,
     Encoded,
     JsonObject,
+    JsonValue,
     LossyHistoryError,
     Message,
     ReplayPolicy,
@@ -51,7 +58,6 @@ from interlock.transcript import (
     TranslationWarning,
 )
 
-TRANSLATION_HEADER = "x-interlock-translation"
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """One encoder for every compact body (``json.dumps`` with options builds one per call)."""
 
@@ -119,19 +125,18 @@ class ProxyCall:
     json_array: bool = False
     """Gemini ``streamGenerateContent`` without ``?alt=sse``: answer a streamed JSON array."""
     parsed: ParsedBody | None = None
+    warnings: tuple[TranslationWarning, ...] = ()
 
     @property
     def upstream(self) -> Upstream:
         """The upstream serving this call."""
         return self.route.upstream
 
-
-def translation_label(warnings: tuple[TranslationWarning, ...], restored: int) -> str:
-    """The ``x-interlock-translation`` value for a translated request."""
-    if warnings:
-        what = ", ".join(f"{warning.code} at {warning.location}" for warning in warnings)
-        return f"degraded; {what}"
-    return f"translated; restored {restored} from vault" if restored else "translated"
+    def headers(self, response: httpx.Response | None = None) -> dict[str, str]:
+        """The answer's headers: the bounded translation outcome, the upstream's passed ones."""
+        headers = passed_headers(response.headers.multi_items()) if response is not None else {}
+        headers[TRANSLATION_HEADER] = header_value(self.translation, self.warnings)
+        return headers
 
 
 _MODEL_FIELD = re.compile(rb'"model"\s*:\s*')
@@ -375,6 +380,7 @@ class Proxy:
         encoded = self._encode_checked(upstream, request, policy)
         self._remember(call, None)
         call.translation = translation_label(encoded.warnings, restored)
+        call.warnings = encoded.warnings
         call.body = _COMPACT.encode(encoded.payload).encode()
 
     def _encode_checked(
@@ -484,18 +490,18 @@ class Proxy:
                 text,
                 status_code=response.status_code,
                 media_type=response.headers.get("content-type", "application/json"),
-                headers={TRANSLATION_HEADER: call.translation},
+                headers=call.headers(response),
             )
         message, code = _error_details(text, response.status_code)
         error = call.ingress.error(
             response.status_code, f"upstream {upstream.name}: {message}", code=code
         )
-        return json_response(error, response.status_code, call.translation)
+        return json_response(error, response.status_code, headers=call.headers(response))
 
     async def complete(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
         """A non-streaming upstream answer, forwarded or translated (and vaulted)."""
         body = await self.read(call, response)
-        headers = {TRANSLATION_HEADER: call.translation}
+        headers = call.headers(response)
         media_type = response.headers.get("content-type", "application/json")
         if call.passthrough and not vault_needed(call):
             return HttpResponse(body, media_type=media_type, headers=headers)
@@ -512,7 +518,10 @@ class Proxy:
         await self.vault.remember(call.tenant, upstream.config, decoded.message)
         if call.passthrough:
             return HttpResponse(body, media_type=media_type, headers=headers)
-        return json_response(call.ingress.encode_response(decoded), 200, call.translation)
+        answer = call.ingress.encode_response(decoded)
+        if call.warnings and call.ingress.name != "gemini":  # google-genai forbids extra fields
+            answer["interlock"] = {"translation": call.translation, "warnings": warning_list(call)}
+        return json_response(answer, 200, headers=headers)
 
     def finish(self, record: AccessRecord, status: int) -> None:
         """Account for a finished request (metrics and access log)."""
@@ -538,11 +547,26 @@ def _error_details(text: str, status: int) -> tuple[str, str | None]:
     return f"HTTP {status}", None
 
 
-def json_response(payload: JsonObject, status: int, translation: str | None = None) -> HttpResponse:
-    """A compact JSON response with the translation header when known."""
-    headers = {TRANSLATION_HEADER: translation} if translation else None
+def json_response(
+    payload: JsonObject,
+    status: int,
+    translation: str | None = None,
+    *,
+    headers: dict[str, str] | None = None,
+) -> HttpResponse:
+    """A compact JSON response; ``translation`` (bounded) or ``headers`` when given."""
+    if translation is not None:
+        headers = {**(headers or {}), TRANSLATION_HEADER: header_value(translation)}
     body = _COMPACT.encode(payload).encode()
     return HttpResponse(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def warning_list(call: ProxyCall) -> list[JsonValue]:
+    """The call's translation warnings, in full, for an answer's ``interlock`` field."""
+    return [
+        {"code": warning.code, "location": warning.location, "message": warning.message}
+        for warning in call.warnings
+    ]
 
 
 def vault_needed(call: ProxyCall) -> bool:

@@ -13,9 +13,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from interlock.gateway.dialects import Dialect
+from interlock.gateway.headers import NOT_SENT
 from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import CONTENT_TYPE
 from interlock.gateway.proxy import Proxy, ProxyError, json_response
+from interlock.transcript import JsonValue
 
 
 def routes(
@@ -47,22 +49,22 @@ def routes(
             proxy.tenant(http_request)
         except ProxyError as error:
             return json_response(
-                openai.error(error.status, error.message, code=error.code), error.status
+                openai.error(error.status, error.message, code=error.code), error.status, NOT_SENT
             )
-        data = [
+        data: list[JsonValue] = [
             {"id": name, "object": "model", "created": 0, "owned_by": route.upstream.name}
             for name, route in sorted(proxy.routes.items())
         ]
-        return JSONResponse({"object": "list", "data": data})
+        return json_response({"object": "list", "data": data}, 200, NOT_SENT)
 
     async def gemini_models(http_request: HttpRequest) -> Response:
         try:
             proxy.tenant(http_request)
         except ProxyError as error:
             return json_response(
-                gemini.error(error.status, error.message, code=error.code), error.status
+                gemini.error(error.status, error.message, code=error.code), error.status, NOT_SENT
             )
-        models = [
+        models: list[JsonValue] = [
             {
                 "name": f"models/{name}",
                 "displayName": name,
@@ -70,7 +72,7 @@ def routes(
             }
             for name in sorted(proxy.routes)
         ]
-        return JSONResponse({"models": models})
+        return json_response({"models": models}, 200, NOT_SENT)
 
     return [
         Route("/livez", healthz, methods=["GET"]),

@@ -17,7 +17,8 @@ from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.client_watch import ClientWatch
 from interlock.gateway.config import Protocol
 from interlock.gateway.dialects import Dialect
-from interlock.gateway.proxy import Proxy, ProxyError, json_response
+from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
+from interlock.gateway.proxy import Proxy, ProxyCall, ProxyError, json_response
 from interlock.gateway.streaming import CLIENT_GONE, stream_response
 
 LOGGER = logging.getLogger("interlock.gateway")
@@ -44,13 +45,12 @@ async def handle(
         endpoint=endpoint,
         started=time.perf_counter(),
     )
-    translation = None
+    call: ProxyCall | None = None
     try:
         call = await proxy.prepare(
             ingress, http_request, record, path_model=path_model, stream=stream
         )
-        translation = call.translation
-        record.translation = translation
+        record.translation = call.translation
         if watch is not None:
             watch.start(http_request.receive)
         response = await proxy.open_upstream(call)
@@ -72,13 +72,18 @@ async def handle(
     except ProxyError as error:
         record.error = error.code or "error"
         body = ingress.error(error.status, error.message, code=error.code, param=error.param)
-        answer = json_response(body, error.status, translation)
+        answer = json_response(body, error.status, headers=_headers(call))
     except Exception:  # a bug must still answer in the client's dialect, never a stack trace
         LOGGER.exception("unhandled error proxying %s", record.path)
         record.error = "internal_error"
-        answer = json_response(ingress.error(500, "internal gateway error"), 500, translation)
+        error_body = ingress.error(500, "internal gateway error")
+        answer = json_response(error_body, 500, headers=_headers(call))
     proxy.finish(record, answer.status_code)
     return answer
+
+
+def _headers(call: ProxyCall | None) -> dict[str, str]:
+    return call.headers() if call is not None else {TRANSLATION_HEADER: NOT_SENT}
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from interlock.codecs._sse import SseEvent, SseParser, format_sse
 from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
-from interlock.gateway.proxy import TRANSLATION_HEADER, Proxy, ProxyCall, vault_needed
+from interlock.gateway.proxy import Proxy, ProxyCall, vault_needed
 from interlock.gateway.upstream import body_chunks
 from interlock.transcript import (
     DecodeError,
@@ -307,7 +307,7 @@ def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> 
             proxy.finish(call.record, status)
 
     media_type = "application/json" if framer.json_array else "text/event-stream"
-    headers = {TRANSLATION_HEADER: call.translation, "cache-control": "no-cache"}
+    headers = {**call.headers(response), "cache-control": "no-cache"}
     return RelayResponse(
         body(),
         media_type=media_type,

@@ -1,0 +1,196 @@
+"""Response headers: a bounded translation outcome on every proxy answer, errors included;
+the upstream's request ids, retry-after and rate-limit headers passed on."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from interlock.gateway.headers import HEADER_LIMIT, header_value, translation_label
+from interlock.transcript import TranslationWarning
+from tests.gateway.helpers import (
+    CONFIG,
+    BreakingStream,
+    Recorder,
+    chat_chunks,
+    chat_completion,
+    client,
+    gateway,
+    sse,
+)
+from tests.gateway.loopback_upstream import access_log
+
+CHAT = {"model": "to-chat", "messages": [{"role": "user", "content": "hi"}]}
+GEMINI_BODY = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+UPSTREAM_HEADERS = {
+    "x-request-id": "req_123",
+    "retry-after": "7",
+    "x-ratelimit-remaining-requests": "41",
+    "set-cookie": "session=nope",
+    "openai-organization": "org-secret",
+}
+KEYED = """
+[server]
+api_keys = ["sk-client-1"]
+max_body_bytes = 4096
+[store]
+url = "memory://"
+[[upstreams]]
+name = "chat"
+protocol = "openai-chat"
+base_url = "https://chat.example/v1"
+[[models]]
+name = "to-chat"
+upstream = "chat"
+model = "up-chat"
+"""
+
+
+def test_a_long_outcome_is_counted_by_code_within_the_limit() -> None:
+    warnings = tuple(
+        TranslationWarning(
+            code="name_dropped" if i % 4 else "field_dropped",
+            location=f"messages[{i}]",
+            message="x",
+        )
+        for i in range(400)
+    )
+    label = translation_label(warnings, 0)
+    assert len(label) > 10_000
+    value = header_value(label, warnings)
+    assert value == "degraded; 400 warnings by code: name_dropped=300, field_dropped=100"
+    short = translation_label(warnings[:2], 0)
+    assert header_value(short, warnings[:2]) == short  # small lists stay listed
+
+
+def test_a_header_value_is_printable_ascii() -> None:
+    value = header_value("degraded; field_dropped at messages[0].名前\r\nx-evil: 1")
+    assert value.isascii() and value.isprintable() and "\r" not in value
+    assert len(header_value("degraded; " + "x" * 5000)) == HEADER_LIMIT
+
+
+async def test_every_error_answer_carries_the_header() -> None:
+    def unreachable(_: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    built = gateway({"chat": unreachable})
+    async with client(built) as http:
+        answers = {
+            "malformed": await http.post("/v1/chat/completions", content=b"{nope"),
+            "unknown-model": await http.post("/v1/chat/completions", json={**CHAT, "model": "x"}),
+            "too-large": await http.post("/v1/chat/completions", json={**CHAT, "pad": "x" * 5000}),
+            "bad-field": await http.post("/v1/chat/completions", json={**CHAT, "messages": 3}),
+            "gemini-unknown": await http.post(
+                "/v1beta/models/nope:generateContent", json=GEMINI_BODY
+            ),
+            "unreachable": await http.post("/v1/chat/completions", json=CHAT),
+            "unreachable-translated": await http.post(
+                "/v1/responses", json={"model": "to-chat", "input": "hi"}
+            ),
+        }
+    statuses = {name: answer.status_code for name, answer in answers.items()}
+    assert statuses == {
+        "malformed": 400,
+        "unknown-model": 404,
+        "too-large": 413,
+        "bad-field": 400,
+        "gemini-unknown": 404,
+        "unreachable": 502,
+        "unreachable-translated": 502,
+    }
+    outcomes = {name: answer.headers["x-interlock-translation"] for name, answer in answers.items()}
+    assert outcomes == {
+        "malformed": "none",
+        "unknown-model": "none",
+        "too-large": "none",
+        "bad-field": "none",
+        "gemini-unknown": "none",
+        "unreachable": "exact",
+        "unreachable-translated": "translated",
+    }
+
+
+async def test_a_401_and_the_model_lists_carry_the_header() -> None:
+    async with client(gateway({"chat": Recorder(lambda _: httpx.Response(200))}, KEYED)) as http:
+        refused = await http.post("/v1/chat/completions", json=CHAT)
+        models = await http.get("/v1/models", headers={"authorization": "Bearer sk-client-1"})
+    assert refused.status_code == 401 and models.status_code == 200
+    assert refused.headers["x-interlock-translation"] == "none"
+    assert models.headers["x-interlock-translation"] == "none"
+
+
+def _passed(answer: httpx.Response) -> dict[str, str]:
+    return {name: answer.headers.get(name, "") for name in UPSTREAM_HEADERS}
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])
+async def test_request_ids_retry_after_and_rate_limits_pass_through(path: str) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content).get("stream"):
+            body = sse(chat_chunks(), done=True)
+            return httpx.Response(200, content=body, headers=UPSTREAM_HEADERS)
+        return httpx.Response(200, json=chat_completion(), headers=UPSTREAM_HEADERS)
+
+    def limited(_: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            429, json={"error": {"message": "slow down"}}, headers=UPSTREAM_HEADERS
+        )
+
+    payload = {**CHAT, "input": "hi"}
+    async with client(gateway({"chat": answer})) as http:
+        plain = await http.post(path, json=payload)
+        streamed = await http.post(path, json={**payload, "stream": True})
+    async with client(gateway({"chat": limited})) as http:
+        refused = await http.post(path, json=payload)
+    assert refused.status_code == 429
+    for reply in (plain, streamed, refused):
+        assert _passed(reply) == {
+            "x-request-id": "req_123",
+            "retry-after": "7",
+            "x-ratelimit-remaining-requests": "41",
+            "set-cookie": "",
+            "openai-organization": "",
+        }
+
+
+async def test_a_degraded_answer_lists_every_warning_in_the_log_and_the_body() -> None:
+    gemini_answer = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "ok"}]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "modelVersion": "up-gemini",
+    }
+    upstream = Recorder(lambda _: httpx.Response(200, json=gemini_answer))
+    messages = [{"role": "user", "content": f"turn {i}", "name": "alice"} for i in range(400)]
+    config = CONFIG.replace("max_body_bytes = 4096", "max_body_bytes = 1048576").replace(
+        'name = "gemini"\nprotocol = "gemini"',
+        'name = "gemini"\nprotocol = "gemini"\nreplay_mode = "degrade"',
+    )
+    async with client(gateway({"gemini": upstream}, config)) as http:
+        with access_log() as lines:
+            answer = await http.post(
+                "/v1/chat/completions", json={"model": "to-gemini", "messages": messages}
+            )
+    assert answer.status_code == 200, answer.text
+    header = answer.headers["x-interlock-translation"]
+    assert len(header) <= HEADER_LIMIT and header.startswith("degraded; 400 warnings by code")
+    warnings = answer.json()["interlock"]["warnings"]
+    assert len(warnings) == 400 and warnings[399]["location"].startswith("messages[399]")
+    assert str(lines[-1]["translation"]).count("name_dropped at") == 400
+
+
+async def test_a_stream_broken_after_the_headers_still_has_them() -> None:
+    def breaking(_: httpx.Request) -> httpx.Response:
+        stream = BreakingStream([sse(chat_chunks()[:1])])
+        return httpx.Response(200, stream=stream, headers=UPSTREAM_HEADERS)
+
+    async with client(gateway({"chat": breaking})) as http:
+        answer = await http.post("/v1/chat/completions", json={**CHAT, "stream": True})
+    assert answer.headers["x-interlock-translation"] == "exact"
+    assert answer.headers["x-request-id"] == "req_123"
