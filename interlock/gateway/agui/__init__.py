@@ -33,7 +33,13 @@ from interlock.gateway.agui._run import (
     RunContext,
     ThreadLocks,
 )
-from interlock.gateway.agui._server import SEND_BATCH, SERVER_OPTIONS, LeanWebSocketProtocol
+from interlock.gateway.agui._server import (
+    SEND_BATCH,
+    SERVER_OPTIONS,
+    WRITE_STALL_SECONDS,
+    LeanWebSocketProtocol,
+    StallLimitedHttpProtocol,
+)
 from interlock.gateway.agui._sse import handle_post
 from interlock.gateway.agui._threads import Plan, RunRefusedError, reconcile
 from interlock.gateway.agui._ws import SessionState, WebSocketEndpoint, WebSocketSession
@@ -99,6 +105,7 @@ __all__ = [
     "SERVER_OPTIONS",
     "STALL_SECONDS",
     "UPSTREAM_CODES",
+    "WRITE_STALL_SECONDS",
     "AgentRuntime",
     "AguiBinding",
     "AguiRun",
@@ -108,6 +115,7 @@ __all__ = [
     "RunContext",
     "RunRefusedError",
     "SessionState",
+    "StallLimitedHttpProtocol",
     "ThreadLocks",
     "ToolNameConflictError",
     "UpstreamChatModel",

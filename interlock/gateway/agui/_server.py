@@ -20,6 +20,13 @@
   so the socket (and the app's task) would otherwise live on.
 
 Everything else (handshake, ping/pong keep-alive, close, size limit) is uvicorn's.
+
+:class:`StallLimitedHttpProtocol` is uvicorn's ``httptools`` HTTP protocol whose writes
+give up on a client that stopped reading: when an answer's write has waited
+:data:`WRITE_STALL_SECONDS` for the client's socket to drain, the connection is aborted
+(not closed: a close would wait for the same drain). The app then hears
+``http.disconnect``, and an SSE run ends as if the client had gone. Without it a client
+that stops reading an SSE stream holds its connection, its request and its run forever.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from uvicorn.protocols.http.flow_control import FlowControl
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame, Opcode
@@ -39,7 +48,12 @@ from websockets.server import ServerProtocol
 SEND_BATCH = "interlock.websocket.send_batch"
 """ASGI extension (and message type): several text messages in one write."""
 
+WRITE_STALL_SECONDS = 60.0
+"""How long an HTTP answer's write may wait for a client that reads nothing before the
+connection is aborted (:class:`StallLimitedHttpProtocol`)."""
+
 SERVER_OPTIONS: Mapping[str, Any] = {
+    "http": "interlock.gateway.agui:StallLimitedHttpProtocol",
     "ws": "interlock.gateway.agui:LeanWebSocketProtocol",
     "ws_per_message_deflate": False,
 }
@@ -175,3 +189,34 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
             self.transport.write(b"".join(conn.data_to_send()))
         else:
             self.transport.write(text_frames(texts))
+
+
+class _StallLimitedFlow(FlowControl):
+    """uvicorn's write flow control, aborting the transport when a drain outlasts the limit."""
+
+    def __init__(self, transport: asyncio.Transport, stall_seconds: float) -> None:
+        super().__init__(transport)
+        self.stall_seconds = stall_seconds
+
+    async def drain(self) -> None:
+        try:
+            async with asyncio.timeout(self.stall_seconds):
+                await super().drain()
+        except TimeoutError:
+            self._transport.abort()  # connection_lost follows: the app hears http.disconnect
+            await asyncio.sleep(0)
+
+
+class StallLimitedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's ``httptools`` protocol with a write stall limit (see the module docstring).
+
+    ``stall_seconds`` is a class attribute: a subclass with another value is how a server
+    (or a test) sets its own limit, since uvicorn builds protocols from a class.
+    """
+
+    stall_seconds: float = WRITE_STALL_SECONDS
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        stream = cast(asyncio.Transport, transport)  # uvicorn serves TCP/Unix streams only
+        super().connection_made(stream)
+        self.flow = _StallLimitedFlow(stream, self.stall_seconds)
