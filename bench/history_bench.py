@@ -312,7 +312,7 @@ def conversation(
         proxy_body = chat_body(messages, model)
         for variant in variants if turn % 2 else variants[::-1]:
             started = cpu_ns(variant.pid)
-            proxied = connections[variant.name].post(pb.CHAT_PATH, proxy_body).total
+            proxied = post_again(connections, variant, proxy_body).total
             cpu[variant.name].append((cpu_ns(variant.pid) - started) / 1e6)
             alone = direct.post(path, direct_body).total
             added[variant.name].append(proxied - alone)
@@ -331,6 +331,16 @@ def conversation(
             f"({c_last / c10:.2f}x)"
         )
     print(f"{line}   [load {pb.load_average()}]", flush=True)
+
+
+def post_again(connections: dict[str, pb.Connection], variant: Variant, body: bytes) -> pb.Timing:
+    """Post on the variant's connection; once more on a new one if the server had closed
+    it (an idle keep-alive connection is closed after 5 s, which a loaded machine reaches)."""
+    try:
+        return connections[variant.name].post(pb.CHAT_PATH, body)
+    except ConnectionError:
+        connections[variant.name] = pb.Connection(variant.port)
+        return connections[variant.name].post(pb.CHAT_PATH, body)
 
 
 def wrk_cpu(variants: list[Variant], seconds: float) -> None:

@@ -332,3 +332,14 @@ async def test_the_model_is_rewritten_in_place_after_a_non_ascii_head() -> None:
     assert [body.replace(b'"up-chat"', b'"to-chat"') for body in sent] == [
         content for content, _ in conversation
     ]
+
+
+def test_the_defaults_are_the_documented_bounds() -> None:
+    cache = HistoryCache()
+    assert (cache.per_scope, cache.max_chars, cache.min_chars) == (8, 16_000_000, 8192)
+    prefixes = [f'{{"messages":[{{"n":{index}, "pad":"{"x" * 8192}"}}' for index in range(9)]
+    for prefix in prefixes:
+        cache.keep(SCOPE, entry(prefix))
+    assert len(cache) == 8
+    assert cache.find(SCOPE, prefixes[0] + "]}") is None
+    assert cache.find(SCOPE, prefixes[8] + "]}") is not None
