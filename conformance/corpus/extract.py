@@ -164,7 +164,11 @@ def payloads_of_exchange(uri: str, request: Any, response: Any, status: int) -> 
         except json.JSONDecodeError:
             body = None
         if isinstance(body, dict):
-            out.append({"dialect": dialect, "vendor": vendor, "kind": "request", "wire": body})
+            record: dict[str, Any] = {"dialect": dialect, "vendor": vendor, "kind": "request"}
+            named = re.search(r"/models/([^/:?]+):", uri)
+            if dialect == "gemini" and named:
+                record["model"] = named.group(1)  # Gemini names the model in the URL
+            out.append({**record, "wire": body})
     response_text = _text(response)
     if response_text:
         out += _response_payloads(dialect, vendor, response_text.strip())

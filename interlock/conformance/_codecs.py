@@ -88,7 +88,7 @@ class ProviderCodec:
 
     name: str
     dialect: str
-    decode_request: Callable[[JsonObject], Request]
+    decode_request: Callable[..., Request]
     encode_request: Callable[..., Encoded]
     decode_response: Callable[[JsonObject], Response]
     encode_response: Callable[..., JsonObject]

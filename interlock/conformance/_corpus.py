@@ -136,6 +136,8 @@ class _Payload:
 
     def _decode(self) -> Request | Response:
         if self.payload.kind == "request":
+            if self.payload.model:
+                return self.codec.decode_request(self.payload.body, model=self.payload.model)
             return self.codec.decode_request(self.payload.body)
         if self.payload.kind == "response":
             return self.codec.decode_response(self.payload.body)

@@ -37,6 +37,8 @@ class CorpusPayload:
     kind: CorpusKind
     wire: JsonValue
     source: JsonObject
+    model: str = ""
+    """The model a Gemini request was posted to (Gemini names it in the URL, not the body)."""
 
     @property
     def body(self) -> JsonObject:
@@ -93,7 +95,11 @@ def _payload(path: Path, index: int, item: JsonValue, source: JsonObject) -> Cor
     wire = item.get("wire")
     if (kind == "stream") != isinstance(wire, list) or not wire:
         raise VectorError(path, f"payloads[{index}].wire: does not fit kind {kind!r}")
+    model = item.get("model", "")
+    if not isinstance(model, str):
+        raise VectorError(path, f"payloads[{index}].model: expected a string")
     return CorpusPayload(
+        model=model,
         name=f"{path.parent.name}/{path.stem}#{index}",
         vendor=vendor,
         dialect=cast(str, dialect),

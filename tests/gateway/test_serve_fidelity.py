@@ -13,11 +13,19 @@ from typing import Any
 
 import pytest
 from google import genai
+from google.genai import errors as genai_errors
 from google.genai import types
 from openai import OpenAI
 
 from interlock.emulators import Emulator
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+
+GEMINI_2 = """
+[[models]]
+name = "via-gemini-2"
+upstream = "up-gemini"
+model = "gemini-2.5-flash-emulated"
+"""
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +33,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
     directory = tmp_path_factory.mktemp("fidelity")
     with emulators_on_loopback() as (emulator_url, emulators):
         config = directory / "interlock.toml"
-        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
+        text = gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}")
+        config.write_text(text + GEMINI_2)
         with serve(config, directory) as url:
             yield url, emulators
 
@@ -192,3 +201,49 @@ def test_structured_output_reaches_every_upstream(
     url, emulators = stack
     STRUCTURED[client](url, model)
     assert _schema_received(emulators, MODELS[model]) == SCHEMA
+
+
+def _unsigned_tool_history(url: str, model: str) -> types.GenerateContentResponse:
+    """A Gemini 2.x-style history: a function call the model made without a signature."""
+    client = genai.Client(
+        api_key="unused", http_options=types.HttpOptions(base_url=url, api_version="v1beta")
+    )
+    call = types.FunctionCall(name="get_weather", args={"city": "Paris"})
+    contents = [
+        types.Content(role="user", parts=[types.Part(text="weather in Paris?")]),
+        types.Content(role="model", parts=[types.Part(function_call=call)]),
+        types.Content(
+            role="user",
+            parts=[
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        name="get_weather", response={"result": "sunny"}
+                    )
+                )
+            ],
+        ),
+    ]
+    return client.models.generate_content(model=model, contents=contents)
+
+
+def test_a_gemini_2_history_without_signatures_is_passed_through(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    """Gemini 2.x never required thought signatures: the same-dialect passthrough must not
+    refuse what the upstream accepts (it did, with missing_signature)."""
+    url, emulators = stack
+    answer = _unsigned_tool_history(url, "via-gemini-2")
+    assert answer.text
+    sent = emulators["gemini"].received[-1]["contents"][1]["parts"][0]
+    assert "thoughtSignature" not in sent and sent["functionCall"]["name"] == "get_weather"
+
+
+def test_a_gemini_3_history_without_signatures_is_still_refused_before_sending(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    url, emulators = stack
+    before = len(emulators["gemini"].received)
+    with pytest.raises(genai_errors.ClientError) as caught:
+        _unsigned_tool_history(url, "via-gemini")
+    assert caught.value.code == 400 and "signature" in str(caught.value)
+    assert len(emulators["gemini"].received) == before

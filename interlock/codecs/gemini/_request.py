@@ -9,6 +9,7 @@ arguments and :func:`encode_request` leaves them to the caller (``request.model`
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from interlock.codecs import _structured as structured
@@ -87,14 +88,16 @@ def encode_request(
     request: Request,
     *,
     policy: ReplayPolicy = ReplayPolicy(),  # noqa: B008 -- frozen, immutable default
-    require_signatures: bool = True,
+    require_signatures: bool | None = None,
     dummy_signature_form: DummyForm = "literal",
 ) -> Encoded:
     """The wire body for ``request``, plus every deliberate degradation as a warning.
 
     Raises :class:`LossyHistoryError` before anything is sent when the history cannot be
-    carried (see :mod:`._history` and :mod:`._encode`). ``require_signatures=False`` skips
-    the current-turn signature rule for Gemini 2.x upstreams, which do not enforce it;
+    carried (see :mod:`._history` and :mod:`._encode`). ``require_signatures`` says whether
+    the current-turn signature rule applies; by default (``None``) it does for every model
+    except those named as Gemini 1.x / 2.x or Gemma (:func:`signatures_required`), which
+    never required signatures;
     ``dummy_signature_form`` chooses how the degrade-mode dummy is written (trap 10).
     """
     marks = request.extra.get(DIALECT, {})
@@ -111,7 +114,9 @@ def encode_request(
         request.messages,
         encoder,
         policy,
-        require_signatures=require_signatures,
+        require_signatures=signatures_required(request.model)
+        if require_signatures is None
+        else require_signatures,
         dummy_form=dummy_signature_form,
     )
     payload: JsonObject = {}
@@ -136,6 +141,15 @@ def encode_request(
     payload.update(object_entry(marks, "fields"))
     foreign = foreign_field_warnings(request.extra, DIALECT)
     return Encoded(payload=payload, warnings=(*encoder.warnings, *foreign))
+
+
+_NO_SIGNATURES = re.compile(r"(^|/)(gemini-[12][.-]|gemma-)")
+
+
+def signatures_required(model: str) -> bool:
+    """True unless ``model`` names a Gemini 1.x / 2.x or Gemma model (no thought signatures
+    needed there; the Gemini 3 family and unknown names get the rule)."""
+    return _NO_SIGNATURES.search(model) is None
 
 
 def _response_format(marks: JsonObject) -> ResponseFormat | None:

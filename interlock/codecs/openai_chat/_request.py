@@ -81,6 +81,8 @@ def decode_request(payload: JsonObject) -> Request:
         if form is not None:
             layout["tool_choice"] = form
     parallel = fields.take("parallel_tool_calls")
+    if "model" not in body:
+        layout["no_model"] = True
     stream = body.get("stream") is True
     if stream:
         fields.consumed.add("stream")
@@ -89,7 +91,7 @@ def decode_request(payload: JsonObject) -> Request:
     if response_format is not None:
         fields.consumed.add("response_format")
     return Request(
-        model=as_str(required(body, "model", ""), "model"),
+        model="" if "model" not in body else as_str(body["model"], "model"),
         messages=decode_messages(required(body, "messages", ""), "messages"),
         tools=decode_tools(tools, "tools") if tools is not None else (),
         tool_choice=tool_choice,
@@ -162,6 +164,8 @@ def encode_request(
         location = f"messages[{encoder.origins[violation.index]}]"
         raise LossyHistoryError(location, violation.message, code="tool_pairing")
     payload: JsonObject = {"model": request.model, "messages": encoder.wire}
+    if not request.model and extra_of(request.extra, LAYOUT).get("no_model"):
+        del payload["model"]  # Azure names the deployment in the URL, not the body
     _encode_tools(request, payload, degrade)
     if request.stream:
         payload["stream"] = True

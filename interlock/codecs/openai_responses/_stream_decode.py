@@ -300,6 +300,8 @@ class StreamDecoder:
 
 
 _raw_decode = json.JSONDecoder().raw_decode
+_DONE: JsonObject = {"type": "[DONE]"}
+"""``data: [DONE]`` read as an event no handler knows: it changes nothing."""
 
 
 def _parse_event(text: str) -> JsonObject:
@@ -317,6 +319,8 @@ def _parse_event(text: str) -> JsonObject:
         except json.JSONDecodeError:
             end = -1
     if end < 0 or end != len(text):
+        if text.strip() == "[DONE]":
+            return _DONE  # Chat's end marker, sent after a Responses stream by OpenRouter
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:

@@ -277,3 +277,36 @@ def test_trap30_a_participant_name_is_never_dropped_silently() -> None:
     named = Message(role="user", name="alice", parts=(TextPart(text="hi"),))
     encoded = gemini.encode_request(request(named))
     assert [(w.code, w.location) for w in encoded.warnings] == [("name_dropped", "messages[0]")]
+
+
+@pytest.mark.parametrize(
+    ("model", "required"),
+    [
+        ("gemini-2.5-flash", False),
+        ("models/gemini-2.0-flash", False),
+        ("gemini-1.5-pro", False),
+        ("gemma-3-27b-it", False),
+        ("gemini-3-pro-preview", True),
+        ("gemini-flash-latest", True),
+        ("", True),
+    ],
+)
+def test_signatures_are_required_only_where_the_model_needs_them(
+    model: str, required: bool
+) -> None:
+    """Gemini 1.x/2.x and Gemma never required thought signatures; Gemini 3 (and any name
+    that does not say otherwise) does. ``require_signatures`` overrides it per call."""
+    from interlock.codecs.gemini._request import signatures_required
+
+    assert signatures_required(model) is required
+
+
+def test_a_gemini_2_history_without_signatures_is_sent_and_the_override_wins() -> None:
+    from dataclasses import replace
+
+    history = request(user("weather?"), calls(call("c1")), result("c1"))
+    older = replace(history, model="gemini-2.5-flash")
+    assert gemini.encode_request(older).warnings == ()
+    with pytest.raises(LossyHistoryError):
+        gemini.encode_request(older, require_signatures=True)
+    gemini.encode_request(replace(history, model="gemini-3-pro"), require_signatures=False)

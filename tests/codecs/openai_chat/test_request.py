@@ -201,7 +201,6 @@ def test_unknown_reasoning_dialect_is_a_programming_error() -> None:
 
 
 MALFORMED: list[tuple[dict[str, Any], str]] = [
-    ({"messages": []}, "model"),
     ({"model": "m"}, "messages"),
     ({"model": 3, "messages": []}, "model"),
     ({"model": "m", "messages": {}}, "messages"),
@@ -294,3 +293,11 @@ def test_trap30_name_n_and_logprobs_round_trip_exactly() -> None:
     assert request.messages[1].name == "alice"
     assert request.extra["openai-chat"] == {"n": 2, "logprobs": True, "top_logprobs": 3}
     assert encode_request(request).payload == payload
+
+
+def test_a_request_without_model_is_azure_style_and_round_trips() -> None:
+    """Azure names the deployment in the URL; its recorded bodies have no ``model``."""
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
+    request = decode_request(body)
+    assert request.model == ""
+    assert encode_request(request).payload == body

@@ -131,3 +131,19 @@ def test_event_data_with_surrounding_whitespace_decodes_like_compact_data() -> N
     events = trace("stream_message.jsonl")
     padded = [SseEvent(data=f" \n{event.data}\t ", event=event.event) for event in events]
     assert decode_all(padded) == decode_all(events)
+
+
+def test_done_after_the_terminal_event_is_accepted() -> None:
+    """OpenRouter ends a Responses stream with Chat's ``data: [DONE]`` (recorded in the corpus)."""
+    created = {"type": "response.created", "response": {"id": "r", "status": "in_progress"}}
+    completed = {
+        "type": "response.completed",
+        "response": {"id": "r", "status": "completed", "output": []},
+    }
+    events = [
+        SseEvent(data=json.dumps(created), event="response.created"),
+        SseEvent(data=json.dumps(completed), event="response.completed"),
+        SseEvent(data="[DONE]"),
+    ]
+    updates = decode_all(events)
+    assert not any(isinstance(update, StreamFailed) for update in updates)
