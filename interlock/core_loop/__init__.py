@@ -60,6 +60,7 @@ from interlock.core_loop._ledger import (
 )
 from interlock.core_loop._model import ChatModel, ScriptedModel, ScriptEntry, ScriptExhaustedError
 from interlock.core_loop._run import run_agent, run_loop
+from interlock.core_loop._state import AgentState
 from interlock.core_loop._tools import (
     ApprovalMode,
     InputQuestion,
@@ -75,6 +76,7 @@ from interlock.core_loop._tools import (
 __all__ = [
     "FALLBACK_TEXT",
     "Agent",
+    "AgentState",
     "ApprovalDecision",
     "ApprovalMode",
     "ApprovalRecord",

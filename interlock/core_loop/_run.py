@@ -34,6 +34,7 @@ from interlock.core_loop._events import (
 from interlock.core_loop._history import project_history
 from interlock.core_loop._ledger import HeldBatch, LedgerStore
 from interlock.core_loop._model import ChatModel
+from interlock.core_loop._state import AgentState
 from interlock.core_loop._tools import ToolSet
 from interlock.transcript import (
     ApprovalRequestPart,
@@ -76,6 +77,7 @@ class Run(BatchSettler):
         previous_response_id: str | None,
         ids: IdSource,
         exclusive: bool = False,
+        state: AgentState | None = None,
     ) -> None:
         self.agent = agent
         self.exclusive = exclusive
@@ -84,7 +86,7 @@ class Run(BatchSettler):
         self.ledger = ledger
         self.thread_id = thread_id
         self.ids = ids
-        self.toolset = ToolSet(agent.tools)
+        self.toolset = ToolSet(agent.tools, state)
         self.counters = Counters()
         self.known_results: dict[str, ToolResultPart] = {}
         self.answers: dict[str, JsonValue] = {}
@@ -363,6 +365,7 @@ def run_loop(
     previous_response_id: str | None = None,
     ids: IdSource = random_ids,
     exclusive: bool = False,
+    state: AgentState | None = None,
 ) -> AsyncIterator[LoopEvent]:
     """Run the loop over ``messages`` (the thread's transcript plus the new input).
 
@@ -377,6 +380,8 @@ def run_loop(
     result is then known to be interrupted (a cancel, a lost client, a crash), so an
     identical replay of its approval settles it as ``interrupted`` instead of being
     refused as ``approval_consumed`` — the thread goes on, and nothing runs again.
+
+    ``state`` is shared with the run's tools (:attr:`ToolContext.state`).
     """
     run = Run(
         agent,
@@ -387,6 +392,7 @@ def run_loop(
         previous_response_id=previous_response_id,
         ids=ids,
         exclusive=exclusive,
+        state=state,
     )
     return run.events()
 

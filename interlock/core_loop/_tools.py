@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeAlias, cast, get_type_hints, overload
 
 import pydantic
 
+from interlock.core_loop._state import AgentState
 from interlock.transcript import (
     JsonObject,
     JsonPart,
@@ -73,7 +74,9 @@ class ToolContext:
     ``answers`` holds the user's answers to the questions of this occurrence's last
     :class:`NeedsInput`, in order; it is empty on the first run. ``toolset`` is the run's
     live tool set (``None`` when the tool is called outside a run): :meth:`add_tools` and
-    :meth:`remove_tools` change what the run's *next* model call is offered.
+    :meth:`remove_tools` change what the run's *next* model call is offered. :attr:`state`
+    is the run's shared :class:`~interlock.core_loop._state.AgentState`, if its caller
+    gave one.
     """
 
     thread_id: str
@@ -90,6 +93,11 @@ class ToolContext:
     def tools(self) -> tuple[Tool, ...]:
         """The tools the run currently offers, in order."""
         return self._live().tools
+
+    @property
+    def state(self) -> AgentState | None:
+        """The run's shared state (``None`` outside a run, or when the run has none)."""
+        return None if self.toolset is None else self.toolset.state
 
     def add_tools(self, *tools: Tool) -> None:
         """Offer ``tools`` from the run's next model call on (see :meth:`ToolSet.add`)."""
@@ -116,9 +124,10 @@ class ToolSet:
     iteration. Mutations are serialized by a lock (sync tools run in worker threads).
     """
 
-    __slots__ = ("_lock", "by_name", "specs")
+    __slots__ = ("_lock", "by_name", "specs", "state")
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    def __init__(self, tools: Iterable[Tool], state: AgentState | None = None) -> None:
+        self.state = state
         self.by_name: dict[str, Tool] = {tool.name: tool for tool in tools}
         self.specs: tuple[ToolSpec, ...] = tuple(tool.spec for tool in self.by_name.values())
         self._lock = threading.Lock()

@@ -142,6 +142,8 @@ class AgentConfig:
     approval_style: ApprovalStyle = "interrupt"
     max_iterations: int = 10
     max_function_calls: int = 20
+    approval_edits_forbidden: tuple[str, ...] = ()
+    trust_client_instructions: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -468,6 +470,8 @@ def _agent(table: _Table) -> AgentConfig:
             "approval_style": _choice(get_args(ApprovalStyle)),
             "max_iterations": _positive(int),
             "max_function_calls": _non_negative_int,
+            "approval_edits_forbidden": _strings,
+            "trust_client_instructions": bool,
         }
     )
     for index, tool in enumerate(fields.get("tools", ())):
@@ -475,11 +479,12 @@ def _agent(table: _Table) -> AgentConfig:
         if not module or not attribute:
             raise ConfigError(f"{table.key('tools')}[{index}]", "expected 'module:attribute'")
     tool_names = {cast(str, tool).rpartition(":")[2] for tool in fields.get("tools", ())}
-    for index, name in enumerate(fields.get("approval_required", ())):
-        if name not in tool_names:
-            raise ConfigError(
-                f"{table.key('approval_required')}[{index}]", f"{name!r} is not one of the tools"
-            )
+    for listed in ("approval_required", "approval_edits_forbidden"):
+        for index, name in enumerate(fields.get(listed, ())):
+            if name not in tool_names:
+                raise ConfigError(
+                    f"{table.key(listed)}[{index}]", f"{name!r} is not one of the tools"
+                )
     return AgentConfig(**fields)
 
 

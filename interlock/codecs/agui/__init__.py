@@ -10,6 +10,7 @@ is the same without the warnings). Opaque provider payloads cross the browser on
 """
 
 from interlock.codecs.agui._approvals import APPROVAL_RESPONSE_SCHEMA
+from interlock.codecs.agui._context import application_block
 from interlock.codecs.agui._encoder import (
     AguiEventEncoder,
     ApprovalStyle,
@@ -59,6 +60,7 @@ __all__ = [
     "RunOutcome",
     "SealError",
     "Unsealed",
+    "application_block",
     "approval_interrupt_id",
     "clean_confirm_changes",
     "confirm_changes_call_id",

@@ -48,17 +48,29 @@ APPROVAL_RESPONSE_SCHEMA: JsonObject = {
 }
 """The ``responseSchema`` of every tool-approval interrupt."""
 
+FIXED_APPROVAL_RESPONSE_SCHEMA: JsonObject = {
+    **APPROVAL_RESPONSE_SCHEMA,
+    "properties": {
+        key: value
+        for key, value in cast(JsonObject, APPROVAL_RESPONSE_SCHEMA["properties"]).items()
+        if key != "editedArgs"
+    },
+}
+"""The ``responseSchema`` of an approval whose arguments may not be edited."""
+
 _APPROVAL_KEYS = frozenset({"approved", "editedArgs", "reason"})
 
 
-def approval_interrupt(part: ApprovalRequestPart) -> JsonObject:
-    """The AG-UI ``Interrupt`` for an approval request (style ``interrupt``)."""
+def approval_interrupt(part: ApprovalRequestPart, *, editable: bool = True) -> JsonObject:
+    """The AG-UI ``Interrupt`` for an approval request (style ``interrupt``); without
+    ``editable`` its ``responseSchema`` offers no ``editedArgs``."""
+    schema = APPROVAL_RESPONSE_SCHEMA if editable else FIXED_APPROVAL_RESPONSE_SCHEMA
     return {
         "id": approval_interrupt_id(part.approval_id),
         "reason": "tool_call",
         "message": f"Approve running {part.call.name}?",
         "toolCallId": part.call.call_id,
-        "responseSchema": APPROVAL_RESPONSE_SCHEMA,
+        "responseSchema": schema,
     }
 
 

@@ -115,7 +115,8 @@ class AguiEventEncoder:
     ``seal_key``/``tenant`` seal opaque payloads (required only if one appears).
     ``approval_style`` picks how approval requests surface. ``client_tools`` names the
     frontend tools: their calls left unanswered are the success outcome's
-    ``pendingToolCallIds``. ``clock`` returns integer epoch milliseconds.
+    ``pendingToolCallIds``. ``clock`` returns integer epoch milliseconds. Approvals of
+    ``fixed_tools`` offer no ``editedArgs`` in their interrupt's ``responseSchema``.
     """
 
     def __init__(
@@ -130,6 +131,7 @@ class AguiEventEncoder:
         clock: Callable[[], int] | None = None,
         provider: str | None = None,
         parent_run_id: str | None = None,
+        fixed_tools: Collection[str] = (),
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
@@ -140,6 +142,7 @@ class AguiEventEncoder:
         self._clock = clock
         self._provider = provider
         self._parent_run_id = parent_run_id
+        self._fixed_tools = frozenset(fixed_tools)
         self._phase: _Phase = "new"
         self._counter = 0
         self._message_ids: list[str] = []
@@ -315,7 +318,8 @@ class AguiEventEncoder:
         self._require_running()
         events = self._close_call(request.call.call_id)
         if self._approval_style == "interrupt":
-            self._interrupts.append(approval_interrupt(request))
+            editable = request.call.name not in self._fixed_tools
+            self._interrupts.append(approval_interrupt(request, editable=editable))
             return events
         call_id = confirm_changes_call_id(request.approval_id)
         parent = self._call_parents.get(request.call.call_id) or self._message_id

@@ -25,8 +25,11 @@ from interlock.transcript import (
 )
 
 
-def open_interrupts(messages: Sequence[Message], pending: Collection[str]) -> list[JsonObject]:
-    """The AG-UI interrupts among ``pending`` (interrupt ids), as the run surfaced them."""
+def open_interrupts(
+    messages: Sequence[Message], pending: Collection[str], fixed_tools: Collection[str] = ()
+) -> list[JsonObject]:
+    """The AG-UI interrupts among ``pending`` (interrupt ids), as the run surfaced them
+    (``fixed_tools``: as the encoder's, approvals without ``editedArgs``)."""
     found: list[JsonObject] = []
     for message in messages:
         for part in message.parts:
@@ -34,7 +37,7 @@ def open_interrupts(messages: Sequence[Message], pending: Collection[str]) -> li
                 isinstance(part, ApprovalRequestPart)
                 and approval_interrupt_id(part.approval_id) in pending
             ):
-                found.append(approval_interrupt(part))
+                found.append(approval_interrupt(part, editable=part.call.name not in fixed_tools))
             elif (
                 isinstance(part, InputRequestPart)
                 and input_interrupt_id(part.request_id) in pending
@@ -53,6 +56,7 @@ def thread_view(
     tenant: str,
     approval_style: ApprovalStyle,
     limit: int = SNAPSHOT_LIMIT,
+    fixed_tools: Collection[str] = (),
 ) -> JsonObject:
     """``{"events", "interrupts", "pendingToolCallIds"}`` (module docstring).
 
@@ -70,7 +74,7 @@ def thread_view(
     if omitted:
         snapshot["metadata"] = {LABEL_KEY: {"omittedMessages": omitted}}
     events.append(snapshot)
-    interrupts: list[JsonValue] = list(open_interrupts(messages, pending))
+    interrupts: list[JsonValue] = list(open_interrupts(messages, pending, fixed_tools))
     return {
         "events": events,
         "interrupts": interrupts,

@@ -41,27 +41,35 @@ class AgentRuntime:
     model: ChatModel
     approval_style: ApprovalStyle
     provider: str
+    fixed_tools: frozenset[str] = frozenset()
+    trust_client_instructions: bool = False
 
     @property
     def server_tools(self) -> frozenset[str]:
         """The names of the agent's own tools."""
         return frozenset(tool.name for tool in self.agent.tools)
 
-    def for_run(self, frontend_tools: Sequence[ToolSpec]) -> Agent:
-        """The agent with this run's frontend tools added as client-owned declarations.
+    def for_run(self, frontend_tools: Sequence[ToolSpec], shared: str | None = None) -> Agent:
+        """The agent with this run's frontend tools added as client-owned declarations and
+        ``shared`` (what the frontend shares, see ``application_block``) appended to its
+        instructions.
 
         Raises :class:`ToolNameConflictError` if a frontend tool reuses a server tool name.
         """
         conflicts = [spec.name for spec in frontend_tools if spec.name in self.server_tools]
         if conflicts:
             raise ToolNameConflictError(conflicts)
+        agent = self.agent
+        if shared is not None:
+            instructions = f"{agent.instructions}\n\n{shared}" if agent.instructions else shared
+            agent = replace(agent, instructions=instructions)
         if not frontend_tools:
-            return self.agent
+            return agent
         declared = tuple(
             Tool.client(spec.name, description=spec.description, parameters=spec.parameters)
             for spec in frontend_tools
         )
-        return replace(self.agent, tools=(*self.agent.tools, *declared))
+        return replace(agent, tools=(*agent.tools, *declared))
 
 
 def load_tool(path: str, *, approval: bool, key: str) -> Tool:
@@ -107,4 +115,6 @@ def build_agent(config: AgentConfig, routes: Mapping[str, Route], model: ChatMod
         model=model,
         approval_style=config.approval_style,
         provider=PROVIDERS[route.upstream.dialect.name],
+        fixed_tools=frozenset(config.approval_edits_forbidden),
+        trust_client_instructions=config.trust_client_instructions,
     )

@@ -68,6 +68,7 @@ async def handle_thread(binding: AguiBinding, http_request: HttpRequest) -> Http
             tenant=tenant,
             approval_style=runtime.approval_style,
             limit=context.snapshot_limit,
+            fixed_tools=runtime.fixed_tools,
         ),
     }
     if status is not None:

@@ -30,11 +30,13 @@ from interlock.codecs.agui import (
     SNAPSHOT_LIMIT,
     AguiEventEncoder,
     RunInput,
+    application_block,
     messages_to_agui,
     stamp_result_ids,
     window_messages,
 )
 from interlock.core_loop import (
+    AgentState,
     ApprovalRequested,
     ClientCallsPending,
     DecisionRefusedError,
@@ -52,6 +54,7 @@ from interlock.core_loop import (
 from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
 from interlock.gateway.agui._lease import LEASE_SECONDS, LEASE_WAIT_SECONDS, thread_lease
 from interlock.gateway.agui._outbox import Outbox
+from interlock.gateway.agui._patch import state_patch
 from interlock.gateway.agui._recover import close_open_calls, consistent_prefix, fold_partial
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
 from interlock.gateway.stores import RunKey, RunLog, RunLogWriter, Store, ThreadRecord
@@ -193,7 +196,11 @@ class AguiRun:
             clock=context.clock,
             provider=runtime.provider,
             parent_run_id=run_input.parent_run_id,
+            fixed_tools=runtime.fixed_tools,
         )
+        self.state = AgentState(None)
+        self._sent_state: tuple[int, JsonValue] = (0, None)
+        self._client_state_known = False
 
     @property
     def run_id(self) -> str:
@@ -327,12 +334,23 @@ class AguiRun:
         thread = await self._recovered(
             await store.load_thread(self.tenant, thread_id) or ThreadRecord(), ledger
         )
+        state = self.input.state if self.input.state is not None else thread.state
+        shared = application_block(self.input.context, state)
         try:
-            agent = self.runtime.for_run(self.input.tools)
+            agent = self.runtime.for_run(self.input.tools, shared)
         except ToolNameConflictError as error:
             raise RunRefusedError("TOOL_NAME_CONFLICT", str(error)) from None
-        plan: Plan = await reconcile(thread, self.input, ledger, thread_id)
-        state = self.input.state if self.input.state is not None else thread.state
+        plan: Plan = await reconcile(
+            thread,
+            self.input,
+            ledger,
+            thread_id,
+            fixed_tools=self.runtime.fixed_tools,
+            trust_instructions=self.runtime.trust_client_instructions,
+        )
+        self.state = AgentState(state, forwarded_props=self.input.forwarded_props)
+        self._sent_state = (0, self.state.value)
+        self._client_state_known = self.input.state is not None
         if plan.replay or self.cancel_requested:
             await self._finish_replay(thread, state)
             return
@@ -341,7 +359,13 @@ class AguiRun:
         ending = _Ending()
         self.phase = "looping"
         loop = run_loop(
-            agent, self.runtime.model, messages, ledger=ledger, thread_id=thread_id, exclusive=True
+            agent,
+            self.runtime.model,
+            messages,
+            ledger=ledger,
+            thread_id=thread_id,
+            exclusive=True,
+            state=self.state,
         )
         checkpointed: str | None = None
         try:
@@ -353,9 +377,11 @@ class AguiRun:
                     if isinstance(event, ToolStarted) and event.message_id != checkpointed:
                         # Before the batch's first tool runs (its journal entry is written).
                         checkpointed = event.message_id
-                        revision = await self._checkpoint(messages, events, state, thread)
+                        revision = await self._checkpoint(
+                            messages, events, self.state.value, thread
+                        )
                         thread = replace(thread, revision=revision)
-                    await self._emit(self._encode(event))
+                    await self._emit(self._encode(event) + self._state_delta())
                     if self.outbox.closed and not self.detach():  # client gone or stalled
                         ending.cancelled = True
                         break
@@ -369,7 +395,7 @@ class AguiRun:
                 current.uncancel()
             ending.cancelled = True
         self.phase = "saving"
-        await self._save_and_finish(thread, messages, events, state, ending)
+        await self._save_and_finish(thread, messages, events, self.state.value, ending)
 
     def _encode(self, event: LoopEvent) -> list[JsonObject]:
         encoder = self.encoder
@@ -388,6 +414,19 @@ class AguiRun:
                 return []
             case _:
                 assert_never(event)
+
+    def _state_delta(self) -> list[JsonObject]:
+        """``STATE_DELTA`` for what tools changed in the state since it was last sent
+        (``STATE_SNAPSHOT`` the first time when the client sent no state of its own)."""
+        version, sent = self._sent_state
+        if self.state.version == version:
+            return []
+        current = self.state.value
+        self._sent_state = (self.state.version, current)
+        if not self._client_state_known:  # the client's copy may differ from ours: no patch
+            self._client_state_known = True
+            return self.encoder.state_snapshot(current)
+        return self.encoder.state_delta(state_patch(sent, current))
 
     async def _finish_replay(self, thread: ThreadRecord, state: JsonValue) -> None:
         """Nothing new to act on: re-send the thread as it is and finish."""

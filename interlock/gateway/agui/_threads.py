@@ -7,14 +7,17 @@ client's ``messages`` are a proposal. :func:`reconcile` decides what one run sta
   it have no effect): the ids of stored messages, the streamed ids recorded with their
   parts, and ids derived from them (``<message id>:{a|r|s|t}<n>``) all count as held, so
   a client that kept the streamed events instead of the final snapshot continues;
-- a new ``user``/``system``/``developer`` message is accepted;
+- a new ``user``/``system``/``developer`` message is accepted; ``system``/``developer``
+  ones become ``user`` messages (the browser's words, not instructions) unless the agent
+  trusts client instructions;
 - a new ``tool`` message is accepted only as the answer to a frontend tool call the
   server issued and nobody answered yet; a new ``assistant`` message is never accepted
   (``FORGED_HISTORY``);
 - pending interrupts must be answered all at once (``resume[]`` for interrupts, a tool
   message per ``confirm_changes`` call) and nothing else may be answered; a repeat of an
   answer already applied, with the same decision, is an idempotent no-op;
-- a ``confirm_changes`` answer that echoes the call must echo the recorded call.
+- a ``confirm_changes`` answer that echoes the call must echo the recorded call;
+- an approval may not carry edited arguments for a tool whose edits are forbidden.
 
 A run with nothing new to act on replays the thread (snapshot) without calling the model.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from interlock.codecs.agui import (
     DIALECT,
@@ -137,7 +140,9 @@ class _Reconciler:
         run_input: RunInput,
         ledger: LedgerStore,
         thread_id: str,
+        policy: tuple[frozenset[str], bool] = (frozenset(), False),
     ) -> None:
+        self.fixed_tools, self.trust_instructions = policy
         self.thread = thread
         self.run_input = run_input
         self.ledger = ledger
@@ -195,7 +200,9 @@ class _Reconciler:
             case "user" | "system" | "developer":
                 answers = [p for p in message.parts if isinstance(p, ApprovalResponsePart)]
                 if not answers:
-                    return message
+                    if message.role == "user" or self.trust_instructions:
+                        return message
+                    return replace(message, role="user")
                 fresh = [answer for answer in answers if not await self._confirm_repeat(answer)]
                 for answer in fresh:
                     await self._check_confirmation(answer)
@@ -241,6 +248,7 @@ class _Reconciler:
         parts: list[Part] = []
         for part in self.run_input.resume:
             interrupt_id = _interrupt_id(part)
+            await self._check_edit(part)
             if interrupt_id in self.pending:
                 parts.append(part)
                 answered.add(interrupt_id)
@@ -249,6 +257,15 @@ class _Reconciler:
         if not parts:
             return None
         return Message(role="user", parts=tuple(parts), id=f"{self.run_input.run_id}:resume")
+
+    async def _check_edit(self, part: ApprovalResponsePart | InputResponsePart) -> None:
+        if not isinstance(part, ApprovalResponsePart) or part.edited_arguments is None:
+            return
+        record = await self.ledger.approval(self.thread_id, part.approval_id)
+        if record is not None and record.tool_name in self.fixed_tools:
+            raise RunRefusedError(
+                "EDIT_NOT_ALLOWED", f"the arguments of {record.tool_name} may not be edited"
+            )
 
     async def _resume_repeat(
         self, part: ApprovalResponsePart | InputResponsePart, interrupt_id: str
@@ -294,7 +311,18 @@ def _same_decision(record: ApprovalRecord, answer: ApprovalResponsePart) -> None
 
 
 async def reconcile(
-    thread: ThreadRecord, run_input: RunInput, ledger: LedgerStore, thread_id: str
+    thread: ThreadRecord,
+    run_input: RunInput,
+    ledger: LedgerStore,
+    thread_id: str,
+    *,
+    fixed_tools: frozenset[str] = frozenset(),
+    trust_instructions: bool = False,
 ) -> Plan:
-    """What the run starts from (module docstring); raises :class:`RunRefusedError`."""
-    return await _Reconciler(thread, run_input, ledger, thread_id).plan()
+    """What the run starts from (module docstring); raises :class:`RunRefusedError`.
+
+    ``fixed_tools``: tools whose approvals may not edit arguments; ``trust_instructions``:
+    keep a client's ``system``/``developer`` messages as instructions.
+    """
+    policy = (fixed_tools, trust_instructions)
+    return await _Reconciler(thread, run_input, ledger, thread_id, policy).plan()
