@@ -314,7 +314,11 @@ def conversation(
             started = cpu_ns(variant.pid)
             proxied = post_again(connections, variant, proxy_body).total
             cpu[variant.name].append((cpu_ns(variant.pid) - started) / 1e6)
-            alone = direct.post(path, direct_body).total
+            try:
+                alone = direct.post(path, direct_body).total
+            except ConnectionError:  # closed while idle (see post_again)
+                direct = pb.Connection(port)
+                alone = direct.post(path, direct_body).total
             added[variant.name].append(proxied - alone)
     direct.close()
     for connection in connections.values():
