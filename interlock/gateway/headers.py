@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from interlock.transcript import TranslationWarning
+from interlock.transcript import JsonValue, TranslationWarning
 
 TRANSLATION_HEADER = "x-interlock-translation"
 HEADER_LIMIT = 1024
@@ -64,3 +64,11 @@ def passed_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
         for name, value in ((name.lower(), value) for name, value in headers)
         if name in PASSED_HEADERS or name.startswith(PASSED_PREFIXES)
     }
+
+
+def warning_list(warnings: tuple[TranslationWarning, ...]) -> list[JsonValue]:
+    """The translation warnings in full, for an answer's ``interlock`` field."""
+    return [
+        {"code": warning.code, "location": warning.location, "message": warning.message}
+        for warning in warnings
+    ]

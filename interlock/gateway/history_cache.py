@@ -28,12 +28,12 @@ each other's entries: the tenant is part of the key, and the key is the exact te
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import cast
 
+from interlock.gateway import strict_json
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -45,7 +45,8 @@ from interlock.transcript import (
     ToolResultPart,
 )
 
-_DECODER = json.JSONDecoder()
+_DECODER = strict_json.DECODER
+"""Repeated keys inside a value are refused here as in a full parse (``strict_json``)."""
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 Scope = tuple[str, str]

@@ -20,6 +20,7 @@ import httpx
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 
+from interlock.gateway import strict_json
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.config import ModelRoute
@@ -29,6 +30,7 @@ from interlock.gateway.headers import (
     header_value,
     passed_headers,
     translation_label,
+    warning_list,
 )
 from interlock.gateway.history_cache import (
     Continuation as HistoryContinuation,
@@ -50,7 +52,6 @@ from interlock.transcript import (
     DecodeError,
     Encoded,
     JsonObject,
-    JsonValue,
     LossyHistoryError,
     Message,
     ReplayPolicy,
@@ -211,9 +212,11 @@ def _split(body: bytes, text: str, key: str) -> ParsedBody:
 
 
 def parse_payload(body: bytes) -> JsonObject:
-    """The JSON object in ``body`` or a 400."""
+    """The JSON object in ``body`` or a 400 (strictly: see :mod:`.strict_json`)."""
     try:
-        payload = json.loads(body)
+        payload = strict_json.loads(body)
+    except strict_json.StrictJsonError as error:
+        raise ProxyError(400, str(error), code="invalid_json", param=error.path or None) from error
     except (ValueError, UnicodeDecodeError) as error:
         raise ProxyError(
             400, f"malformed JSON in request body: {error}", code="invalid_json"
@@ -281,6 +284,15 @@ class Proxy:
         body = await read_body(http_request, self.max_body_bytes)
         parsed = self.parse(ingress, tenant, body)
         payload = parsed.payload
+        try:
+            strict_json.check_body_surrogates(body, payload)
+        except strict_json.StrictJsonError as error:
+            raise ProxyError(400, str(error), code="invalid_json", param=error.path) from error
+        stream_field = payload.get("stream")
+        if stream_field is not None and not isinstance(stream_field, bool):
+            raise ProxyError(
+                400, "stream: expected a boolean", code="invalid_request", param="stream"
+            )
         model = path_model if path_model is not None else payload.get("model")
         if not isinstance(model, str) or not model:
             raise ProxyError(400, "you must provide a model parameter", param="model")
@@ -504,6 +516,13 @@ class Proxy:
         headers = call.headers(response)
         media_type = response.headers.get("content-type", "application/json")
         if call.passthrough and not vault_needed(call):
+            if not strict_json.object_shaped(body):
+                self.metrics.upstream_errors[call.upstream.name, "invalid_response"] += 1
+                raise ProxyError(
+                    502,
+                    f"upstream {call.upstream.name} sent a 200 that is not a JSON object",
+                    code="upstream_invalid_response",
+                )
             return HttpResponse(body, media_type=media_type, headers=headers)
         upstream = call.upstream
         try:
@@ -520,7 +539,10 @@ class Proxy:
             return HttpResponse(body, media_type=media_type, headers=headers)
         answer = call.ingress.encode_response(decoded)
         if call.warnings and call.ingress.name != "gemini":  # google-genai forbids extra fields
-            answer["interlock"] = {"translation": call.translation, "warnings": warning_list(call)}
+            answer["interlock"] = {
+                "translation": call.translation,
+                "warnings": warning_list(call.warnings),
+            }
         return json_response(answer, 200, headers=headers)
 
     def finish(self, record: AccessRecord, status: int) -> None:
@@ -559,14 +581,6 @@ def json_response(
         headers = {**(headers or {}), TRANSLATION_HEADER: header_value(translation)}
     body = _COMPACT.encode(payload).encode()
     return HttpResponse(body, status_code=status, media_type="application/json", headers=headers)
-
-
-def warning_list(call: ProxyCall) -> list[JsonValue]:
-    """The call's translation warnings, in full, for an answer's ``interlock`` field."""
-    return [
-        {"code": warning.code, "location": warning.location, "message": warning.message}
-        for warning in call.warnings
-    ]
 
 
 def vault_needed(call: ProxyCall) -> bool:

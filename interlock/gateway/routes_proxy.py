@@ -20,6 +20,7 @@ from interlock.gateway.dialects import Dialect
 from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
 from interlock.gateway.proxy import Proxy, ProxyCall, ProxyError, json_response
 from interlock.gateway.streaming import CLIENT_GONE, stream_response
+from interlock.gateway.strict_json import TOO_DEEP
 
 LOGGER = logging.getLogger("interlock.gateway")
 
@@ -73,6 +74,10 @@ async def handle(
         record.error = error.code or "error"
         body = ingress.error(error.status, error.message, code=error.code, param=error.param)
         answer = json_response(body, error.status, headers=_headers(call))
+    except RecursionError:  # a parseable value nested deeper than some codec can walk
+        record.error = "invalid_json"
+        error_body = ingress.error(400, TOO_DEEP, code="invalid_json")
+        answer = json_response(error_body, 400, headers=_headers(call))
     except Exception:  # a bug must still answer in the client's dialect, never a stack trace
         LOGGER.exception("unhandled error proxying %s", record.path)
         record.error = "internal_error"
