@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from interlock.transcript import FinishReason
+from interlock.transcript import FinishReason, JsonObject
 
 _TO_CANONICAL: Final[dict[str, FinishReason]] = {
     "STOP": "stop",
@@ -64,6 +64,16 @@ def decode_finish(native: str, has_calls: bool) -> FinishReason:
     if reason == "stop" and has_calls:
         return "tool_calls"
     return reason
+
+
+def prompt_block(payload: JsonObject) -> str | None:
+    """``promptFeedback.blockReason`` of a response without candidates: the prompt was
+    refused. It is a content-filter finish with that native reason, never an empty success."""
+    if payload.get("candidates"):
+        return None
+    feedback = payload.get("promptFeedback")
+    reason = feedback.get("blockReason") if isinstance(feedback, dict) else None
+    return reason if isinstance(reason, str) and reason else None
 
 
 def encode_finish(reason: FinishReason | None, native: str | None) -> str | None:

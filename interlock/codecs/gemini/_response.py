@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from interlock.codecs.gemini._encode import PartEncoder
-from interlock.codecs.gemini._finish import decode_finish, encode_finish
+from interlock.codecs.gemini._finish import decode_finish, encode_finish, prompt_block
 from interlock.codecs.gemini._parts import decode_part
 from interlock.codecs.gemini._usage import decode_usage, encode_usage
 from interlock.codecs.gemini._wire import (
@@ -102,6 +102,8 @@ def decode_response(payload: JsonObject) -> Response:
     reason: FinishReason | None = None
     if native is not None:
         reason = decode_finish(native, any(part.kind == "tool_call" for part in parts))
+    elif (blocked := prompt_block(payload)) is not None:
+        reason, native = "content_filter", blocked
     usage = fields.get("usageMetadata")
     return Response(
         message=Message(

@@ -26,7 +26,7 @@ from typing import assert_never
 
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.gemini._encode import PartEncoder
-from interlock.codecs.gemini._finish import decode_finish, encode_finish
+from interlock.codecs.gemini._finish import decode_finish, encode_finish, prompt_block
 from interlock.codecs.gemini._parts import decode_part
 from interlock.codecs.gemini._response import CANDIDATE_FIELDS, RESPONSE_FIELDS, minted_call_id
 from interlock.codecs.gemini._usage import decode_usage, encode_usage
@@ -149,6 +149,8 @@ class StreamDecoder:
             updates.append(UsageUpdate(usage=usage))
         if "finishReason" in candidate:
             self._finish(candidate["finishReason"], raw, updates)
+        elif (blocked := prompt_block(chunk)) is not None:
+            self._finish(blocked, {}, updates, blocked=True)
         return updates
 
     def _start(self, fields: dict[str, JsonValue], updates: list[Update]) -> None:
@@ -163,7 +165,9 @@ class StreamDecoder:
             )
         )
 
-    def _finish(self, reason: JsonValue, raw: JsonObject, updates: list[Update]) -> None:
+    def _finish(
+        self, reason: JsonValue, raw: JsonObject, updates: list[Update], *, blocked: bool = False
+    ) -> None:
         native = as_str(reason, "candidates[0].finishReason")
         kept: JsonObject = {
             key: item for key, item in raw.items() if camel(key) not in CANDIDATE_FIELDS
@@ -175,7 +179,9 @@ class StreamDecoder:
             marks["fields"] = self._fields
         updates.append(
             ResponseFinished(
-                finish_reason=decode_finish(native, self._calls > 0),
+                finish_reason="content_filter"
+                if blocked
+                else decode_finish(native, self._calls > 0),
                 native_finish_reason=native,
                 extra={DIALECT: marks},
             )

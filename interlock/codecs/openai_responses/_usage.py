@@ -141,7 +141,5 @@ def encode_finish(finish: FinishReason | None, native: str | None) -> tuple[str,
             return "incomplete", {"reason": "content_filter"}
         case "error":
             return "failed", None
-        case None:
-            return "in_progress", None
         case _:
-            return "completed", None
+            return "completed", None  # a response being encoded is finished: never in_progress
