@@ -41,6 +41,10 @@ class AccessRecord:
     translation: str = ""
     stream: bool = False
     error: str = ""
+    run_id: str = ""
+    """AG-UI runs only (with ``outcome`` and ``events``): the client's run id."""
+    outcome: str = ""
+    events: int = 0
 
     def write(self) -> None:
         """Log the record (a no-op when access logs are off)."""
@@ -60,6 +64,8 @@ class AccessRecord:
         }
         if self.error:
             line["error"] = self.error
+        if self.run_id:
+            line |= {"run_id": self.run_id, "outcome": self.outcome, "events": self.events}
         # makeRecord + handle is what LOGGER.info does, minus the caller lookup (a stack
         # walk per request) that a fixed-format access line never shows.
         record = LOGGER.makeRecord(

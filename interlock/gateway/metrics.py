@@ -52,6 +52,11 @@ class Metrics:
         self.upstream_retries: defaultdict[str, int] = defaultdict(int)
         self.lossy_refused: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.active_streams = 0
+        self.agui_runs: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        self.agui_events: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.agui_errors: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.agui_approvals: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.agui_connections: defaultdict[str, int] = defaultdict(int)
 
     def request_done(self, endpoint: str, model: str, status: int, seconds: float) -> None:
         """Count one finished request and observe its duration."""
@@ -93,7 +98,43 @@ class Metrics:
         lines.append("# HELP interlock_active_streams Streams currently open to clients.")
         lines.append("# TYPE interlock_active_streams gauge")
         lines.append(f"interlock_active_streams {self.active_streams}")
+        self._render_agui(lines)
         return "\n".join(lines) + "\n"
+
+    def _render_agui(self, lines: list[str]) -> None:
+        _counter(
+            lines,
+            "interlock_agui_runs_total",
+            "AG-UI runs by agent, transport and outcome.",
+            ("agent", "transport", "outcome"),
+            self.agui_runs.items(),
+        )
+        _counter(
+            lines,
+            "interlock_agui_events_total",
+            "AG-UI events sent, by agent and transport.",
+            ("agent", "transport"),
+            self.agui_events.items(),
+        )
+        _counter(
+            lines,
+            "interlock_agui_errors_total",
+            "AG-UI runs ended or refused with an error, by agent and code.",
+            ("agent", "code"),
+            self.agui_errors.items(),
+        )
+        _counter(
+            lines,
+            "interlock_agui_approvals_total",
+            "AG-UI interrupts (approvals, input requests): requested, and resolved by a resume.",
+            ("agent", "stage"),
+            self.agui_approvals.items(),
+        )
+        name = "interlock_agui_connections"
+        lines.append(f"# HELP {name} AG-UI connections open now (SSE streams, WebSockets).")
+        lines.append(f"# TYPE {name} gauge")
+        for transport in ("sse", "websocket"):
+            lines.append(f'{name}{{transport="{transport}"}} {self.agui_connections[transport]}')
 
     def _render_latency(self, lines: list[str]) -> None:
         name = "interlock_request_duration_seconds"

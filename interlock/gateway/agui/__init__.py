@@ -88,6 +88,7 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
         ),
         keys=KeyRing(gateway.config.server.api_keys),
         max_frame_bytes=gateway.config.server.max_body_bytes,
+        metrics=gateway.metrics,
         lifecycle=gateway.lifecycle,
     )
 

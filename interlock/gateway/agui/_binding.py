@@ -8,7 +8,7 @@ its frames.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from interlock.codecs.agui import RunInput, SealError, decode_run_input
 from interlock.gateway.agui._agents import AgentRuntime
@@ -16,6 +16,7 @@ from interlock.gateway.agui._run import AguiRun, RunContext
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.lifecycle import RUN_SHUTDOWN_CODE, RUN_SHUTDOWN_MESSAGE, Lifecycle
+from interlock.gateway.metrics import Metrics
 from interlock.gateway.stores import unstorable_field
 from interlock.transcript import JsonObject, JsonValue
 
@@ -37,6 +38,8 @@ class AguiBinding:
     keepalive_seconds: float = KEEPALIVE_SECONDS
     lifecycle: Lifecycle | None = None
     """The replica's lifecycle: runs join it, so a drain waits for them (or stops them)."""
+    metrics: Metrics = field(default_factory=Metrics)
+    """Where runs are counted (``interlock_agui_*``); the gateway's own in ``interlock serve``."""
 
     def agent(self, name: str) -> AgentRuntime | None:
         """The agent called ``name``, if configured."""

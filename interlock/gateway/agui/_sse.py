@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 from starlette.responses import StreamingResponse
 
+from interlock.codecs.agui import RunInput
 from interlock.gateway.agui._binding import AguiBinding, error_event
+from interlock.gateway.agui._observe import RunAccount
 from interlock.gateway.agui._run import AguiRun, dumps
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import Unauthorized
@@ -52,13 +55,19 @@ def sse_frames(frames: Sequence[str], first_id: int | None = None) -> bytes:
     ).encode()
 
 
-async def run_stream(run: AguiRun, keepalive_seconds: float) -> AsyncIterator[bytes]:
+async def run_stream(
+    run: AguiRun, keepalive_seconds: float, account: RunAccount | None = None
+) -> AsyncIterator[bytes]:
     """The SSE body of one run, with keep-alive comments; cancels the run on disconnect.
 
     Each chunk is everything the run has ready, so the server writes once per batch; the
     next batch is taken only once this one is sent (the ASGI server waits for a slow
     client's socket to drain), which is what makes a slow client hold its run back.
+    ``account`` (if any) counts what went out and is closed when the stream ends.
     """
+    connections = account.metrics.agui_connections if account is not None else None
+    if connections is not None:
+        connections["sse"] += 1
     sent = 0
     try:
         while True:
@@ -72,8 +81,14 @@ async def run_stream(run: AguiRun, keepalive_seconds: float) -> AsyncIterator[by
                 return
             yield sse_frames(batch, first_id=sent + 1)
             sent += len(batch)
+            if account is not None:
+                account.sent(batch)
     finally:
+        if connections is not None:
+            connections["sse"] -= 1
         await run.aclose()
+        if account is not None:
+            account.close()
 
 
 async def _refused(frame: JsonObject) -> AsyncIterator[bytes]:
@@ -81,33 +96,69 @@ async def _refused(frame: JsonObject) -> AsyncIterator[bytes]:
 
 
 async def handle_post(binding: AguiBinding, http_request: HttpRequest) -> HttpResponse:
-    """Parse, delegate to a run, stream it back."""
+    """Parse, delegate to a run, stream it back; every request is accounted for."""
     name = http_request.path_params["agent"]
     runtime = binding.agent(name)
-    if runtime is None:
-        return error_response(404, f"no agent named {name!r}", "unknown_agent")
-    if not is_json(http_request.headers.get("content-type", "")):
-        message = "a run is posted as content-type: application/json"
-        return error_response(415, message, "unsupported_media_type")
-    try:
-        tenant = binding.keys.tenant(http_request.headers, http_request.query_params)
-    except Unauthorized as error:
-        return error_response(401, str(error), "invalid_api_key")
-    try:
-        payload = parse_payload(await read_body(http_request, binding.max_frame_bytes))
-        run_input = binding.decode(payload, tenant)
-    except ProxyError as error:
-        return error_response(error.status, error.message, error.code or "invalid_request")
-    except DecodeError as error:
-        return error_response(400, str(error), "invalid_input", error.path)
-    except RunRefusedError as error:
-        refused = error_event(error.message, error.code)
-        return StreamingResponse(
-            _refused(refused), media_type="text/event-stream", headers=SSE_HEADERS
-        )
+    account = RunAccount.open(
+        binding.metrics,
+        agent=name if runtime is not None else "unknown",
+        transport="sse",
+        path=http_request.scope["path"],
+        tenant="",
+        run_id="-",
+    )
+    prepared = await _prepare(binding, http_request, runtime is not None)
+    if isinstance(prepared, _Refusal):
+        account.record.status = prepared.response.status_code
+        account.close(refused_code=prepared.code)
+        return prepared.response
+    assert runtime is not None
+    run_input, tenant = prepared
+    account.record.tenant = tenant
+    account.record.run_id = run_input.run_id[:128]
+    account.resumed(len(run_input.resume))
     run = binding.start(runtime, run_input, tenant)
     return StreamingResponse(
-        run_stream(run, binding.keepalive_seconds),
+        run_stream(run, binding.keepalive_seconds, account),
         media_type="text/event-stream",
         headers=SSE_HEADERS,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    response: HttpResponse
+    code: str
+
+
+async def _prepare(
+    binding: AguiBinding, http_request: HttpRequest, known_agent: bool
+) -> tuple[RunInput, str] | _Refusal:
+    """The decoded input and tenant of a run request, or its refusal."""
+    if not known_agent:
+        name = http_request.path_params["agent"]
+        return _error(404, f"no agent named {name!r}", "unknown_agent")
+    if not is_json(http_request.headers.get("content-type", "")):
+        message = "a run is posted as content-type: application/json"
+        return _error(415, message, "unsupported_media_type")
+    try:
+        tenant = binding.keys.tenant(http_request.headers, http_request.query_params)
+    except Unauthorized as error:
+        return _error(401, str(error), "invalid_api_key")
+    try:
+        payload = parse_payload(await read_body(http_request, binding.max_frame_bytes))
+        return binding.decode(payload, tenant), tenant
+    except ProxyError as error:
+        return _error(error.status, error.message, error.code or "invalid_request")
+    except DecodeError as error:
+        return _error(400, str(error), "invalid_input", error.path)
+    except RunRefusedError as error:
+        refused = error_event(error.message, error.code)
+        stream = StreamingResponse(
+            _refused(refused), media_type="text/event-stream", headers=SSE_HEADERS
+        )
+        return _Refusal(stream, error.code)
+
+
+def _error(status: int, message: str, code: str, param: str | None = None) -> _Refusal:
+    return _Refusal(error_response(status, message, code, param), code)

@@ -39,8 +39,10 @@ from typing import Any, Literal, TypeAlias, cast
 from starlette.datastructures import Headers, QueryParams
 from starlette.types import Receive, Scope, Send
 
+from interlock.codecs.agui import RunInput
 from interlock.gateway.agui._agents import AgentRuntime
 from interlock.gateway.agui._binding import AguiBinding, error_event
+from interlock.gateway.agui._observe import RunAccount
 from interlock.gateway.agui._run import AguiRun, dumps
 from interlock.gateway.agui._server import SEND_BATCH
 from interlock.gateway.agui._threads import RunRefusedError
@@ -72,10 +74,16 @@ class IllegalTransitionError(RuntimeError):
 
 
 class _FrameError(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, address: JsonObject | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.address = address
+        """``{"threadId", "runId"}`` of the refused run, when the frame named one."""
+
+
+DEFERRED_LIMIT = 32
+"""Refusals held while a run is active; past it the socket is closed (1008)."""
 
 
 class WebSocketSession:
@@ -86,13 +94,16 @@ class WebSocketSession:
     """
 
     __slots__ = (
+        "_deferred",
         "_pump",
         "_receive",
         "_send",
         "_send_lock",
+        "agent",
         "batched",
         "binding",
         "leaving",
+        "path",
         "run",
         "runtime",
         "state",
@@ -107,8 +118,13 @@ class WebSocketSession:
         channel: tuple[Receive, Send],
         *,
         batched: bool = False,
+        agent: str = "",
+        path: str = "",
     ) -> None:
         self.binding = binding
+        self.agent = agent
+        self.path = path
+        self._deferred: list[str] = []
         self.runtime = runtime
         self.tenant = tenant
         self._receive, self._send = channel
@@ -185,7 +201,7 @@ class WebSocketSession:
             else:
                 await self._start(body)
         except _FrameError as error:
-            await self._send_error(error.code, error.message)
+            await self._send_error(error.code, error.message, error.address)
 
     async def _close_too_big(self) -> None:
         self._move("close")
@@ -207,19 +223,37 @@ class WebSocketSession:
         self.run.cancel()
 
     async def _start(self, body: JsonObject) -> None:
-        if self.state == "running":
-            raise _FrameError("RUN_IN_PROGRESS", "a run is already active on this socket")
-        if self.leaving or not self.binding.accepting:
-            raise _FrameError(RUN_REFUSED_CODE, REFUSED_MESSAGE)
+        address = _address(body)
+        account = RunAccount.open(
+            self.binding.metrics,
+            agent=self.agent,
+            transport="websocket",
+            path=self.path,
+            tenant=self.tenant,
+            run_id=str((address or {}).get("runId", "-")),
+        )
         try:
-            run_input = self.binding.decode(body, self.tenant)
-        except DecodeError as error:
-            raise _FrameError("INVALID_INPUT", str(error)) from None
-        except RunRefusedError as error:
-            raise _FrameError(error.code, error.message) from None
+            run_input = self._decode(body, address)
+        except _FrameError as error:
+            account.close(refused_code=error.code)
+            raise
+        account.resumed(len(run_input.resume))
         self._move("run")
         self.run = self.binding.start(self.runtime, run_input, self.tenant)
-        self._pump = asyncio.create_task(self._forward(self.run))
+        self._pump = asyncio.create_task(self._forward(self.run, account))
+
+    def _decode(self, body: JsonObject, address: JsonObject | None) -> RunInput:
+        if self.state == "running":
+            message = "a run is already active on this socket"
+            raise _FrameError("RUN_IN_PROGRESS", message, address)
+        if self.leaving or not self.binding.accepting:
+            raise _FrameError(RUN_REFUSED_CODE, REFUSED_MESSAGE, address)
+        try:
+            return self.binding.decode(body, self.tenant)
+        except DecodeError as error:
+            raise _FrameError("INVALID_INPUT", str(error), address) from None
+        except RunRefusedError as error:
+            raise _FrameError(error.code, error.message, address) from None
 
     async def _attach(self, body: JsonObject) -> None:
         if self.state == "running":
@@ -253,20 +287,25 @@ class WebSocketSession:
             pass
         finally:
             if self.state == "running" and self.run is None:
+                await self._flush_deferred()
                 self._move("ended")
 
-    async def _forward(self, run: AguiRun) -> None:
-        """Send the run's frames, batch by batch, then go back to ``idle``."""
+    async def _forward(self, run: AguiRun, account: RunAccount) -> None:
+        """Send the run's frames, batch by batch, then the refusals held back while it ran
+        (:meth:`_send_error`), then go back to ``idle``."""
         try:
             while (batch := await run.next_batch()) is not None:
                 async with self._send_lock:
                     await self._send_texts(batch)
+                account.sent(batch)
         except _GONE:
             await run.aclose()
         finally:
+            account.close()
             if self.run is run:
                 self.run = None
                 if self.state == "running":
+                    await self._flush_deferred()
                     self._move("ended")
                     if self.leaving:
                         await self._close_leaving()
@@ -278,10 +317,37 @@ class WebSocketSession:
         for text in texts:
             await self._send({"type": "websocket.send", "text": text})
 
-    async def _send_error(self, code: str, message: str) -> None:
+    async def _send_error(self, code: str, message: str, address: JsonObject | None = None) -> None:
+        """A refusal: sent now when no run is active, else held back until the active run's
+        terminal event is out, so it never lands among that run's events. ``address``
+        (the refused run's ids) rides in ``metadata.interlock``."""
+        frame = error_event(message, code)
+        if address is not None:
+            frame["metadata"] = {"interlock": address}
+        if self.state == "running":
+            if len(self._deferred) >= DEFERRED_LIMIT:
+                await self._close_flooded()
+                return
+            self._deferred.append(dumps(frame))
+            return
         async with self._send_lock:
             with contextlib.suppress(*_GONE):
-                await self._send_texts([dumps(error_event(message, code))])
+                await self._send_texts([dumps(frame)])
+
+    async def _flush_deferred(self) -> None:
+        """Send the held-back refusals (the caller then moves to ``idle`` without awaiting,
+        so none is appended after the last check)."""
+        while self._deferred:
+            frames, self._deferred = self._deferred, []
+            async with self._send_lock:
+                with contextlib.suppress(*_GONE):
+                    await self._send_texts(frames)
+
+    async def _close_flooded(self) -> None:
+        reason = f"more than {DEFERRED_LIMIT} refused frames while a run was active"
+        async with self._send_lock:
+            with contextlib.suppress(*_GONE):
+                await self._send({"type": "websocket.close", "code": 1008, "reason": reason})
 
     async def _stop_run(self) -> None:
         run, pump = self.run, self._pump
@@ -291,6 +357,19 @@ class WebSocketSession:
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await pump
+
+
+def _address(body: JsonObject) -> JsonObject | None:
+    """The ``threadId``/``runId`` a run frame names (strings only, each cut to 128 chars)."""
+    input_body = body.get("input") if body.get("type") == "run" else body
+    if not isinstance(input_body, dict):
+        return None
+    address: JsonObject = {}
+    for key in ("threadId", "runId"):
+        value = input_body.get(key)
+        if isinstance(value, str):
+            address[key] = value[:128]
+    return address or None
 
 
 def _classify(text: str) -> tuple[Literal["run", "cancel", "attach"], JsonObject]:
@@ -346,9 +425,20 @@ class WebSocketEndpoint:
         await send(accept)
         extensions: dict[str, Any] = scope.get("extensions") or {}
         session = WebSocketSession(
-            self.binding, runtime, tenant, (receive, send), batched=SEND_BATCH in extensions
+            self.binding,
+            runtime,
+            tenant,
+            (receive, send),
+            batched=SEND_BATCH in extensions,
+            agent=name,
+            path=scope["path"],
         )
-        await session.serve()
+        connections = self.binding.metrics.agui_connections
+        connections["websocket"] += 1
+        try:
+            await session.serve()
+        finally:
+            connections["websocket"] -= 1
 
 
 async def _refuse(

@@ -249,3 +249,29 @@ def test_the_verifier_rejects_a_broken_trace() -> None:
     ]
     verdict = _node("verify.mjs", stdin=json.dumps(broken))
     assert verdict["ok"] is False
+
+
+async def test_refusals_on_a_busy_socket_leave_the_active_run_valid(server: Server) -> None:
+    async with open_socket(server) as ws:
+        body = run_input(new_id("t"), [user('call slow_task with {"tag":"busy-trace"}')])
+        await ws.send(body)
+        await ws.send(run_input(new_id("t"), [user("me too")]))
+        await ws.send({"type": "cancel", "runId": "not-this-one"})
+        while (await ws.receive())["type"] != "TOOL_CALL_END":
+            pass
+        await ws.send({"type": "cancel", "runId": body["runId"]})
+        active = await ws.until_terminal()
+        await ws.receive()
+        await ws.receive()
+        await ws.run(run_input(new_id("t"), [user("next")]))
+    # A WebSocket client splits the socket's frames per run: the active run, each refusal
+    # (a bare RUN_ERROR), the next run. The official client accepts every one of them.
+    end = ws.frames.index(active[-1]) + 1
+    segments = [ws.frames[:end], [ws.frames[end]], [ws.frames[end + 1]], ws.frames[end + 2 :]]
+    traces = [{"name": f"segment-{i}", "events": events} for i, events in enumerate(segments)]
+    assert all(event["type"] != "RUN_ERROR" for event in segments[0])
+    assert [segment[0]["code"] for segment in segments[1:3]] == ["RUN_IN_PROGRESS", "UNKNOWN_RUN"]
+    verdict = _node("verify.mjs", stdin=json.dumps({"traces": traces}))
+    assert [(t["name"], t["ok"], t.get("error")) for t in verdict["traces"]] == [
+        (trace["name"], True, None) for trace in traces
+    ]

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from interlock.gateway.agui._ws import DEFERRED_LIMIT
 from tests.gateway.agui.harness import (
     Server,
     binding_for,
@@ -107,8 +108,6 @@ async def test_cancel_stops_the_tool_ends_cancelled_and_records_it_interrupted(
         await socket.send({"type": "cancel", "runId": "someone-else"})
         await socket.send({"type": "cancel", "runId": body["runId"]})
         events = await socket.until_terminal()
-        assert events[0] == {**events[0], "type": "RUN_ERROR", "code": "UNKNOWN_RUN"}
-        events = await socket.until_terminal()
         finished = events[-1]
         assert finished == {
             **finished,
@@ -123,21 +122,47 @@ async def test_cancel_stops_the_tool_ends_cancelled_and_records_it_interrupted(
         results = [message for message in history if message["role"] == "tool"]
         assert [message["toolCallId"] for message in results] == [calls[0]["id"]]
         assert results[0]["content"].startswith("Interrupted:")
+        # The refused cancel is answered after the run's terminal event, never among them.
+        refused = await socket.receive()
+        assert refused == {**refused, "type": "RUN_ERROR", "code": "UNKNOWN_RUN"}
         after = await socket.run(run_input(thread, [user("what now")]))
     assert after[-1]["type"] == "RUN_FINISHED"
     assert EXECUTIONS["slow_task", tag] == 0
 
 
-async def test_a_run_while_one_is_active_is_refused(server: Server) -> None:
+async def test_a_run_while_one_is_active_is_refused_after_it_addressed_to_itself(
+    server: Server,
+) -> None:
     tag = new_id("busy")
     async with open_socket(server) as socket:
         body = run_input(new_id("t"), [user(f'call slow_task with {{"tag":"{tag}"}}')])
         await socket.send(body)
-        await socket.send(run_input(new_id("t"), [user("me too")]))
-        seen = []
-        while not seen or seen[-1]["type"] != "RUN_ERROR":
-            seen.append(await socket.receive())
-        assert seen[-1]["code"] == "RUN_IN_PROGRESS"
+        second = run_input(new_id("t"), [user("me too")])
+        await socket.send(second)
+        await socket.send({"type": "run", "input": {**second, "runId": "third"}})
+        while STARTED[tag] == 0:  # noqa: ASYNC110  # the tool runs on the server's thread
+            await asyncio.sleep(0.01)
         await socket.send({"type": "cancel", "runId": body["runId"]})
         events = await socket.until_terminal()
-    assert events[-1]["outcome"] == {"type": "cancelled"}
+        refusals = [await socket.receive(), await socket.receive()]
+        after = await socket.run(run_input(new_id("t"), [user("now")]))
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "cancelled"}
+    assert all(event["type"] != "RUN_ERROR" for event in events)
+    assert [(r["type"], r["code"]) for r in refusals] == [("RUN_ERROR", "RUN_IN_PROGRESS")] * 2
+    assert [r["metadata"]["interlock"] for r in refusals] == [
+        {"threadId": second["threadId"], "runId": second["runId"]},
+        {"threadId": second["threadId"], "runId": "third"},
+    ]
+    assert after[-1]["type"] == "RUN_FINISHED"
+
+
+async def test_a_flood_of_refusals_during_a_run_closes_the_socket(server: Server) -> None:
+    tag = new_id("flood")
+    async with open_socket(server) as socket:
+        await socket.send(run_input(new_id("t"), [user(f'call slow_task with {{"tag":"{tag}"}}')]))
+        for _ in range(DEFERRED_LIMIT + 1):
+            await socket.send("not json")
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                assert (await socket.receive())["type"] != "RUN_ERROR"
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
