@@ -15,8 +15,10 @@ from types import ModuleType
 from typing import Any, Protocol, TypeAlias
 
 from interlock.codecs._sse import SseEvent
+from interlock.codecs.registry import DIALECT_NAMES, DialectName, http_facts, package
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
+    OPAQUE_FORMATS,
     OPENAI_ENCRYPTED_CONTENT,
     OPENROUTER_REASONING_DETAIL,
     Encoded,
@@ -137,14 +139,7 @@ Registry: TypeAlias = Mapping[str, Codec]
 _CHAT_STREAM = {"include_usage": True}
 _CHAT_REASONING_KEYS = frozenset({"reasoning_content", "reasoning", "reasoning_details"})
 
-PROVIDER_TARGETS: dict[str, tuple[Target, ...]] = {
-    "openai_responses": (
-        Target(
-            name="openai_responses",
-            dialect="openai_responses",
-            carries=frozenset({OPENAI_ENCRYPTED}),
-        ),
-    ),
+_VARIANTS: dict[str, tuple[Target, ...]] = {
     "openai_chat": (
         Target(
             name="openai_chat",
@@ -176,15 +171,23 @@ PROVIDER_TARGETS: dict[str, tuple[Target, ...]] = {
             vendor_keys=frozenset({"extra_content"}),
         ),
     ),
-    "gemini": (Target(name="gemini", dialect="gemini", carries=frozenset({GEMINI_SIGNATURE})),),
 }
-"""The targets each provider dialect is translated into, with what each one carries."""
+"""Dialects encoded in several ways (Chat's reasoning dialects), each a target of its own."""
 
-AGUI_TARGET = Target(
-    name="agui",
-    dialect="agui",
-    carries=frozenset({OPENAI_ENCRYPTED, GEMINI_SIGNATURE, OPENROUTER_DETAIL}),
-)
+
+def _targets(name: DialectName) -> tuple[Target, ...]:
+    folder = package(name)
+    default = Target(name=folder, dialect=folder, carries=http_facts(name).opaque_formats)
+    return _VARIANTS.get(folder, (default,))
+
+
+PROVIDER_TARGETS: dict[str, tuple[Target, ...]] = {
+    package(name): _targets(name) for name in DIALECT_NAMES
+}
+"""The targets each provider dialect is translated into, with what each one carries (the
+registry's HTTP facts say which opaque formats a dialect replays to their issuer)."""
+
+AGUI_TARGET = Target(name="agui", dialect="agui", carries=OPAQUE_FORMATS)
 """AG-UI carries every opaque payload to the browser sealed, and back unchanged."""
 
 _CONTRACT = (

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
 
 from interlock.codecs._sse import SseEvent
 from interlock.conformance import _sdk
 from interlock.conformance._codecs import ProviderCodec, Target
 from interlock.conformance._results import Collector, first_difference, value_at
+from interlock.conformance._sdk_anthropic import (
+    anthropic_event,
+    anthropic_request,
+    anthropic_response,
+)
 from interlock.conformance._vectors import Vector
 from interlock.transcript import (
     DecodeError,
@@ -47,41 +54,72 @@ CODEC_ERRORS = (
 """What a codec may raise on input it cannot handle; anything else is a crash of the suite."""
 
 
+Check: TypeAlias = Callable[[JsonObject, frozenset[str]], list[str]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SdkChecks:
+    """One provider dialect's SDK checks: request body, response body, one stream event.
+
+    Each takes the payload and the target's vendor keys. ``named_events``: every event's
+    ``event:`` name must equal its data ``type``; ``done``: the stream ends with ``[DONE]``.
+    """
+
+    request: Check
+    response: Check
+    event: Check
+    named_events: bool = False
+    done: bool = False
+
+
+SDK_CHECKS: dict[str, SdkChecks] = {
+    "openai_responses": SdkChecks(
+        request=_sdk.responses_request,
+        response=lambda payload, _keys: _sdk.responses_response(payload),
+        event=lambda data, _keys: _sdk.responses_event(data),
+        named_events=True,
+    ),
+    "openai_chat": SdkChecks(
+        request=_sdk.chat_request, response=_sdk.chat_response, event=_sdk.chat_chunk, done=True
+    ),
+    "gemini": SdkChecks(
+        request=_sdk.gemini_request,
+        response=lambda payload, _keys: _sdk.gemini_response(payload),
+        event=lambda data, _keys: _sdk.gemini_response(data),
+    ),
+    "anthropic": SdkChecks(
+        request=anthropic_request,
+        response=lambda payload, _keys: anthropic_response(payload),
+        event=lambda data, _keys: anthropic_event(data),
+        named_events=True,
+    ),
+}
+"""Vector dialect → its official SDK's checks (a test holds it to the codec registry)."""
+
+
 def request_problems(payload: JsonObject, target: Target) -> list[str]:
     """SDK problems of an encoded request for ``target``."""
-    check = {
-        "openai_responses": _sdk.responses_request,
-        "openai_chat": _sdk.chat_request,
-        "gemini": _sdk.gemini_request,
-    }[target.dialect]
-    return check(payload, target.vendor_keys)
+    return SDK_CHECKS[target.dialect].request(payload, target.vendor_keys)
 
 
 def response_problems(payload: JsonObject, target: Target) -> list[str]:
     """SDK problems of an encoded response for ``target``."""
-    if target.dialect == "openai_responses":
-        return _sdk.responses_response(payload)
-    if target.dialect == "openai_chat":
-        return _sdk.chat_response(payload, target.vendor_keys)
-    return _sdk.gemini_response(payload)
+    return SDK_CHECKS[target.dialect].response(payload, target.vendor_keys)
 
 
 def event_problems(event: SseEvent, target: Target) -> list[str]:
     """SDK problems of one encoded stream event for ``target`` (``[DONE]`` is Chat's end)."""
-    if event.data == "[DONE]" and target.dialect == "openai_chat":
+    checks = SDK_CHECKS[target.dialect]
+    if event.data == "[DONE]" and checks.done:
         return []
     try:
         data = json.loads(event.data)
     except json.JSONDecodeError as error:
         return [f"data: not JSON ({error.msg})"]
-    if target.dialect == "openai_responses":
-        named = (
-            [] if event.event in (None, data.get("type")) else [f"event: {event.event!r} != type"]
-        )
-        return named + _sdk.responses_event(data)
-    if target.dialect == "openai_chat":
-        return _sdk.chat_chunk(data, target.vendor_keys)
-    return _sdk.gemini_response(data)
+    named: list[str] = []
+    if checks.named_events and event.event not in (None, data.get("type")):
+        named = [f"event: {event.event!r} != type"]
+    return named + checks.event(data, target.vendor_keys)
 
 
 def own_target(vector: Vector, codec: ProviderCodec) -> Target:

@@ -64,9 +64,10 @@ def anthropic_request(payload: JsonObject, vendor_keys: frozenset[str] = SAMPLIN
     """A Messages request body: top level, each message and block, each tool.
 
     ``vendor_keys`` are top-level keys the target deliberately sends although the SDK types
-    do not declare them (by default the 2023-06-01 sampling fields).
+    do not declare them; the 2023-06-01 sampling fields always are.
     """
-    payload = {key: value for key, value in payload.items() if key not in vendor_keys}
+    dropped = vendor_keys | SAMPLING_KEYS
+    payload = {key: value for key, value in payload.items() if key not in dropped}
     problems = _top_level(MessageCreateParamsNonStreaming, payload, ("messages", "tools", "system"))
     problems += _messages(payload.get("messages", []))
     system = payload.get("system")

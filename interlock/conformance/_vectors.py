@@ -23,20 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias, cast
 
+from interlock.codecs.registry import DIALECT_NAMES, package
 from interlock.transcript import JsonObject, JsonValue
 
 VECTOR_FORMAT = 1
 """The version of the vector file format this loader reads."""
 
-DIALECTS = ("openai_responses", "openai_chat", "gemini", "agui")
-"""Vector dialect directories, in report order."""
+DIALECTS = (*(package(name) for name in DIALECT_NAMES), "agui")
+"""Vector dialect directories (the codec registry's packages, then AG-UI), in report order."""
 
 VectorKind: TypeAlias = Literal["request", "response", "stream", "run_input", "events"]
 
 _KINDS_BY_DIALECT: dict[str, tuple[str, ...]] = {
-    "openai_responses": ("request", "response", "stream"),
-    "openai_chat": ("request", "response", "stream"),
-    "gemini": ("request", "response", "stream"),
+    **{package(name): ("request", "response", "stream") for name in DIALECT_NAMES},
     "agui": ("run_input", "events"),
 }
 _REQUIRED = ("vector", "dialect", "kind", "description", "origin", "wire", "canonical")

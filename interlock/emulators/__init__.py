@@ -1,6 +1,7 @@
 """Provider emulators built on the codecs; they enforce the services' validation rules.
 
-One module per dialect (``openai_responses``, ``openai_chat``, ``gemini``) exports an
+One module per dialect (``openai_responses``, ``openai_chat``, ``gemini``, ``anthropic``)
+exports an
 ``<Name>Emulator`` and ``create_app``. This package adds the protocol-keyed factory the
 gateway and the CLI use, and a combined app serving several emulators on one port (their
 paths never collide).
@@ -8,6 +9,7 @@ paths never collide).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,6 +17,7 @@ from typing import Any, Protocol
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
+from interlock.codecs.registry import DialectName, package
 from interlock.emulators._brain import DefaultBrain, Rejection, ScriptBrain, ScriptError
 from interlock.transcript import JsonObject
 
@@ -29,22 +32,17 @@ class Emulator(Protocol):
     def routes(self) -> list[BaseRoute]: ...
 
 
-def create_emulator(protocol: str, *, script: str | Path | None = None, **options: Any) -> Emulator:
-    """An emulator for ``protocol``, answering from ``script`` first when given."""
+def create_emulator(
+    protocol: DialectName, *, script: str | Path | None = None, **options: Any
+) -> Emulator:
+    """An emulator for ``protocol``, answering from ``script`` first when given.
+
+    Each dialect's module (named like its codec package) exports its class as ``EMULATOR``.
+    """
     brain = ScriptBrain.from_file(script) if script is not None else None
-    if protocol == "openai-responses":
-        from interlock.emulators.openai_responses import OpenAIResponsesEmulator
-
-        return OpenAIResponsesEmulator(brain, **options)
-    if protocol == "openai-chat":
-        from interlock.emulators.openai_chat import OpenAIChatEmulator
-
-        return OpenAIChatEmulator(brain, **options)
-    if protocol == "gemini":
-        from interlock.emulators.gemini import GeminiEmulator
-
-        return GeminiEmulator(brain, **options)
-    raise ValueError(f"unknown protocol {protocol!r}")
+    module = importlib.import_module(f"interlock.emulators.{package(protocol)}")
+    emulator: Emulator = module.EMULATOR(brain, **options)
+    return emulator
 
 
 def emulator_app(*emulators: Emulator) -> Starlette:

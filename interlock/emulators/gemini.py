@@ -234,3 +234,7 @@ def _stream_response(chunks: list[JsonObject], sse: bool) -> StreamingResponse:
 def create_app(emulator: GeminiEmulator) -> Starlette:
     """A Starlette app serving ``emulator``."""
     return Starlette(routes=emulator.routes())
+
+
+EMULATOR = GeminiEmulator
+"""This dialect's emulator class, found by :func:`interlock.emulators.create_emulator`."""

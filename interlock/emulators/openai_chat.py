@@ -376,3 +376,7 @@ def _sse(events: list[SseEvent], delay: float = 0.0) -> StreamingResponse:
 def create_app(emulator: OpenAIChatEmulator) -> Starlette:
     """A Starlette app serving ``emulator``."""
     return Starlette(routes=emulator.routes())
+
+
+EMULATOR = OpenAIChatEmulator
+"""This dialect's emulator class, found by :func:`interlock.emulators.create_emulator`."""

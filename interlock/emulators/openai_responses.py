@@ -360,3 +360,7 @@ def _sse(events: list[SseEvent]) -> StreamingResponse:
 def create_app(emulator: OpenAIResponsesEmulator) -> Starlette:
     """A Starlette app serving ``emulator``."""
     return Starlette(routes=emulator.routes())
+
+
+EMULATOR = OpenAIResponsesEmulator
+"""This dialect's emulator class, found by :func:`interlock.emulators.create_emulator`."""

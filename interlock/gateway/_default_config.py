@@ -28,6 +28,11 @@ name = "emulated-gemini"
 protocol = "gemini"
 base_url = "emulator://gemini"
 
+[[upstreams]]
+name = "emulated-anthropic"
+protocol = "anthropic"
+base_url = "emulator://anthropic"
+
 [[models]]
 name = "demo-responses"
 upstream = "emulated-responses"
@@ -42,6 +47,11 @@ model = "chat-emulated"
 name = "demo-gemini"
 upstream = "emulated-gemini"
 model = "gemini-3-flash-emulated"
+
+[[models]]
+name = "demo-anthropic"
+upstream = "emulated-anthropic"
+model = "claude-emulated"
 
 [[agents]]
 name = "demo"

@@ -1,7 +1,8 @@
 """Client API keys → tenant.
 
-A key may come as ``Authorization: Bearer KEY`` (OpenAI SDKs), ``x-goog-api-key: KEY``
-(google-genai), ``?key=KEY`` (Gemini REST) or, for a browser's WebSocket (which cannot set
+A key may come as ``Authorization: Bearer KEY`` (OpenAI SDKs, anthropic 2.x), in any
+dialect's own key header (``x-goog-api-key`` for google-genai, ``x-api-key`` for Anthropic:
+the registry's HTTP facts), ``?key=KEY`` (Gemini REST) or, for a browser's WebSocket (which cannot set
 headers), as the offered subprotocol ``interlock.key.KEY`` (:data:`KEY_SUBPROTOCOL`; the
 server then answers with the subprotocol ``interlock``, never echoing the key). Keys are compared by SHA-256 digest, so a
 lookup's timing says nothing about how much of a guess was right.
@@ -9,9 +10,11 @@ lookup's timing says nothing about how much of a guess was right.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 
+from interlock.codecs.registry import DIALECT_NAMES, http_facts
 from interlock.gateway.config import ApiKey
 
 DEFAULT_TENANT = "default"
@@ -54,7 +57,18 @@ def presented_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str |
     authorization = headers.get("authorization")
     if authorization and authorization[:7].lower() == "bearer ":
         return authorization[7:].strip() or None
-    return headers.get("x-goog-api-key") or query.get("key") or _subprotocol_key(headers)
+    for header in _key_headers():
+        value = headers.get(header)
+        if value:
+            return value
+    return query.get("key") or _subprotocol_key(headers)
+
+
+@functools.cache
+def _key_headers() -> tuple[str, ...]:
+    """Every dialect's own key header (``x-goog-api-key``, ``x-api-key``…), from the registry."""
+    found = (http_facts(name).auth_header for name in DIALECT_NAMES)
+    return tuple(dict.fromkeys(header for header in found if header != "authorization"))
 
 
 def _subprotocol_key(headers: Mapping[str, str]) -> str | None:

@@ -196,7 +196,10 @@ def _emulate(arguments: argparse.Namespace) -> int:
 def _emulator_app(protocol: str, script: str | None) -> Starlette:
     from interlock.emulators import create_emulator, emulator_app
 
-    return emulator_app(create_emulator(protocol, script=script or None))
+    for name in PROTOCOLS:  # argparse already restricted the choice; this narrows the type
+        if name == protocol:
+            return emulator_app(create_emulator(name, script=script or None))
+    raise ValueError(f"unknown protocol {protocol!r}")
 
 
 def emulator_from_environment() -> Starlette:

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar, cast, get_args
 
+from interlock.codecs.registry import DIALECT_NAMES, DialectName
 from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
 
-Protocol: TypeAlias = Literal["openai-responses", "openai-chat", "gemini"]
+Protocol: TypeAlias = DialectName
+"""An upstream's wire dialect: one of the codec registry's names."""
 ChatReasoningDialect: TypeAlias = Literal[
     "none", "reasoning_content", "reasoning", "openrouter", "gemini-compat"
 ]
@@ -27,7 +29,7 @@ ApprovalStyle: TypeAlias = Literal["interrupt", "confirm_changes"]
 ReplayModeName: TypeAlias = Literal["strict", "degrade"]
 TransportName: TypeAlias = Literal["interlock", "httpx"]
 
-PROTOCOLS: tuple[Protocol, ...] = get_args(Protocol)
+PROTOCOLS: tuple[Protocol, ...] = DIALECT_NAMES
 EMULATOR_SCHEME = "emulator://"
 """``base_url = "emulator://<protocol>"`` serves that upstream with an in-process emulator."""
 

@@ -1,18 +1,19 @@
-"""The three wire dialects as the gateway uses them: a codec plus where things live on the wire.
+"""The wire dialects as the gateway uses them: a registry codec plus where things live.
 
-A :class:`Dialect` bundles one codec's functions (with per-upstream options such as the
-Chat reasoning dialect already applied) and the HTTP facts the proxy needs: the upstream
-path, where the model name sits, how a key is presented.
+A :class:`Dialect` bundles one codec (from :mod:`interlock.codecs.registry`, with
+per-upstream options such as the Chat reasoning dialect already applied) and the HTTP facts
+the proxy needs: the upstream path, where the model name sits, how a key is presented. No
+dialect is named here except Chat's gateway-side usage request.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol as TypingProtocol
 
-from interlock.codecs import gemini, openai_chat, openai_responses
-from interlock.codecs._sse import SseEvent
+from interlock.codecs import openai_chat
+from interlock.codecs._contract import HttpFacts, StreamDecoder, StreamEncoder, WireCodec
+from interlock.codecs.registry import DIALECT_NAMES, wire_codec
 from interlock.gateway.config import ChatReasoningDialect, Protocol
 from interlock.transcript import (
     Encoded,
@@ -20,25 +21,10 @@ from interlock.transcript import (
     ReplayPolicy,
     Request,
     Response,
-    Update,
 )
 
-
-class StreamDecoderLike(TypingProtocol):
-    """A codec's sans-I/O stream decoder."""
-
-    def feed(self, event: SseEvent) -> list[Update]: ...
-
-    def finish(self) -> list[Update]: ...
-
-
-class StreamEncoderLike(TypingProtocol):
-    """A codec's stream encoder."""
-
-    def encode(self, update: Update) -> list[SseEvent]: ...
-
-    def finish(self) -> list[SseEvent]: ...
-
+StreamDecoderLike = StreamDecoder
+StreamEncoderLike = StreamEncoder
 
 ErrorEncoder = Callable[..., JsonObject]
 
@@ -48,6 +34,7 @@ class Dialect:
     """One wire dialect, its codec bound to the options of one side of the proxy."""
 
     name: Protocol
+    http: HttpFacts
     decode_request: Callable[[JsonObject], Request]
     encode_request: Callable[[Request, ReplayPolicy], Encoded]
     decode_response: Callable[[JsonObject], Response]
@@ -56,27 +43,37 @@ class Dialect:
     stream_encoder: Callable[[], StreamEncoderLike]
     encode_error: ErrorEncoder
 
+    @classmethod
+    def of(cls, name: Protocol, codec: WireCodec) -> Dialect:
+        """The gateway's view of a registry codec."""
+        return cls(
+            name=name,
+            http=codec.http,
+            decode_request=codec.decode_request,
+            encode_request=codec.encode_request,
+            decode_response=codec.decode_response,
+            encode_response=codec.encode_response,
+            stream_decoder=codec.stream_decoder,
+            stream_encoder=codec.stream_encoder,
+            encode_error=codec.encode_error,
+        )
+
     @property
     def model_in_path(self) -> bool:
-        """True for Gemini: the model is in the URL, not the body."""
-        return self.name == "gemini"
+        """True when the model is in the URL, not the body (Gemini)."""
+        return self.http.model_in_path
 
     def upstream_path(self, model: str, stream: bool) -> str:
         """The request path relative to the upstream base URL."""
-        if self.name == "openai-chat":
-            return "/chat/completions"
-        if self.name == "openai-responses":
-            return "/responses"
-        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return f"/v1beta/models/{model}:{method}"
+        template = self.http.upstream_stream_path if stream else self.http.upstream_path
+        return template.replace("{model}", model)
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
-        """How this provider expects its API key."""
-        if key is None:
-            return {}
-        if self.name == "gemini":
-            return {"x-goog-api-key": key}
-        return {"authorization": f"Bearer {key}"}
+        """How this provider expects its API key, plus its fixed headers (API version)."""
+        headers = dict(self.http.upstream_headers)
+        if key is not None:
+            headers[self.http.auth_header] = f"{self.http.auth_prefix}{key}"
+        return headers
 
     def error(
         self, status: int, message: str, *, code: str | None = None, param: str | None = None
@@ -85,41 +82,18 @@ class Dialect:
         return self.encode_error(status, message, code=code, param=param)
 
 
-def _responses() -> Dialect:
-    codec = openai_responses
-    return Dialect(
-        name="openai-responses",
-        decode_request=codec.decode_request,
-        encode_request=lambda request, policy: codec.encode_request(request, policy=policy),
-        decode_response=codec.decode_response,
-        encode_response=codec.encode_response,
-        stream_decoder=codec.StreamDecoder,
-        stream_encoder=codec.StreamEncoder,
-        encode_error=codec.encode_error,
-    )
-
-
 def _chat(reasoning_dialect: ChatReasoningDialect, *, include_usage: bool = False) -> Dialect:
-    codec = openai_chat
+    codec = Dialect.of(
+        "openai-chat",
+        wire_codec("openai-chat", reasoning_dialect=reasoning_dialect, include_usage=include_usage),
+    )
+    encode = codec.encode_request
 
     def encode_request(request: Request, policy: ReplayPolicy) -> Encoded:
-        encoded = codec.encode_request(request, policy=policy, reasoning_dialect=reasoning_dialect)
+        encoded = encode(request, policy)
         return _asking_for_usage(encoded) if request.stream else encoded
 
-    return Dialect(
-        name="openai-chat",
-        decode_request=codec.decode_request,
-        encode_request=encode_request,
-        decode_response=codec.decode_response,
-        encode_response=lambda response: codec.encode_response(
-            response, reasoning_dialect=reasoning_dialect
-        ),
-        stream_decoder=codec.StreamDecoder,
-        stream_encoder=lambda: codec.StreamEncoder(
-            reasoning_dialect=reasoning_dialect, include_usage=include_usage
-        ),
-        encode_error=codec.encode_error,
-    )
+    return replace(codec, encode_request=encode_request)
 
 
 def _asking_for_usage(encoded: Encoded) -> Encoded:
@@ -144,37 +118,20 @@ def chat_ingress_with_usage() -> Dialect:
     return _chat(INGRESS_CHAT_REASONING, include_usage=True)
 
 
-def _gemini() -> Dialect:
-    codec = gemini
-    return Dialect(
-        name="gemini",
-        decode_request=codec.decode_request,
-        encode_request=lambda request, policy: codec.encode_request(request, policy=policy),
-        decode_response=codec.decode_response,
-        encode_response=codec.encode_response,
-        stream_decoder=codec.StreamDecoder,
-        stream_encoder=codec.StreamEncoder,
-        encode_error=codec.encode_error,
-    )
-
-
 INGRESS_CHAT_REASONING: ChatReasoningDialect = "reasoning_content"
 """How Chat Completions *clients* of the gateway receive reasoning text."""
 
 
 def dialect(name: Protocol, reasoning_dialect: ChatReasoningDialect | None = None) -> Dialect:
     """The dialect ``name``; ``reasoning_dialect`` applies to ``openai-chat`` only."""
-    if name == "openai-responses":
-        return _responses()
     if name == "openai-chat":
         return _chat(reasoning_dialect or "none")
-    return _gemini()
+    return Dialect.of(name, wire_codec(name))
 
 
 def ingress_dialects() -> dict[Protocol, Dialect]:
     """The dialects clients speak to the gateway, by protocol name."""
     return {
-        "openai-responses": dialect("openai-responses"),
-        "openai-chat": dialect("openai-chat", INGRESS_CHAT_REASONING),
-        "gemini": dialect("gemini"),
+        name: dialect(name, INGRESS_CHAT_REASONING if name == "openai-chat" else None)
+        for name in DIALECT_NAMES
     }

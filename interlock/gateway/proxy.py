@@ -262,12 +262,31 @@ class Proxy:
         """The route for a client model name, or a 404 in the dialect's words."""
         route = self.routes.get(model.removeprefix("models/"))
         if route is None:
-            if ingress.name == "gemini":
-                message = f"models/{model} is not found for API version v1beta, or is not supported for generateContent."
-            else:
-                message = f"The model `{model}` does not exist or you do not have access to it."
+            message = ingress.http.model_not_found.replace("{model}", model)
             raise ProxyError(404, message, code="model_not_found", param="model")
         return route
+
+    async def count_tokens(
+        self, ingress: Dialect, http_request: HttpRequest, record: AccessRecord
+    ) -> int:
+        """An estimate of a request's input tokens, checked like a generation request.
+
+        About four characters per token of the prompt's JSON (system, messages, tools).
+        """
+        record.tenant = self.tenant(http_request)
+        _required_headers(ingress, http_request)
+        payload = parse_payload(await read_body(http_request, self.max_body_bytes))
+        model = payload.get("model")
+        if not isinstance(model, str) or not model:
+            raise ProxyError(400, "model: Field required", param="model")
+        route = self.route(model, ingress)
+        record.model, record.upstream = route.model.name, route.upstream.name
+        try:
+            ingress.decode_request(payload)
+        except DecodeError as error:
+            raise ProxyError(400, str(error), code="invalid_request", param=error.path) from error
+        prompt = {key: payload[key] for key in ("system", "messages", "tools") if key in payload}
+        return max(1, -(-len(_COMPACT.encode(prompt)) // 4))
 
     async def prepare(
         self,
@@ -281,6 +300,7 @@ class Proxy:
         """Everything up to the upstream request: checks, routing, vault, encoding."""
         tenant = self.tenant(http_request)
         record.tenant = tenant
+        _required_headers(ingress, http_request)
         body = await read_body(http_request, self.max_body_bytes)
         parsed = self.parse(ingress, tenant, body)
         payload = parsed.payload
@@ -315,7 +335,7 @@ class Proxy:
             translation="",
             record=record,
             parsed=parsed,
-            json_array=ingress.name == "gemini"
+            json_array=ingress.http.stream_framing == "sse-or-json-array"
             and wants_stream
             and http_request.query_params.get("alt") != "sse",
         )
@@ -461,13 +481,13 @@ class Proxy:
         if continuation.previous_response_id or continuation.conversation_id:
             raise ProxyError(
                 400,
-                f"previous_response_id / conversation state lives in the OpenAI Responses "
+                "previous_response_id / conversation state lives in the OpenAI Responses "
                 f"service and cannot be sent to {upstream.name} ({upstream.dialect.name}); "
                 "send the full history instead",
                 code="lossy_history",
                 param="previous_response_id",
             )
-        if upstream.dialect.name == "openai-responses":
+        if upstream.dialect.http.stateful_service:
             # The gateway replays full histories: stateless, with encrypted reasoning back.
             return replace(request, continuation=Continuation(store=False))
         return request
@@ -554,6 +574,13 @@ class Proxy:
         record.write()
 
 
+def _required_headers(ingress: Dialect, http_request: HttpRequest) -> None:
+    """A 400 in the dialect's words when a header its clients must send is missing."""
+    for header, missing in ingress.http.required_headers:
+        if not http_request.headers.get(header):
+            raise ProxyError(400, missing, code="missing_header", param=header)
+
+
 def _error_details(text: str, status: int) -> tuple[str, str | None]:
     try:
         document = json.loads(text)
@@ -562,7 +589,9 @@ def _error_details(text: str, status: int) -> tuple[str, str | None]:
     error = cast(JsonObject, document).get("error") if isinstance(document, dict) else None
     if isinstance(error, dict):
         message = error.get("message")
-        code = error.get("code") if isinstance(error.get("code"), str) else error.get("status")
+        code = next(
+            (v for k in ("code", "status", "type") if isinstance(v := error.get(k), str)), None
+        )
         return (str(message) if message else f"HTTP {status}"), (
             str(code) if isinstance(code, str) else None
         )

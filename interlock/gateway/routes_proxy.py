@@ -130,27 +130,44 @@ class Endpoint:
 
 
 def routes(proxy: Proxy, dialects: dict[Protocol, Dialect]) -> list[BaseRoute]:
-    """The OpenAI and Gemini endpoints."""
-    gemini = dialects["gemini"]
-    generate = Endpoint(proxy, gemini, "generateContent", stream=False)
-    stream_generate = Endpoint(proxy, gemini, "streamGenerateContent", stream=True)
-    return [
-        Route(
-            "/v1/chat/completions",
-            Endpoint(proxy, dialects["openai-chat"], "chat.completions"),
-            methods=["POST"],
-        ),
-        Route(
-            "/v1/responses",
-            Endpoint(proxy, dialects["openai-responses"], "responses"),
-            methods=["POST"],
-        ),
-        *(
-            Route(f"/{version}/models/{{model}}:{method}", endpoint, methods=["POST"])
-            for version in ("v1beta", "v1")  # google-genai uses v1 with a custom base_url
-            for method, endpoint in (
-                ("generateContent", generate),
-                ("streamGenerateContent", stream_generate),
+    """Every ingress endpoint each dialect declares in its HTTP facts."""
+    found: list[BaseRoute] = []
+    for ingress in dialects.values():
+        for path in ingress.http.ingress:
+            endpoint = Endpoint(proxy, ingress, path.endpoint, stream=path.stream)
+            found.append(Route(path.path, endpoint, methods=["POST"]))
+        if ingress.http.count_tokens is not None:
+            where, key = ingress.http.count_tokens
+            found.append(Route(where, CountTokens(proxy, ingress, key), methods=["POST"]))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class CountTokens:
+    """A token-counting endpoint, answered by the gateway itself with an estimate.
+
+    The request is checked like a generation request (key, required headers, model route,
+    decode); the count is the canonical request's JSON length over four, the usual rule of
+    thumb, whatever the upstream. The service's own count is an estimate too.
+    """
+
+    proxy: Proxy
+    ingress: Dialect
+    key: str
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        http_request = HttpRequest(scope, receive)
+        record = AccessRecord(
+            method="POST", path=scope["path"], endpoint="count_tokens", started=time.perf_counter()
+        )
+        try:
+            tokens = await self.proxy.count_tokens(self.ingress, http_request, record)
+            answer = json_response({self.key: tokens}, 200)
+        except ProxyError as error:
+            record.error = error.code or "error"
+            body = self.ingress.error(
+                error.status, error.message, code=error.code, param=error.param
             )
-        ),
-    ]
+            answer = json_response(body, error.status)
+        self.proxy.finish(record, answer.status_code)
+        await answer(scope, receive, send)

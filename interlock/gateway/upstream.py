@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from interlock.codecs.registry import http_facts
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.http1 import AnswerHeadTooLarge, Http1Transport
@@ -218,7 +219,7 @@ async def read_answer(response: httpx.Response, limit: int) -> bytes:
 def base_url(config: UpstreamConfig) -> str:
     """The URL that upstream paths are relative to (no trailing slash)."""
     if config.emulated:
-        return "http://emulator" + ("" if config.protocol == "gemini" else "/v1")
+        return "http://emulator" + http_facts(config.protocol).emulator_prefix
     return config.base_url.rstrip("/")
 
 

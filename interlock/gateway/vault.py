@@ -11,10 +11,12 @@ before anything is sent.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from interlock.gateway.config import UpstreamConfig
+from interlock.codecs.registry import wire_codec
+from interlock.gateway.config import Protocol, UpstreamConfig
 from interlock.gateway.stores import Store
 from interlock.transcript import (
     JsonValue,
@@ -45,18 +47,18 @@ class VaultNeeds:
 
 
 def needs(upstream: UpstreamConfig) -> VaultNeeds:
-    """Gemini (native or via Chat ``gemini-compat``) signs calls; Responses and OpenRouter
-    need their reasoning payloads back."""
-    if upstream.protocol == "gemini":
-        return VaultNeeds(signatures=True, reasoning=False)
-    if upstream.protocol == "openai-responses":
-        return VaultNeeds(signatures=False, reasoning=True, provider="openai")
-    dialect = upstream.reasoning_dialect
-    return VaultNeeds(
-        signatures=dialect == "gemini-compat",
-        reasoning=dialect == "openrouter",
-        provider="openrouter",
-    )
+    """What the upstream's dialect wants back, from its HTTP facts: signatures on calls
+    (Gemini, native or via Chat ``gemini-compat``) and/or reasoning payloads of one issuer
+    (Responses, OpenRouter, Anthropic)."""
+    return _needs(upstream.protocol, upstream.reasoning_dialect)
+
+
+@functools.lru_cache(maxsize=64)
+def _needs(protocol: Protocol, reasoning_dialect: str | None) -> VaultNeeds:
+    options = {"reasoning_dialect": reasoning_dialect} if reasoning_dialect else {}
+    facts = wire_codec(protocol, **options).http
+    issuer = facts.reasoning_issuer
+    return VaultNeeds(signatures=facts.signed_calls, reasoning=bool(issuer), provider=issuer)
 
 
 def _signature_key(call_id: str) -> str:

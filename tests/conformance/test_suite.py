@@ -40,6 +40,7 @@ def test_every_dialect_has_a_codec_and_vectors() -> None:
         "openai_responses",
         "openai_chat",
         "gemini",
+        "anthropic",
         "agui",
     ]
     assert all(row.vectors >= 5 and row.checks > 0 for row in result.dialects)

@@ -46,17 +46,17 @@ def test_bad_json_names_the_file_and_position(tmp_path: Path) -> None:
 
 
 def test_an_unknown_dialect_names_the_file(tmp_path: Path) -> None:
-    path = write(tmp_path, "gemini", json.dumps({**GOOD, "dialect": "anthropic"}))
-    with pytest.raises(VectorError, match="unknown dialect 'anthropic'") as raised:
+    path = write(tmp_path, "gemini", json.dumps({**GOOD, "dialect": "cohere"}))
+    with pytest.raises(VectorError, match="unknown dialect 'cohere'") as raised:
         load_vector(path)
     assert str(path) in str(raised.value)
 
 
 def test_an_unknown_dialect_directory_is_an_error(tmp_path: Path) -> None:
-    write(tmp_path, "anthropic", json.dumps(GOOD))
+    write(tmp_path, "cohere", json.dumps(GOOD))
     with pytest.raises(VectorError, match="unknown dialect directory") as raised:
         load_vectors(tmp_path)
-    assert raised.value.path == tmp_path / "anthropic"
+    assert raised.value.path == tmp_path / "cohere"
 
 
 @pytest.mark.parametrize(

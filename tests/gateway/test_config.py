@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from interlock.codecs.registry import DIALECT_NAMES
 from interlock.gateway.config import ConfigError, load_config, parse_config
 
 VALID = """
@@ -29,7 +30,7 @@ model = "gpt-x"
 def test_embedded_default_routes_every_dialect_to_an_emulator() -> None:
     config = load_config(None, environ={})
     protocols = {config.upstream(model.upstream).protocol for model in config.models}
-    assert protocols == {"openai-responses", "openai-chat", "gemini"}
+    assert protocols == set(DIALECT_NAMES)
     assert all(upstream.emulated for upstream in config.upstreams)
     assert config.store.url.startswith("sqlite:///.interlock/")
     assert [agent.name for agent in config.agents] == ["demo"]
@@ -54,7 +55,7 @@ def test_valid_config_reads_keys_from_the_environment() -> None:
             "upstreams[0].colour",
         ),
         (
-            "[[upstreams]]\nname='a'\nprotocol='anthropic'\nbase_url='https://x'",
+            "[[upstreams]]\nname='a'\nprotocol='claude'\nbase_url='https://x'",
             "upstreams[0].protocol",
         ),
         ("[[upstreams]]\nname='a'\nprotocol='gemini'", "upstreams[0].base_url"),

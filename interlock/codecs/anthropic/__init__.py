@@ -10,6 +10,7 @@ Beyond the codec contract, :func:`find_violation` applies the service's own requ
 pure pre-flight; the encoder and the emulator use it.
 """
 
+from interlock.codecs.anthropic._codec import HTTP, wire_codec
 from interlock.codecs.anthropic._errors import encode_error, error_type
 from interlock.codecs.anthropic._request import decode_request, encode_request
 from interlock.codecs.anthropic._response import decode_response, encode_response
@@ -21,6 +22,7 @@ from interlock.codecs.anthropic._wire import API_VERSION, DIALECT
 __all__ = [
     "API_VERSION",
     "DIALECT",
+    "HTTP",
     "StreamDecoder",
     "StreamEncoder",
     "Violation",
@@ -31,4 +33,5 @@ __all__ = [
     "encode_response",
     "error_type",
     "find_violation",
+    "wire_codec",
 ]

@@ -106,7 +106,7 @@ class PartEncoder:
             case ToolResultPart():
                 return self.result(part, location)
             case MediaPart():
-                return media_block(part)
+                return self._media(part, location)
             case JsonPart():
                 return self._json(part, location)
             case RefusalPart():
@@ -224,12 +224,24 @@ class PartEncoder:
                 case TextPart():
                     blocks.append({"type": "text", "text": item.text, **_fields(item)})
                 case MediaPart():
-                    blocks.append(media_block(item))
+                    blocks.append(self._media(item, location))
                 case JsonPart():
                     blocks.append(self._json(item, location, warn=False))
                 case _:
                     assert_never(item)
         return blocks
+
+    def _media(self, part: MediaPart, location: str) -> JsonObject:
+        block = media_block(part)
+        source = block.get("source")
+        by_reference = isinstance(source, dict) and source.get("type") in ("url", "file")
+        if by_reference and part.media_type and DIALECT not in part.extra:
+            self.warn(
+                "media_type_dropped",
+                location,
+                f"Anthropic's URL sources carry no media type; {part.media_type} is not sent",
+            )
+        return block
 
     def _json(self, part: JsonPart, location: str, *, warn: bool = True) -> JsonObject:
         if own_extra(part.extra).get("block") and isinstance(part.value, dict):

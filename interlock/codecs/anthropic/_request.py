@@ -16,7 +16,7 @@ thinking block; when translation could not keep that block, ``strict`` refuses a
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._messages import decode_messages, decode_system, encode_messages
@@ -45,6 +45,7 @@ from interlock.transcript import (
     Encoded,
     GenerationOptions,
     JsonObject,
+    JsonValue,
     LossyHistoryError,
     Message,
     ReplayPolicy,
@@ -196,7 +197,7 @@ def _thinking(
     if isinstance(kept, dict):
         return dict(kept)
     if options.include_reasoning is False or options.thinking_budget == 0:
-        return {"type": "disabled"} if options.thinking_budget == 0 else None
+        return {"type": "disabled"}
     if not options.thinking_budget or options.thinking_budget < 0:
         return None
     budget = max(options.thinking_budget, MIN_THINKING_BUDGET)
@@ -222,7 +223,7 @@ def _enforce(
     payload: JsonObject, *, wire_sources: list[int], encoder: PartEncoder, policy: ReplayPolicy
 ) -> None:
     """Refuse (or, for the leading-thinking rule in ``degrade``, fix) what Anthropic rejects."""
-    violation = find_violation(payload)
+    violation = find_violation(payload, final_prefill=True)
     if violation is None:
         return
     if violation.message.startswith("messages.") and "Expected `thinking`" in violation.message:
@@ -244,10 +245,32 @@ def _enforce(
             f"model or lost it): {violation.message}",
             code="thinking_block_missing",
         )
+    if violation.message.startswith("Requests which include") and policy.mode == "degrade":
+        _declare_history_tools(payload, encoder)
+        _enforce(payload, wire_sources=wire_sources, encoder=encoder, policy=policy)
+        return
     raise LossyHistoryError(
         _location(violation.path, wire_sources),
         f"Anthropic would reject this request: {violation.message}",
         code="anthropic_rule",
+    )
+
+
+def _declare_history_tools(payload: JsonObject, encoder: PartEncoder) -> None:
+    """Declare the tools the history calls (any input), callable by none (``tool_choice``)."""
+    names: dict[str, None] = {}
+    for message in cast(list[JsonObject], payload.get("messages") or []):
+        content = message.get("content")
+        for block in cast(list[JsonValue], content) if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                names[str(block.get("name"))] = None
+    payload["tools"] = [{"name": name, "input_schema": {"type": "object"}} for name in names]
+    payload["tool_choice"] = {"type": "none"}
+    encoder.warn(
+        "tools_declared",
+        "tools",
+        "Anthropic needs the tools a history uses declared; declared with any input and "
+        "tool_choice none, so none can be called",
     )
 
 
@@ -261,6 +284,27 @@ def _location(path: str, wire_sources: list[int]) -> str:
     return path or "request"
 
 
+_TRANSPORT: Final = frozenset({"stream", "stream_options", "alt"})
+
+
+def _foreign_settings(request: Request, encoder: PartEncoder) -> None:
+    """Settings another dialect's decoder kept verbatim have no Anthropic field: said."""
+    for dialect, kept in request.extra.items():
+        if dialect == DIALECT:
+            continue
+        for key, value in kept.items():
+            if key in _TRANSPORT or value in (None, {}, []):
+                continue
+            names = list(value) if key == "fields" and isinstance(value, dict) else [""]
+            for name in names:
+                where = f"{key}.{name}" if name else key
+                encoder.warn(
+                    "setting_dropped",
+                    where,
+                    f"the {dialect} setting {where!r} has no Anthropic field; not sent",
+                )
+
+
 def _unsupported(request: Request, encoder: PartEncoder, policy: ReplayPolicy) -> None:
     """Report (or refuse) canonical request settings Anthropic has no field for."""
     continuation = request.continuation
@@ -272,12 +316,20 @@ def _unsupported(request: Request, encoder: PartEncoder, policy: ReplayPolicy) -
         if policy.mode == "strict":
             raise LossyHistoryError("continuation", reason, code="stateful_history")
         encoder.warn("continuation_ignored", "continuation", reason)
-    if request.options.reasoning_effort is not None and DIALECT not in request.extra:
-        encoder.warn(
-            "reasoning_effort_ignored",
-            "options.reasoning_effort",
-            "Anthropic sets thinking by budget, not effort; no thinking budget was given",
-        )
+    options = request.options
+    if DIALECT not in request.extra:
+        for name, value in (
+            ("reasoning_effort", options.reasoning_effort),
+            ("reasoning_summary", options.reasoning_summary),
+            ("include_reasoning", options.include_reasoning and not options.thinking_budget),
+        ):
+            if value:
+                encoder.warn(
+                    f"{name}_ignored",
+                    f"options.{name}",
+                    "Anthropic turns thinking on by budget only; no thinking budget was given",
+                )
+    _foreign_settings(request, encoder)
     for index, message in enumerate(request.messages):
         if message.name:
             encoder.warn(

@@ -2,7 +2,8 @@
 
 ``stop_reason`` is kept as ``native_finish_reason`` and mapped: ``end_turn`` and
 ``stop_sequence`` → ``stop``, ``max_tokens`` and ``model_context_window_exceeded`` → ``length``,
-``tool_use`` → ``tool_calls``, ``refusal`` → ``refusal``, anything else (``pause_turn``, values
+``tool_use`` → ``tool_calls``, ``refusal`` (a safety classifier stepped in) → ``content_filter``,
+anything else (``pause_turn``, values
 added later) → ``other``. ``stop_sequence`` and fields the canonical model does not name
 (``stop_details``, ``container``…) stay in ``extra["anthropic"]``.
 """
@@ -41,7 +42,7 @@ FINISH: Final[dict[str, FinishReason]] = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "tool_use": "tool_calls",
-    "refusal": "refusal",
+    "refusal": "content_filter",
 }
 _STOP_REASONS: Final = frozenset({*FINISH, "pause_turn"})
 _FROM_FINISH: Final[dict[FinishReason, str]] = {

@@ -39,13 +39,23 @@ def _any_signature(block: JsonObject) -> bool:
 
 
 def find_violation(
-    payload: JsonObject, *, signature_valid: SignatureCheck = _any_signature
+    payload: JsonObject,
+    *,
+    signature_valid: SignatureCheck = _any_signature,
+    final_prefill: bool = False,
 ) -> Violation | None:
-    """The first rule ``payload`` breaks, or ``None``."""
-    for check in (_envelope, _thinking_settings, _roles, _content, _pairing):
+    """The first rule ``payload`` breaks, or ``None``.
+
+    ``final_prefill=True`` leaves a final assistant message (a prefill, whose rules differ
+    per model) to the service: its ``tool_use`` blocks need no answer here.
+    """
+    for check in (_envelope, _thinking_settings, _roles, _content):
         found = check(payload)
         if found is not None:
             return found
+    found = _pairing(payload, final_prefill)
+    if found is not None:
+        return found
     return _thinking_blocks(payload, signature_valid)
 
 
@@ -152,7 +162,7 @@ def _content(payload: JsonObject) -> Violation | None:
     return None
 
 
-def _pairing(payload: JsonObject) -> Violation | None:
+def _pairing(payload: JsonObject, final_prefill: bool) -> Violation | None:
     messages = _messages(payload)
     seen: set[str] = set()
     uses_tools = False
@@ -164,7 +174,7 @@ def _pairing(payload: JsonObject) -> Violation | None:
                 return found
             uses_tools = uses_tools or bool(found)
             answer = messages[index + 1] if index + 1 < len(messages) else None
-            missing = _unanswered(found, answer)
+            missing = [] if answer is None and final_prefill else _unanswered(found, answer)
             if missing:
                 return Violation(
                     f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "

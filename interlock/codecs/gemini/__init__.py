@@ -9,6 +9,7 @@ Beyond the codec contract, :func:`find_violation` applies the service's own requ
 pre-flight; the emulator and the gateway use it.
 """
 
+from interlock.codecs.gemini._codec import HTTP, wire_codec
 from interlock.codecs.gemini._errors import encode_error
 from interlock.codecs.gemini._preflight import Violation, find_violation
 from interlock.codecs.gemini._request import decode_request, encode_request
@@ -18,6 +19,7 @@ from interlock.codecs.gemini._wire import DIALECT
 
 __all__ = [
     "DIALECT",
+    "HTTP",
     "StreamDecoder",
     "StreamEncoder",
     "Violation",
@@ -27,4 +29,5 @@ __all__ = [
     "encode_request",
     "encode_response",
     "find_violation",
+    "wire_codec",
 ]

@@ -5,6 +5,7 @@ Pure and synchronous. Reasoning travels per upstream *reasoning dialect*
 ``openrouter`` or ``gemini-compat``; decoding reads every carrier it sees.
 """
 
+from interlock.codecs.openai_chat._codec import HTTP, wire_codec
 from interlock.codecs.openai_chat._errors import encode_error
 from interlock.codecs.openai_chat._pairing import PairingViolation, find_pairing_violation
 from interlock.codecs.openai_chat._request import decode_request, encode_request
@@ -15,6 +16,7 @@ from interlock.codecs.openai_chat._wire import DIALECT, REASONING_DIALECTS, Reas
 
 __all__ = [
     "DIALECT",
+    "HTTP",
     "REASONING_DIALECTS",
     "PairingViolation",
     "ReasoningDialect",
@@ -26,4 +28,5 @@ __all__ = [
     "encode_request",
     "encode_response",
     "find_pairing_violation",
+    "wire_codec",
 ]

@@ -4,6 +4,7 @@ Pure and synchronous. See ``docs/codecs/openai_responses.md`` for the mapping an
 replay rules.
 """
 
+from interlock.codecs.openai_responses._codec import HTTP, wire_codec
 from interlock.codecs.openai_responses._errors import encode_error
 from interlock.codecs.openai_responses._request import decode_request
 from interlock.codecs.openai_responses._request_encode import encode_request
@@ -15,6 +16,7 @@ from interlock.codecs.openai_responses._wire import DIALECT, ENCRYPTED_FORMAT
 __all__ = [
     "DIALECT",
     "ENCRYPTED_FORMAT",
+    "HTTP",
     "StreamDecoder",
     "StreamEncoder",
     "decode_request",
@@ -22,4 +24,5 @@ __all__ = [
     "encode_error",
     "encode_request",
     "encode_response",
+    "wire_codec",
 ]

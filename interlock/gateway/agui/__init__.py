@@ -16,7 +16,6 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from interlock.gateway.agui._agents import (
-    PROVIDERS,
     AgentRuntime,
     ToolNameConflictError,
     build_agent,
@@ -101,7 +100,6 @@ def routes(gateway: Gateway) -> Sequence[BaseRoute]:
 __all__ = [
     "KEEPALIVE_SECONDS",
     "OUTBOX_LIMIT",
-    "PROVIDERS",
     "SEND_BATCH",
     "SERVER_OPTIONS",
     "STALL_SECONDS",

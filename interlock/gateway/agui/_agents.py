@@ -18,9 +18,6 @@ from interlock.gateway.config import AgentConfig, ApprovalStyle, ConfigError
 from interlock.gateway.proxy import Route
 from interlock.transcript import ToolSpec
 
-PROVIDERS = {"openai-responses": "openai", "openai-chat": "openai", "gemini": "google"}
-"""The ``TokenUsage.provider`` label for each upstream protocol."""
-
 
 class ToolNameConflictError(ValueError):
     """A frontend tool has the name of a server tool (``RUN_ERROR`` ``TOOL_NAME_CONFLICT``)."""
@@ -114,7 +111,7 @@ def build_agent(config: AgentConfig, routes: Mapping[str, Route], model: ChatMod
         agent=agent,
         model=model,
         approval_style=config.approval_style,
-        provider=PROVIDERS[route.upstream.dialect.name],
+        provider=route.upstream.dialect.http.provider,
         fixed_tools=frozenset(config.approval_edits_forbidden),
         trust_client_instructions=config.trust_client_instructions,
     )

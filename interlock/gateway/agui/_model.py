@@ -58,7 +58,7 @@ class UpstreamChatModel:
         prepared = replace(request, stream=True)
         continuation = request.continuation
         if (
-            self.upstream.dialect.name == "openai-responses"
+            self.upstream.dialect.http.stateful_service
             and continuation.previous_response_id is None
             and continuation.store is None
         ):

@@ -52,7 +52,7 @@ def test_usage_totals_include_cache_reads_and_writes() -> None:
         ("max_tokens", "length"),
         ("model_context_window_exceeded", "length"),
         ("tool_use", "tool_calls"),
-        ("refusal", "refusal"),
+        ("refusal", "content_filter"),
         ("pause_turn", "other"),
         ("a_reason_added_later", "other"),
     ],

@@ -1,0 +1,44 @@
+"""The Anthropic Messages dialect behind the codec contract, and its HTTP facts."""
+
+from __future__ import annotations
+
+from interlock.codecs._contract import BoundCodec, HttpFacts, IngressPath
+from interlock.codecs.anthropic._errors import encode_error
+from interlock.codecs.anthropic._request import decode_request, encode_request
+from interlock.codecs.anthropic._response import decode_response, encode_response
+from interlock.codecs.anthropic._stream_decode import StreamDecoder
+from interlock.codecs.anthropic._stream_encode import StreamEncoder
+from interlock.codecs.anthropic._wire import API_VERSION
+from interlock.transcript import ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE
+
+HTTP = HttpFacts(
+    ingress=(IngressPath(path="/v1/messages", endpoint="messages"),),
+    upstream_path="/messages",
+    upstream_stream_path="/messages",
+    emulator_prefix="/v1",
+    auth_header="x-api-key",
+    upstream_headers=(("anthropic-version", API_VERSION),),
+    required_headers=(("anthropic-version", "anthropic-version: header is required"),),
+    model_not_found="model: {model}",
+    stream_framing="sse-named",
+    error_shape='{"type": "error", "error": {"type", "message"}}',
+    opaque_formats=frozenset({ANTHROPIC_THINKING_SIGNATURE, ANTHROPIC_REDACTED_THINKING}),
+    provider="anthropic",
+    reasoning_issuer="anthropic",
+    count_tokens=("/v1/messages/count_tokens", "input_tokens"),
+)
+
+
+def wire_codec() -> BoundCodec:
+    """The Anthropic codec behind the contract."""
+    return BoundCodec(
+        name="anthropic",
+        http=HTTP,
+        decode=decode_request,
+        encode=lambda request, policy: encode_request(request, policy=policy),
+        decode_answer=decode_response,
+        encode_answer=encode_response,
+        decoder=StreamDecoder,
+        encoder=StreamEncoder,
+        error=encode_error,
+    )

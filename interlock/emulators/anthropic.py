@@ -1,0 +1,238 @@
+"""An emulated Anthropic Messages API (``POST /v1/messages``, ``/v1/messages/count_tokens``).
+
+It checks like the service: an ``anthropic-version`` header, then the request rules of
+:func:`~interlock.codecs.anthropic.find_violation` (envelope, thinking settings, alternating
+roles, tool pairing, the leading thinking block of an open tool loop) with the service's
+own error strings, and a thinking block's signature must be one this emulator minted for
+exactly that thinking text (anything else: ``Invalid `signature` in `thinking` block``).
+With thinking on, it answers like a Claude model: a signed thinking block first, then text
+or ``tool_use`` blocks with ``toolu_`` ids; ``stop_reason`` ``tool_use`` or ``end_turn``.
+A prompt containing the documented magic string adds a ``redacted_thinking`` block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import cast
+
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import Response as HttpResponse
+from starlette.routing import BaseRoute, Route
+
+from interlock.codecs._sse import SseEvent, format_sse
+from interlock.codecs.anthropic import (
+    StreamDecoder,
+    StreamEncoder,
+    decode_request,
+    decode_response,
+    encode_error,
+    encode_response,
+    find_violation,
+)
+from interlock.emulators._brain import (
+    DefaultBrain,
+    Rejection,
+    ScriptBrain,
+    mint_token,
+)
+from interlock.transcript import (
+    ANTHROPIC_REDACTED_THINKING,
+    ANTHROPIC_THINKING_SIGNATURE,
+    DecodeError,
+    JsonObject,
+    JsonValue,
+    Message,
+    Opaque,
+    Part,
+    ReasoningPart,
+    Request,
+    Response,
+    ToolCallPart,
+    Update,
+    fold_updates,
+    response_to_updates,
+)
+
+REDACTED_TRIGGER = (
+    "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_"
+    "46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
+)
+_VERSION_MISSING = "anthropic-version: header is required"
+
+
+def thinking_token(model: str, text: str) -> str:
+    """The signature this emulator gives a thinking block: bound to the model and the text."""
+    return mint_token(ANTHROPIC_THINKING_SIGNATURE, f"{model}\x00{text}")
+
+
+def _signature_check(model: str) -> Callable[[JsonObject], bool]:
+    def valid(block: JsonObject) -> bool:
+        """Minted here, by this model, for exactly this thinking text."""
+        signature = block.get("signature")
+        text = block.get("thinking")
+        return isinstance(text, str) and signature == thinking_token(model, text)
+
+    return valid
+
+
+def _reject(status: int, message: str) -> Rejection:
+    return Rejection(status=status, body=encode_error(status, message))
+
+
+class AnthropicEmulator:
+    """An Anthropic Messages service answering from a script, then from the brain."""
+
+    def __init__(self, brain: DefaultBrain | ScriptBrain | None = None) -> None:
+        self.brain: DefaultBrain | ScriptBrain = brain if brain is not None else DefaultBrain()
+        self.received: list[JsonObject] = []
+        self._counter = 0
+
+    def validate(self, payload: JsonObject) -> Rejection | None:
+        """The service's request rules, in the order it reports them."""
+        model = payload.get("model")
+        check = _signature_check(model if isinstance(model, str) else "")
+        violation = find_violation(payload, signature_valid=check)
+        if violation is None:
+            return None
+        return Rejection(
+            status=violation.status, body=encode_error(violation.status, violation.message)
+        )
+
+    def routes(self) -> list[BaseRoute]:
+        """The service's paths."""
+        return [
+            Route("/v1/messages", self._messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
+        ]
+
+    async def _payload(self, http: HttpRequest) -> JsonObject | Rejection:
+        if not http.headers.get("anthropic-version"):
+            return _reject(400, _VERSION_MISSING)
+        try:
+            payload = json.loads(await http.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _reject(400, "There was an error parsing the body of your request.")
+        if not isinstance(payload, dict):
+            return _reject(400, "There was an error parsing the body of your request.")
+        return cast(JsonObject, payload)
+
+    async def _count(self, http: HttpRequest) -> HttpResponse:
+        payload = await self._payload(http)
+        if isinstance(payload, Rejection):
+            return JSONResponse(payload.body, status_code=payload.status)
+        rejection = self.validate({**payload, "max_tokens": 1 << 30})
+        if rejection is not None:
+            return JSONResponse(rejection.body, status_code=rejection.status)
+        prompt = {key: payload.get(key) for key in ("system", "messages", "tools")}
+        return JSONResponse({"input_tokens": max(1, len(json.dumps(prompt)) // 4)})
+
+    async def _messages(self, http: HttpRequest) -> HttpResponse:
+        payload = await self._payload(http)
+        if isinstance(payload, Rejection):
+            return JSONResponse(payload.body, status_code=payload.status)
+        self.received.append(payload)
+        rejection = self.validate(payload)
+        if rejection is not None:
+            return JSONResponse(rejection.body, status_code=rejection.status)
+        try:
+            request = decode_request(payload)
+        except DecodeError as error:
+            return JSONResponse(encode_error(400, str(error)), status_code=400)
+        return self._answer(request, payload)
+
+    def _answer(self, request: Request, payload: JsonObject) -> HttpResponse:
+        entry = self.brain.next_entry() if isinstance(self.brain, ScriptBrain) else None
+        if entry is not None and "error" in entry:
+            error = cast(JsonObject, entry["error"])
+            return JSONResponse(error.get("body"), status_code=cast(int, error.get("status", 500)))
+        if entry is not None and "stream" in entry:
+            events = [_event(item) for item in cast(list[JsonValue], entry["stream"])]
+            if request.stream:
+                return _stream_response(events)
+            decoder = StreamDecoder()
+            updates = [
+                u for e in events for u in decoder.feed(SseEvent(json.dumps(e), str(e.get("type"))))
+            ]
+            return JSONResponse(encode_response(fold_updates(updates)))
+        if entry is not None and "response" in entry:
+            wire = cast(JsonObject, entry["response"])
+            if not request.stream:
+                return JSONResponse(wire)
+            return _stream_response(_encode_stream(response_to_updates(decode_response(wire))))
+        brain = self.brain.fallback if isinstance(self.brain, ScriptBrain) else self.brain
+        response = self._dress(brain.respond(request), request, payload)
+        if request.stream:
+            return _stream_response(_encode_stream(response_to_updates(response)))
+        return JSONResponse(encode_response(response))
+
+    def _dress(self, response: Response, request: Request, payload: JsonObject) -> Response:
+        """What the real service adds: ids, signed thinking when on, stop reasons."""
+        self._counter += 1
+        thinking = payload.get("thinking")
+        enabled = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+        parts: list[Part] = []
+        for part in response.message.parts:
+            if isinstance(part, ReasoningPart):
+                if enabled:
+                    opaque = Opaque(
+                        provider="anthropic",
+                        format=ANTHROPIC_THINKING_SIGNATURE,
+                        data=thinking_token(request.model, part.text),
+                    )
+                    parts.append(ReasoningPart(reasoning_kind="raw", text=part.text, opaque=opaque))
+                    if REDACTED_TRIGGER in json.dumps(payload.get("messages")):
+                        parts.append(_redacted())
+                continue
+            if isinstance(part, ToolCallPart):
+                part = replace(part, call_id=f"toolu_emu_{self._counter:04d}_{part.call_id[-1]}")
+            parts.append(part)
+        calls = any(isinstance(part, ToolCallPart) for part in parts)
+        return replace(
+            response,
+            id=f"msg_emu_{self._counter:06d}",
+            model=request.model or response.model,
+            message=Message(role="assistant", parts=tuple(parts)),
+            native_finish_reason="tool_use" if calls else "end_turn",
+            extra={"anthropic": {"stop_sequence": None}},
+        )
+
+
+def _redacted() -> ReasoningPart:
+    data = mint_token(ANTHROPIC_REDACTED_THINKING, "redacted")
+    opaque = Opaque(provider="anthropic", format=ANTHROPIC_REDACTED_THINKING, data=data)
+    return ReasoningPart(reasoning_kind="encrypted", opaque=opaque)
+
+
+def _event(item: JsonValue) -> JsonObject:
+    value = cast(JsonValue, json.loads(item)) if isinstance(item, str) else item
+    if not isinstance(value, dict):
+        raise ValueError("a scripted Anthropic stream event is a JSON object")
+    return value
+
+
+def _encode_stream(updates: list[Update]) -> list[JsonObject]:
+    encoder = StreamEncoder()
+    events = [event for update in updates for event in encoder.encode(update)]
+    events.extend(encoder.finish())
+    return [cast(JsonObject, json.loads(event.data)) for event in events]
+
+
+def _stream_response(events: list[JsonObject]) -> StreamingResponse:
+    async def frames() -> AsyncIterator[str]:
+        for event in events:
+            yield format_sse(json.dumps(event, ensure_ascii=False), str(event.get("type")))
+
+    return StreamingResponse(frames(), media_type="text/event-stream")
+
+
+def create_app(emulator: AnthropicEmulator) -> Starlette:
+    """A Starlette app serving ``emulator``."""
+    return Starlette(routes=emulator.routes())
+
+
+EMULATOR = AnthropicEmulator
+"""This dialect's emulator class, found by :func:`interlock.emulators.create_emulator`."""
