@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Final, cast
 
+from interlock.codecs import _structured as structured
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._messages import decode_messages, decode_system, encode_messages
 from interlock.codecs.anthropic._rules import find_violation
@@ -50,6 +51,7 @@ from interlock.transcript import (
     Message,
     ReplayPolicy,
     Request,
+    ResponseFormat,
 )
 
 _KNOWN: Final = frozenset(
@@ -65,6 +67,7 @@ _KNOWN: Final = frozenset(
         "tools",
         "tool_choice",
         "thinking",
+        "output_config",
     }
 )
 
@@ -91,6 +94,9 @@ def decode_request(payload: JsonObject) -> Request:
     if "tools" in fields and not tools and not hosted:
         own["emptyTools"] = True
     model = fields.get("model")
+    response_format = (
+        _decode_output_config(fields["output_config"], own) if "output_config" in fields else None
+    )
     return Request(
         model="" if model is None else as_str(model, "model"),
         messages=tuple(messages),
@@ -100,8 +106,50 @@ def decode_request(payload: JsonObject) -> Request:
         parallel_tool_calls=parallel,
         stream=stream is True,
         options=_decode_options(fields, own),
+        response_format=response_format,
         extra={DIALECT: own} if own else {},
     )
+
+
+def _decode_output_config(value: JsonValue, own: JsonObject) -> ResponseFormat | None:
+    """``output_config.format`` (a JSON schema) as structured output; the rest kept."""
+    config = dict(as_object(value, "output_config"))
+    wire_format = config.get("format")
+    if isinstance(wire_format, dict) and set(wire_format) == {"type", "schema"}:
+        schema = wire_format.get("schema")
+        if wire_format.get("type") == "json_schema" and isinstance(schema, dict):
+            del config["format"]
+            own["outputConfig"] = config
+            return ResponseFormat(type="json_schema", schema=schema)
+    own["outputConfig"] = config
+    return None
+
+
+def _encode_output_config(
+    request: Request, own: JsonObject, encoder: PartEncoder
+) -> JsonObject | None:
+    """``output_config``: what was received, with the structured output (if any) as ``format``."""
+    kept = own.get("outputConfig")
+    config: JsonObject = dict(kept) if isinstance(kept, dict) else {}
+    wanted = request.response_format
+    if wanted is not None and wanted.type == "json_schema" and wanted.schema is not None:
+        config["format"] = {"type": "json_schema", "schema": structured.json_schema(wanted)}
+        dropped = [
+            name for name in ("name", "description", "strict") if getattr(wanted, name) is not None
+        ]
+        if dropped:
+            encoder.warn(
+                "response_format_metadata_dropped",
+                "response_format",
+                f"Anthropic's output format has no {', '.join(dropped)}; not sent",
+            )
+    elif wanted is not None and wanted.type == "json_object":
+        encoder.warn(
+            "response_format_dropped",
+            "response_format",
+            "Anthropic has no 'any JSON object' output mode; give a schema instead",
+        )
+    return config or (None if not isinstance(kept, dict) else config)
 
 
 def _decode_options(fields: JsonObject, own: JsonObject) -> GenerationOptions:
@@ -160,6 +208,9 @@ def encode_request(
     choice = encode_tool_choice(request.tool_choice, request.parallel_tool_calls, own, encoder)
     if choice is not None:
         payload["tool_choice"] = choice
+    output_config = _encode_output_config(request, own, encoder)
+    if output_config is not None:
+        payload["output_config"] = output_config
     if request.stream:
         payload["stream"] = True
     elif own.get("streamFalse"):
