@@ -81,7 +81,7 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
         context=RunContext(
             store=gateway.store,
             seal_key=gateway.seal_key(),
-            run_log=RunLog(gateway.store.backend),
+            run_log=_run_log(gateway),
             lease_seconds=gateway.config.store.thread_lease_seconds,
             lease_wait_seconds=gateway.config.store.thread_lease_wait_seconds,
         ),
@@ -90,6 +90,15 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
         metrics=gateway.metrics,
         lifecycle=gateway.lifecycle,
     )
+
+
+def _run_log(gateway: Gateway) -> RunLog:
+    """The run event log; with replicas, runs record their owner, and a follower ends the
+    log of a run whose owner died (``RUN_OWNER_LOST``)."""
+    replicas = gateway.replicas
+    if replicas is None:
+        return RunLog(gateway.store.backend)
+    return RunLog(gateway.store.backend, owner=replicas.replica_id, owner_alive=replicas.alive)
 
 
 def routes(gateway: Gateway) -> Sequence[BaseRoute]:

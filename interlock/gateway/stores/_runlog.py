@@ -29,7 +29,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -44,6 +44,12 @@ TTL_SECONDS = 600.0
 FLUSH_SECONDS = 0.05
 POLL_SECONDS = 0.2
 SWEEP_EVERY = 256
+OWNER_LOST_CODE = "RUN_OWNER_LOST"
+"""``RUN_ERROR`` code ending the log of a run whose replica died before its terminal event."""
+OWNER_LOST_MESSAGE = (
+    "the gateway replica running this run stopped before it finished; what the run saved "
+    "is in the thread: load it and send the input again to continue"
+)
 
 
 class LogGapError(Exception):
@@ -97,6 +103,7 @@ class _Head:
     chunks: list[list[int]] = field(default_factory=list[list[int]])
     ended: bool = False
     touched_at: float = 0.0
+    owner: str = ""
 
     def document(self) -> JsonObject:
         chunks: list[JsonValue] = [list[JsonValue](chunk) for chunk in self.chunks]
@@ -106,6 +113,7 @@ class _Head:
             "chunks": chunks,
             "ended": self.ended,
             "touchedAt": self.touched_at,
+            "owner": self.owner,
         }
 
     @staticmethod
@@ -118,6 +126,7 @@ class _Head:
             chunks=[list(chunk) for chunk in chunks],
             ended=bool(document.get("ended")),
             touched_at=float(cast(float, document.get("touchedAt") or 0.0)),
+            owner=str(document.get("owner") or ""),
         )
 
 
@@ -134,8 +143,15 @@ class RunLog:
         poll_seconds: float = POLL_SECONDS,
         sweep_every: int = SWEEP_EVERY,
         clock: Callable[[], float] = time.time,
+        owner: str = "",
+        owner_alive: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.backend = backend
+        self.owner = owner
+        """This process's replica id, recorded as the owner of the runs it writes."""
+        self.owner_alive = owner_alive
+        """Whether a run's owner is still alive; a follower ends the log of a dead owner's
+        run with :data:`OWNER_LOST_CODE` (see :meth:`follow`)."""
         self.max_chars = max_chars
         self.ttl_seconds = ttl_seconds
         self.flush_seconds = flush_seconds
@@ -155,6 +171,7 @@ class RunLog:
         else:
             await self.sweep(store_key("runlog", key.tenant, key.thread_id) + "/")
         writer = RunLogWriter(self, key)
+        writer.head.owner = self.owner
         await writer.flush()
         return writer
 
@@ -249,9 +266,50 @@ class RunLog:
             if self.clock() - checked_in >= 1.0:
                 checked_in = self.clock()
                 await self.backend.set_many({key.reader(): json.dumps(checked_in)})
+                if not read.frames and await self.end_if_orphaned(key):
+                    continue  # the log now ends with the owner-lost frame: read it
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll_seconds):
                     await written.wait()
+
+    async def end_if_orphaned(self, key: RunKey) -> bool:
+        """End the log of a run whose owner died (no terminal frame will ever come).
+
+        Appends one ``RUN_ERROR`` (code :data:`OWNER_LOST_CODE`, resumable: the thread
+        holds what the run saved) and marks the log ended, by compare-and-set on the head,
+        so of several followers exactly one writes it. ``True`` when the log is ended now.
+        """
+        if self.owner_alive is None:
+            return False
+        text = await self.backend.get(key.head())
+        if text is None:
+            return False
+        head = _Head.load(text)
+        if head.ended or not head.owner or await self.owner_alive(head.owner):
+            return head.ended
+        frame = json.dumps(
+            {"type": "RUN_ERROR", "message": OWNER_LOST_MESSAGE, "code": OWNER_LOST_CODE}
+        )
+        start = head.next
+        head.chunks.append([start, 1, len(frame)])
+        head.next += 1
+        head.ended = True
+        head.touched_at = self.clock()
+        chunk = json.dumps([frame])
+        # insert-if-absent: every follower writes the same chunk; an owner that was only
+        # slow wrote its own frames there, and then nothing is ended
+        inserted = await self.backend.add(key.chunk(start), chunk)
+        if not inserted and await self.backend.get(key.chunk(start)) != chunk:
+            return False
+        if not await self.backend.replace_if(key.head(), text, json.dumps(head.document())):
+            current = await self.backend.get(key.head())  # another follower, or the owner
+            return current is not None and _Head.load(current).ended
+        latest = {"runId": key.run_id, "ended": True}
+        await self.backend.set_many(
+            {store_key("runlog", key.tenant, key.thread_id): json.dumps(latest)}
+        )
+        LOGGER.warning("run %s lost its replica %s: its log is ended", key.run_id, head.owner)
+        return True
 
     async def reader_seen(self, key: RunKey) -> float | None:
         """When a re-attached reader of the run last checked in (epoch seconds)."""
