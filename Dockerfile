@@ -12,7 +12,7 @@ RUN useradd --create-home --uid 10001 interlock
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY interlock ./interlock
-RUN pip install . && mkdir -p /data && chown interlock:interlock /data
+RUN pip install '.[redis]' && mkdir -p /data && chown interlock:interlock /data
 
 USER interlock
 WORKDIR /data

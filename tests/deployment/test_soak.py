@@ -19,6 +19,7 @@ quotes a run. Marked ``slow`` (``-m "not slow"`` leaves it out); CI runs it.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
@@ -295,6 +296,12 @@ def test_three_replicas_behind_haproxy_survive_a_drain_and_a_kill(
             settle = time.monotonic() + TRAFFIC_SECONDS + SETTLE_SECONDS
             for thread in threads:
                 thread.join(timeout=max(0.0, settle - time.monotonic()))
+            held = redis.Redis.from_url(store)
+            redis_figures = {
+                "keys": held.dbsize(),
+                "used_memory_bytes": held.info("memory")["used_memory"],
+            }
+            held.close()
         finally:
             balancer.stop()
             for replica in replicas:
@@ -307,6 +314,8 @@ def test_three_replicas_behind_haproxy_survive_a_drain_and_a_kill(
         item.name: getattr(figures, item.name) for item in fields(figures) if item.name != "lock"
     }
     report["chaos"] = log
+    report["redis"] = redis_figures
+    report["load_average"] = list(os.getloadavg())
     (tmp_path / "soak.json").write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))
     assert not any(thread.is_alive() for thread in threads), "a client never settled"
