@@ -26,7 +26,7 @@ from interlock.gateway.agui._sse import PING, SSE_HEADERS, error_response, sse_f
 from interlock.gateway.agui._threads import open_client_calls
 from interlock.gateway.auth import Unauthorized
 from interlock.gateway.proxy import json_response
-from interlock.gateway.stores import LogGapError, RunKey, RunLog
+from interlock.gateway.stores import CorruptThreadError, LogGapError, RunKey, RunLog
 from interlock.transcript import JsonObject
 
 
@@ -48,7 +48,10 @@ async def handle_thread(binding: AguiBinding, http_request: HttpRequest) -> Http
     runtime = binding.agents[http_request.path_params["agent"]]
     thread_id: str = http_request.path_params["thread"]
     context = binding.context
-    thread = await context.store.load_thread(tenant, thread_id)
+    try:
+        thread = await context.store.load_thread(tenant, thread_id)
+    except CorruptThreadError as error:
+        return error_response(500, str(error), "thread_corrupt")
     log = context.run_log
     status = None if log is None else await log.latest(tenant, thread_id)
     if thread is None and status is None:

@@ -57,7 +57,14 @@ from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._patch import state_patch
 from interlock.gateway.agui._recover import close_open_calls, consistent_prefix, fold_partial
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
-from interlock.gateway.stores import RunKey, RunLog, RunLogWriter, Store, ThreadRecord
+from interlock.gateway.stores import (
+    CorruptThreadError,
+    RunKey,
+    RunLog,
+    RunLogWriter,
+    Store,
+    ThreadRecord,
+)
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -331,9 +338,11 @@ class AguiRun:
         store = self.context.store
         thread_id = self.input.thread_id
         ledger = store.ledger(self.tenant)
-        thread = await self._recovered(
-            await store.load_thread(self.tenant, thread_id) or ThreadRecord(), ledger
-        )
+        try:
+            loaded = await store.load_thread(self.tenant, thread_id)
+        except CorruptThreadError as error:
+            raise RunRefusedError("THREAD_CORRUPT", str(error)) from None
+        thread = await self._recovered(loaded or ThreadRecord(), ledger)
         state = self.input.state if self.input.state is not None else thread.state
         shared = application_block(self.input.context, state)
         try:

@@ -13,7 +13,7 @@ from interlock.gateway.stores._runlog import (
     RunStatus,
 )
 from interlock.gateway.stores._storable import unstorable_field
-from interlock.gateway.stores._store import Store, ThreadRecord, store_key
+from interlock.gateway.stores._store import CorruptThreadError, Store, ThreadRecord, store_key
 from interlock.gateway.stores.memory import MemoryBackend
 from interlock.gateway.stores.sqlite import SqliteBackend
 
@@ -37,6 +37,7 @@ def open_store(url: str) -> Store:
 
 
 __all__ = [
+    "CorruptThreadError",
     "KeyValueBackend",
     "KeyValueLedgerStore",
     "LogGapError",

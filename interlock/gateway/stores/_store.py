@@ -60,6 +60,35 @@ class ThreadRecord:
         }
 
 
+class CorruptThreadError(ValueError):
+    """A stored thread cannot be read; ``thread_id`` names it, the message says why."""
+
+    def __init__(self, thread_id: str, detail: str) -> None:
+        super().__init__(f"stored thread {thread_id!r} is corrupted: {detail}")
+        self.thread_id = thread_id
+
+
+def _thread_record(raw: str) -> ThreadRecord:
+    """A :class:`ThreadRecord` from its stored JSON, validated whole."""
+    document = json.loads(raw)
+    if not isinstance(document, dict):
+        raise ValueError("the stored thread is not a JSON object")
+    fields = cast(JsonObject, document)
+    if "transcript" not in fields:
+        raise ValueError("the stored thread has no transcript")
+    interrupts = fields.get("pending_interrupts") or []
+    if not isinstance(interrupts, list) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("id"), str) for entry in interrupts
+    ):
+        raise ValueError("pending_interrupts: expected a list of objects with a string id")
+    return ThreadRecord(
+        messages=load_transcript(fields["transcript"]),
+        state=fields.get("state"),
+        pending_interrupts=tuple(cast(list[JsonObject], interrupts)),
+        revision=raw,
+    )
+
+
 def _lease(owner: str, seconds: float) -> str:
     return _dumps({"owner": owner, "expires": time.time() + seconds})
 
@@ -109,18 +138,19 @@ class Store:
     # ---------------------------------------------------------------- threads
 
     async def load_thread(self, tenant: str, thread_id: str) -> ThreadRecord | None:
-        """The thread, or ``None`` if it was never saved."""
+        """The thread, or ``None`` if it was never saved.
+
+        The stored row is validated whole (JSON, transcript, interrupts) before anything
+        is returned: a corrupted or hand-edited row raises :class:`CorruptThreadError`
+        naming the thread, never a half-loaded record.
+        """
         raw = await self.backend.get(store_key("thread", tenant, thread_id))
         if raw is None:
             return None
-        document = cast(JsonObject, json.loads(raw))
-        interrupts = cast(list[JsonObject], document.get("pending_interrupts") or [])
-        return ThreadRecord(
-            messages=load_transcript(document["transcript"]),
-            state=document.get("state"),
-            pending_interrupts=tuple(interrupts),
-            revision=raw,
-        )
+        try:
+            return _thread_record(raw)
+        except (ValueError, KeyError, TypeError) as error:
+            raise CorruptThreadError(thread_id, str(error) or type(error).__name__) from None
 
     async def save_thread(
         self, tenant: str, thread_id: str, record: ThreadRecord

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interlock.gateway.stores import Store, ThreadRecord, open_store, store_key
+import pytest
+
+from interlock.gateway.stores import CorruptThreadError, Store, ThreadRecord, open_store, store_key
 from interlock.transcript import Message, TextPart
 
 
@@ -57,3 +59,24 @@ async def test_sqlite_state_survives_reopening(tmp_path: Path) -> None:
         assert await second.vault_get("t", "up", ["sig:c"]) == {"sig:c": "kept"}
     finally:
         await second.close()
+
+
+CORRUPTED = [
+    ("not json {", "Expecting value"),
+    ("[1, 2]", "not a JSON object"),
+    ('{"state": null}', "no transcript"),
+    ('{"transcript": {"version": 1, "messages": [{"role": 7}]}}', "transcript.messages[0]"),
+    ('{"transcript": {"version": 1, "messages": []}, "pending_interrupts": [3]}', "string id"),
+]
+
+
+@pytest.mark.parametrize(("raw", "detail"), CORRUPTED)
+async def test_a_corrupted_thread_row_is_refused_naming_the_thread(
+    store: Store, raw: str, detail: str
+) -> None:
+    await store.backend.set_many({store_key("thread", "tenant", "broken-thread"): raw})
+    with pytest.raises(CorruptThreadError) as refused:
+        await store.load_thread("tenant", "broken-thread")
+    assert refused.value.thread_id == "broken-thread"
+    assert str(refused.value).startswith("stored thread 'broken-thread' is corrupted: ")
+    assert detail in str(refused.value)
