@@ -85,7 +85,10 @@ class Entry:
     prefix: str
     head: JsonObject
     head_bytes: int
-    messages: tuple[Message, ...]
+    messages: tuple[Message, ...] | None
+    """``None`` until a request continued this history: a one-off request keeps no decoded
+    messages (held objects cost every full garbage collection), a conversation keeps them
+    from its second request on."""
     call_ids: frozenset[str]
     checked_for: tuple[str, str] | None
     """(upstream name, replay mode) whose replay check every message passed, if any."""
@@ -195,6 +198,20 @@ def continue_body(entry: Entry, text: str, history_key: str) -> Continuation | N
     payload: JsonObject = {**entry.head, history_key: items}
     payload.update(tail)
     return Continuation(entry, payload, len(items), prefix_end)
+
+
+def hold(continuation: Continuation, messages: tuple[Message, ...], items: JsonValue) -> None:
+    """Give a continued entry its messages: the leading ones of the whole request's decode.
+
+    Chat decodes one message per history item, each from the items before it only, so the
+    prefix's messages are the first messages of the whole decode (checked: one per item).
+    """
+    count = len(messages) - continuation.new_items
+    if isinstance(items, list) and len(items) == len(messages) and count > 0:
+        kept = messages[:count]
+        continuation.entry.messages = kept
+        ids = {part.call_id for message in kept for part in message.tool_calls}
+        continuation.entry.call_ids = frozenset(ids)
 
 
 def _skip(text: str, position: int) -> int:

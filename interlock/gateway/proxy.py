@@ -41,6 +41,7 @@ from interlock.gateway.history_cache import (
     checks_alone,
     continue_body,
     decodes_alone,
+    hold,
     split_body,
 )
 from interlock.gateway.lifecycle import Lifecycle
@@ -103,6 +104,8 @@ class ParsedBody:
     """All decoded messages (before the vault), once decoded."""
     new: tuple[Message, ...] = ()
     """The messages after a known prefix (a continuation only)."""
+    continues: bool = False
+    """True when this request continued a known prefix (so its own prefix keeps messages)."""
 
     @property
     def model_within(self) -> int | None:
@@ -364,7 +367,11 @@ class Proxy:
     ) -> tuple[ParsedBody, Request]:
         """The canonical request: only the new messages decoded after a known prefix."""
         continuation = parsed.continuation
-        if continuation is not None:
+        held = continuation is None or continuation.entry.messages is not None
+        if not held:
+            parsed = _full_parse(ingress, body)  # a second request: decoded whole, once
+            parsed.continues = True
+        elif continuation is not None:
             entry = continuation.entry
             try:
                 suffix = ingress.decode_request(parsed.payload)
@@ -377,16 +384,20 @@ class Proxy:
                 and decodes_alone(entry, suffix.messages, items)
             ):
                 parsed.new = suffix.messages
-                parsed.messages = entry.messages + suffix.messages
+                parsed.messages = (entry.messages or ()) + suffix.messages
                 self.history.reused += 1
                 return parsed, replace(suffix, messages=parsed.messages)
             # Not separable here: the full path, as if nothing were known.
             parsed = _full_parse(ingress, body)
+            parsed.continues = True
         try:
             request = ingress.decode_request(parsed.payload)
         except DecodeError as error:
             raise ProxyError(400, str(error), code="invalid_request", param=error.path) from error
         parsed.messages = request.messages
+        if not held and continuation is not None:
+            items = parsed.payload.get(HISTORY_KEYS[ingress.name])
+            hold(continuation, request.messages, items)
         return parsed, request
 
     async def _encode(self, call: ProxyCall, client_model: str) -> None:
@@ -462,14 +473,17 @@ class Proxy:
                 return  # the same history again: its prefix is kept already
             known = continuation.entry.call_ids
             new = parsed.new
+        elif not parsed.continues:
+            known, new = frozenset[str](), ()
         else:
             known, new = frozenset[str](), parsed.messages
         call_ids = known | {part.call_id for message in new for part in message.tool_calls}
+        held = continuation is not None or parsed.continues
         entry = Entry(
             prefix=parsed.text[: parsed.prefix_end],
             head=parsed.head,
             head_bytes=parsed.head_bytes,
-            messages=parsed.messages,
+            messages=parsed.messages if held else None,
             call_ids=call_ids,
             checked_for=checked,
         )
