@@ -19,6 +19,7 @@ from interlock.codecs.openai_responses._usage import (
     encode_usage,
 )
 from interlock.codecs.openai_responses._wire import (
+    PROVIDER,
     as_list,
     as_object,
     merge_fields,
@@ -183,8 +184,12 @@ def _is_output(part: Part, index: int) -> bool:
             )
         case TextPart() | RefusalPart() | ReasoningPart() | ToolCallPart():
             return True
-        case ToolResultPart() | HostedToolPart():
+        case ToolResultPart():
             return True
+        case HostedToolPart():
+            # Another provider's hosted item (Gemini executableCode…) has no Responses output
+            # type; the request encoder refuses or warns about it (hosted_item_not_carried).
+            return part.provider == PROVIDER
 
 
 def output_items(parts: Sequence[Part], response_id: str | None) -> list[JsonValue]:

@@ -22,9 +22,11 @@ from interlock.codecs.openai_responses._content import encode_output_part
 from interlock.codecs.openai_responses._render import ItemGroup, continues_item, render_group
 from interlock.codecs.openai_responses._response import response_object, with_item_ids
 from interlock.codecs.openai_responses._usage import encode_finish
+from interlock.codecs.openai_responses._wire import PROVIDER
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
+    HostedToolPart,
     InputRequestPart,
     InputResponsePart,
     JsonObject,
@@ -94,6 +96,8 @@ def _position(item: _Open) -> int:
 def _skipped(part: Part) -> bool:
     if isinstance(part, ApprovalRequestPart):
         return part.call.owner != "hosted"
+    if isinstance(part, HostedToolPart):
+        return part.provider != PROVIDER  # no Responses output type (see _response._is_output)
     return isinstance(part, InputRequestPart | InputResponsePart | ApprovalResponsePart)
 
 

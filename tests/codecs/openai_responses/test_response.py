@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from openai.types.responses import Response as SdkResponse
 from pydantic import TypeAdapter
@@ -129,3 +131,35 @@ def test_malformed_responses_raise_decode_error(payload: dict[str, object], path
     with pytest.raises(DecodeError) as caught:
         decode_response(payload)  # type: ignore[arg-type]
     assert caught.value.path == path
+
+
+def test_another_providers_hosted_item_never_reaches_output_without_a_type() -> None:
+    """Gemini code execution has no Responses output type: it is left out of the response and
+    of the stream alike (the history path refuses or warns: hosted_item_not_carried)."""
+    from interlock.codecs import gemini
+    from interlock.codecs.openai_responses import StreamEncoder, encode_response
+    from interlock.transcript import response_to_updates
+
+    response = gemini.decode_response(
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"executableCode": {"language": "PYTHON", "code": "print(1)"}},
+                            {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}},
+                            {"text": "1"},
+                        ],
+                    },
+                    "finishReason": "STOP",
+                }
+            ]
+        }
+    )
+    output = encode_response(response)["output"]
+    assert [item["type"] for item in output] == ["message"]
+    encoder = StreamEncoder()
+    events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
+    events += encoder.finish()
+    assert json.loads(events[-1].data)["response"]["output"] == output
