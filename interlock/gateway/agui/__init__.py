@@ -25,6 +25,7 @@ from interlock.gateway.agui._attach import handle_events, handle_thread
 from interlock.gateway.agui._binding import KEEPALIVE_SECONDS, AguiBinding
 from interlock.gateway.agui._model import UPSTREAM_CODES, UpstreamChatModel
 from interlock.gateway.agui._outbox import Outbox
+from interlock.gateway.agui._playground import handle_agents, handle_page, handle_script
 from interlock.gateway.agui._run import (
     OUTBOX_LIMIT,
     STALL_SECONDS,
@@ -61,7 +62,13 @@ def binding_routes(binding: AguiBinding) -> list[BaseRoute]:
     async def events(http_request: HttpRequest) -> HttpResponse:
         return await handle_events(binding, http_request)
 
+    async def agents(http_request: HttpRequest) -> HttpResponse:
+        return await handle_agents(binding, http_request)
+
     return [
+        Route("/", handle_page, methods=["GET"]),
+        Route("/playground/app.js", handle_script, methods=["GET"]),
+        Route("/agui", agents, methods=["GET"]),
         Route("/agui/{agent}", post, methods=["POST"]),
         Route("/agui/{agent}/threads/{thread}", thread, methods=["GET"]),
         Route("/agui/{agent}/threads/{thread}/runs/{run}/events", events, methods=["GET"]),

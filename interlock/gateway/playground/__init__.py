@@ -1,0 +1,1 @@
+"""The playground's static assets (``index.html``, ``app.js``), served by ``interlock serve``."""

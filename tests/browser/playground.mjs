@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// Drives the playground page of a running `interlock serve` in headless chromium:
+// 1. asks for delete_file (needs approval), approves on the card, sees the result;
+// 2. starts paced_task, reloads the page while it runs, sees the run finish after reload;
+// 3. answers the page's frontend tool pick_color; saves a screenshot;
+// 4. on the confirm_changes agent, accepts the confirmation and sees the result.
+//
+// Usage: node playground.mjs <base-url> <path-tag> <paced-tag> <screenshot.png>
+// Output (stdout), JSON: {"ok": bool, "error"?, "steps": [...]}
+
+import { launchChromium } from "./chromium.mjs";
+
+const [baseUrl, pathTag, pacedTag, screenshot] = process.argv.slice(2);
+const steps = [];
+const browser = await launchChromium();
+let ok = false;
+let failure;
+try {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  await page.goto(`${baseUrl}/`);
+  await page.selectOption("#agent", "assistant");
+  await page.waitForFunction(() => document.querySelector("#status").textContent === "idle");
+  steps.push("loaded");
+
+  await page.fill("#text", `call delete_file with {"path":"${pathTag}"}`);
+  await page.click("#send");
+  await page.getByRole("button", { name: "Approve", exact: true }).click({ timeout: 20000 });
+  await page.getByText(`→ deleted ${pathTag}`).waitFor({ timeout: 20000 });
+  steps.push("approved");
+
+  await page.fill("#text", `call paced_task with {"tag":"${pacedTag}","seconds":3}`);
+  await page.click("#send");
+  await page.getByText("tool paced_task").waitFor({ timeout: 20000 });
+  await page.reload();
+  steps.push("reloaded");
+  await page.getByText(`→ paced ${pacedTag}`).waitFor({ timeout: 20000 });
+  await page.getByText(`→ deleted ${pathTag}`).waitFor({ timeout: 5000 });
+  steps.push("continued");
+  await page.waitForFunction(() => document.querySelector("#status").textContent === "idle");
+
+  await page.fill("#text", "call pick_color");  // the page's frontend tool
+  await page.click("#send");
+  await page.getByRole("button", { name: "teal", exact: true }).click({ timeout: 20000 });
+  await page.getByText("returned teal").waitFor({ timeout: 20000 });
+  steps.push("frontend tool");
+
+  await page.screenshot({ path: screenshot, fullPage: true });
+  await page.selectOption("#agent", "confirmer");  // confirm_changes style, a new thread
+  await page.waitForFunction(() => document.querySelector("#status").textContent === "idle");
+  await page.fill("#text", `call delete_file with {"path":"${pathTag}-c"}`);
+  await page.click("#send");
+  await page.getByRole("button", { name: "Accept", exact: true }).click({ timeout: 20000 });
+  await page.getByText(`deleted ${pathTag}-c`).first().waitFor({ timeout: 20000 });
+  steps.push("confirm_changes");
+  if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
+  ok = true;
+} catch (error) {
+  failure = String(error?.stack ?? error);
+} finally {
+  await browser.close();
+}
+process.stdout.write(JSON.stringify({ ok, error: failure, steps }) + "\n");
+process.exitCode = ok ? 0 : 1;
