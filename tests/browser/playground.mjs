@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Drives the playground page of a running `interlock serve` in headless chromium:
-// 1. asks for delete_file (needs approval), approves on the card, sees the result;
+// 1. asks for delete_file (needs approval), approves on the card, sees the result; rejects
+//    one, approves another with edited arguments;
 // 2. starts paced_task, reloads the page while it runs, sees the run finish after reload;
 // 3. answers the page's frontend tool pick_color; saves a screenshot;
 // 4. on the confirm_changes agent, accepts the confirmation and sees the result.
@@ -27,8 +28,19 @@ try {
   await page.fill("#text", `call delete_file with {"path":"${pathTag}"}`);
   await page.click("#send");
   await page.getByRole("button", { name: "Approve", exact: true }).click({ timeout: 20000 });
-  await page.getByText(`→ deleted ${pathTag}`).waitFor({ timeout: 20000 });
+  await page.getByText(`→ deleted ${pathTag}`, { exact: true }).waitFor({ timeout: 20000 });
   steps.push("approved");
+
+  await page.fill("#text", `call delete_file with {"path":"${pathTag}-r"}`);
+  await page.click("#send");
+  await page.getByRole("button", { name: "Reject", exact: true }).click({ timeout: 20000 });
+  await page.waitForFunction(() => document.querySelector("#status").textContent === "idle");
+  await page.fill("#text", `call delete_file with {"path":"${pathTag}-e"}`);
+  await page.click("#send");
+  await page.locator(".card textarea").fill(`{"path":"${pathTag}-edited"}`, { timeout: 20000 });
+  await page.getByRole("button", { name: "Approve with edits", exact: true }).click();
+  await page.getByText(`→ deleted ${pathTag}-edited`).waitFor({ timeout: 20000 });
+  steps.push("rejected and edited");
 
   await page.fill("#text", `call paced_task with {"tag":"${pacedTag}","seconds":3}`);
   await page.click("#send");
@@ -36,7 +48,7 @@ try {
   await page.reload();
   steps.push("reloaded");
   await page.getByText(`→ paced ${pacedTag}`).waitFor({ timeout: 20000 });
-  await page.getByText(`→ deleted ${pathTag}`).waitFor({ timeout: 5000 });
+  await page.getByText(`→ deleted ${pathTag}`, { exact: true }).waitFor({ timeout: 5000 });
   steps.push("continued");
   await page.waitForFunction(() => document.querySelector("#status").textContent === "idle");
 

@@ -1,5 +1,5 @@
-"""The playground page in headless chromium against ``interlock serve``: an approval card
-approved, a run that goes on across a page reload, the page's frontend tool answered, a
+"""The playground page in headless chromium against ``interlock serve``: approval cards
+approved, rejected and approved with edited arguments, a run that goes on across a page reload, the page's frontend tool answered, a
 ``confirm_changes`` card accepted; a screenshot kept as an artifact (pytest's tmp dir)."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def test_approve_in_the_playground_and_reload_mid_run(tmp_path: Path) -> None:
     assert verdict["steps"] == [
         "loaded",
         "approved",
+        "rejected and edited",
         "reloaded",
         "continued",
         "frontend tool",
@@ -43,4 +44,7 @@ def test_approve_in_the_playground_and_reload_mid_run(tmp_path: Path) -> None:
     assert executions(counts, "delete_file", path_tag) == 1
     assert executions(counts, "paced_task", paced_tag) == 1
     assert executions(counts, "delete_file", f"{path_tag}-c") == 1
+    assert executions(counts, "delete_file", f"{path_tag}-r") == 0
+    assert executions(counts, "delete_file", f"{path_tag}-e") == 0
+    assert executions(counts, "delete_file", f"{path_tag}-edited") == 1
     assert screenshot.stat().st_size > 10_000
