@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
-from interlock.gateway import access_log, agui, routes_ops, routes_proxy
+from interlock.gateway import access_log, agui, routes_models, routes_ops, routes_proxy
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol, UpstreamConfig
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
@@ -83,6 +83,8 @@ def ops_routes(gateway: Gateway) -> Sequence[BaseRoute]:
         gateway.ingress["openai-chat"],
         gateway.ingress["gemini"],
         lifecycle=gateway.lifecycle,
+    ) + routes_models.routes(
+        gateway.proxy, gateway.ingress["openai-chat"], gateway.ingress["gemini"]
     )
 
 
@@ -180,7 +182,15 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
         policy=BrowserPolicy.from_config(gateway.config.server),
         refusal=refusal_body(gateway.ingress),
     )
-    app = Starlette(routes=routes, middleware=[guard], lifespan=lifespan)
+    not_found = routes_models.not_found_handler(
+        gateway.ingress["openai-chat"], gateway.ingress["gemini"]
+    )
+    app = Starlette(
+        routes=routes,
+        middleware=[guard],
+        lifespan=lifespan,
+        exception_handlers={404: not_found, 405: not_found},
+    )
     app.add_middleware(DrainGate, lifecycle=gateway.lifecycle, shapes=_refusal_shapes(gateway))
     app.state.gateway = gateway
     return app

@@ -1,4 +1,4 @@
-"""Operational endpoints: liveness, readiness, Prometheus metrics and the model list.
+"""Operational endpoints: liveness, readiness and Prometheus metrics.
 
 ``/livez`` (and its older name ``/healthz``) answers 200 while the process serves at all;
 ``/readyz`` answers 200 only while the replica takes new work, and 503 once it drains
@@ -13,18 +13,16 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from interlock.gateway.dialects import Dialect
-from interlock.gateway.headers import NOT_SENT
 from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import CONTENT_TYPE
 from interlock.gateway.proxy import Proxy, ProxyError, json_response
-from interlock.transcript import JsonValue
 
 
 def routes(
     proxy: Proxy, openai: Dialect, gemini: Dialect, *, lifecycle: Lifecycle | None = None
 ) -> list[BaseRoute]:
-    """``/livez``, ``/healthz``, ``/readyz``, ``/metrics``, ``/v1/models`` (OpenAI) and
-    ``/v1beta/models`` (Gemini)."""
+    """``/livez``, ``/healthz``, ``/readyz`` and ``/metrics`` (model listings: see
+    :mod:`interlock.gateway.routes_models`)."""
     lifecycle = lifecycle or Lifecycle()
 
     async def healthz(_: HttpRequest) -> Response:
@@ -44,41 +42,9 @@ def routes(
             )
         return PlainTextResponse(proxy.metrics.render(), media_type=CONTENT_TYPE)
 
-    async def openai_models(http_request: HttpRequest) -> Response:
-        try:
-            proxy.tenant(http_request)
-        except ProxyError as error:
-            return json_response(
-                openai.error(error.status, error.message, code=error.code), error.status, NOT_SENT
-            )
-        data: list[JsonValue] = [
-            {"id": name, "object": "model", "created": 0, "owned_by": route.upstream.name}
-            for name, route in sorted(proxy.routes.items())
-        ]
-        return json_response({"object": "list", "data": data}, 200, NOT_SENT)
-
-    async def gemini_models(http_request: HttpRequest) -> Response:
-        try:
-            proxy.tenant(http_request)
-        except ProxyError as error:
-            return json_response(
-                gemini.error(error.status, error.message, code=error.code), error.status, NOT_SENT
-            )
-        models: list[JsonValue] = [
-            {
-                "name": f"models/{name}",
-                "displayName": name,
-                "supportedGenerationMethods": ["generateContent", "streamGenerateContent"],
-            }
-            for name in sorted(proxy.routes)
-        ]
-        return json_response({"models": models}, 200, NOT_SENT)
-
     return [
         Route("/livez", healthz, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        Route("/v1/models", openai_models, methods=["GET"]),
-        Route("/v1beta/models", gemini_models, methods=["GET"]),
     ]

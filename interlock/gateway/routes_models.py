@@ -1,0 +1,153 @@
+"""Model metadata endpoints as both SDK families call them, and 404s in the caller's shape.
+
+The openai SDK lists ``GET /v1/models`` and retrieves ``GET /v1/models/{id}``; google-genai
+with a custom base URL lists ``GET /v1/models`` too and gets ``GET /v1/models/{name}``
+(``/v1beta/…`` by default). One path, two SDKs: each answer carries both shapes' fields
+(``data`` and ``models``; ``id``/``object`` and ``name``/``displayName``): each SDK reads its
+own and ignores the rest. ``:countTokens`` is answered with an estimate (about four
+characters of text per token), labelled ``x-interlock-translation: estimated``.
+
+A path no route serves, and the Responses state endpoints (``GET``/``DELETE
+/v1/responses/{id}``, ``…/input_items``: the gateway keeps no response state, it replays
+full histories) answer 404 in the caller's dialect: Gemini's when the request carries a
+Google key header or the path is under ``/v1beta``, OpenAI's otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import cast
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request as HttpRequest
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from interlock.gateway.dialects import Dialect
+from interlock.gateway.headers import NOT_SENT
+from interlock.gateway.proxy import Proxy, ProxyError, json_response
+from interlock.transcript import JsonObject, JsonValue
+
+ESTIMATED = "estimated"
+METHODS: list[JsonValue] = ["generateContent", "streamGenerateContent", "countTokens"]
+
+
+def wants_gemini(http_request: HttpRequest) -> bool:
+    """True when the caller speaks Gemini (a Google key or client header, or a v1beta path)."""
+    headers = http_request.headers
+    return (
+        "x-goog-api-key" in headers
+        or "x-goog-api-client" in headers
+        or http_request.url.path.startswith("/v1beta/")
+        or "key" in http_request.query_params
+    )
+
+
+def _model(name: str, owner: str) -> JsonObject:
+    return {
+        "id": name,
+        "object": "model",
+        "created": 0,
+        "owned_by": owner,
+        "name": f"models/{name}",
+        "displayName": name,
+        "supportedGenerationMethods": list(METHODS),
+    }
+
+
+def routes(proxy: Proxy, openai: Dialect, gemini: Dialect) -> list[BaseRoute]:
+    """Model list and get (both SDKs), ``:countTokens``, Responses state 404s."""
+
+    def error(http_request: HttpRequest, failure: ProxyError) -> Response:
+        dialect = gemini if wants_gemini(http_request) else openai
+        body = dialect.error(
+            failure.status, failure.message, code=failure.code, param=failure.param
+        )
+        return json_response(body, failure.status, NOT_SENT)
+
+    async def list_models(http_request: HttpRequest) -> Response:
+        try:
+            proxy.tenant(http_request)
+        except ProxyError as failure:
+            return error(http_request, failure)
+        models: list[JsonValue] = [
+            _model(name, route.upstream.name) for name, route in sorted(proxy.routes.items())
+        ]
+        return json_response({"object": "list", "data": models, "models": models}, 200, NOT_SENT)
+
+    async def get_model(http_request: HttpRequest) -> Response:
+        try:
+            proxy.tenant(http_request)
+            name = str(http_request.path_params["model"]).removeprefix("models/")
+            ingress = gemini if wants_gemini(http_request) else openai
+            route = proxy.route(name, ingress)
+        except ProxyError as failure:
+            return error(http_request, failure)
+        return json_response(_model(name, route.upstream.name), 200, NOT_SENT)
+
+    async def count_tokens(http_request: HttpRequest) -> Response:
+        try:
+            proxy.tenant(http_request)
+            proxy.route(str(http_request.path_params["model"]), gemini)
+            body = await http_request.body()
+            payload = cast(JsonValue, json.loads(body)) if body.strip() else None
+        except ProxyError as failure:
+            return error(http_request, failure)
+        except ValueError:
+            failure = ProxyError(400, "malformed JSON in request body", code="invalid_json")
+            return error(http_request, failure)
+        return json_response({"totalTokens": estimate_tokens(payload)}, 200, ESTIMATED)
+
+    async def responses_state(http_request: HttpRequest) -> Response:
+        failure = ProxyError(
+            404,
+            "stored responses are not available through Interlock: it keeps no response "
+            "state and sends full histories upstream (use store=false and resend the input)",
+            code="not_found",
+        )
+        return error(http_request, failure)
+
+    return [
+        Route("/v1/models", list_models, methods=["GET"]),
+        Route("/v1beta/models", list_models, methods=["GET"]),
+        *(
+            Route(f"/{version}/models/{{model}}:countTokens", count_tokens, methods=["POST"])
+            for version in ("v1", "v1beta")
+        ),
+        Route("/v1/models/{model:path}", get_model, methods=["GET"]),
+        Route("/v1beta/models/{model:path}", get_model, methods=["GET"]),
+        Route("/v1/responses/{response_id}", responses_state, methods=["GET", "DELETE"]),
+        Route("/v1/responses/{response_id}/input_items", responses_state, methods=["GET"]),
+    ]
+
+
+def estimate_tokens(payload: JsonValue) -> int:
+    """About four characters of text per token, over every string in ``payload``."""
+    return (_characters(payload) + 3) // 4
+
+
+def _characters(value: JsonValue) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        return sum(_characters(item) for item in value)
+    if isinstance(value, dict):
+        return sum(_characters(item) for item in value.values())
+    return 0
+
+
+def not_found_handler(openai: Dialect, gemini: Dialect):
+    """Starlette exception handler: 404 and 405 in the caller's dialect."""
+
+    async def handler(http_request: HttpRequest, exception: Exception) -> Response:
+        status = exception.status_code if isinstance(exception, HTTPException) else 404
+        message = (
+            f"no such endpoint: {http_request.method} {http_request.url.path}"
+            if status == 404
+            else f"method {http_request.method} is not allowed on {http_request.url.path}"
+        )
+        dialect = gemini if wants_gemini(http_request) else openai
+        code = "not_found" if status == 404 else "method_not_allowed"
+        return json_response(dialect.error(status, message, code=code), status, NOT_SENT)
+
+    return handler
