@@ -161,10 +161,14 @@ def decode_tool_call(call: JsonObject, path: str) -> ToolCallPart:
     where = f"{path}.{kind}"
     inner = as_object(required(call, kind, path), where)
     field = "arguments" if kind == "function" else "input"
-    arguments = as_str(required(inner, field, where), f"{where}.{field}")
+    layout: JsonObject = {}
+    if kind == "function" and field not in inner:
+        layout["no_arguments"] = True  # a call with no arguments at all: empty, and sent so
+        arguments = ""
+    else:
+        arguments = as_str(required(inner, field, where), f"{where}.{field}")
     if kind == "function":
         check_arguments(arguments, f"{where}.arguments")
-    layout: JsonObject = {}
     if kind == "custom":
         layout["type"] = "custom"
     if "type" not in call:
@@ -204,6 +208,8 @@ def encode_tool_call(
     field = "input" if kind == "custom" else "arguments"
     unknown = extra_of(fields.kept(part.extra, "tool_call", location))
     inner = unshadow({"name": part.name, field: part.arguments}, unknown, kind)
+    if layout.get("no_arguments") and not part.arguments:
+        inner.pop(field, None)
     built: JsonObject = {"id": part.call_id}
     if not layout.get("untyped"):
         built["type"] = kind

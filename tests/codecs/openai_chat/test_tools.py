@@ -92,3 +92,29 @@ def test_custom_tool_calls_keep_free_text_input() -> None:
     request = decode_request(payload)
     assert request.messages[1].tool_calls[0].arguments == "not json"
     assert encode_request(request).payload == payload
+
+
+def test_a_tool_call_without_arguments_decodes_as_empty_and_round_trips() -> None:
+    """Some OpenAI-compatible services omit ``arguments`` for a call that takes none."""
+    from interlock.codecs.openai_chat import decode_response, encode_response
+
+    body = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f"}}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+    }
+    response = decode_response(body)
+    assert [(call.name, call.arguments) for call in response.message.tool_calls] == [("f", "")]
+    assert encode_response(response) == body
