@@ -6,7 +6,8 @@ been silent for the keep-alive interval. Anything wrong with the request itself 
 agent, a body that is not ``content-type: application/json`` — an HTML form cannot post
 one —, bad key, oversized or malformed body, invalid ``RunAgentInput``) is an HTTP 4xx
 with a JSON body and no stream; a refusal that needs the thread or the seal key is a
-``RUN_ERROR`` inside the stream. A client that goes away cancels the run.
+``RUN_ERROR`` inside the stream. A client that goes away leaves its run detached (it goes on
+while a client may re-attach, see :mod:`._attach`; without a run log it is cancelled).
 """
 
 from __future__ import annotations

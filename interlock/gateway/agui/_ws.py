@@ -18,7 +18,7 @@ idle     cancel         refused: ``RUN_ERROR`` ``NO_ACTIVE_RUN``
 running  run ended      → ``idle``
 any      bad frame      ``RUN_ERROR`` with a code (``INVALID_FRAME``, ``INVALID_INPUT``…)
 any      oversized      close 1009 → ``closed``
-any      disconnect     the active run is cancelled → ``closed``
+any      disconnect     the run goes on detached (``._attach``) → ``closed``
 ======== ============== =========================================================
 
 The endpoint is a plain ASGI app (no Starlette ``WebSocket`` wrapper): every idle socket
