@@ -26,11 +26,12 @@ def free_port() -> int:
 
 @contextmanager
 def emulators_on_loopback() -> Iterator[tuple[str, dict[str, Emulator]]]:
-    """The three emulators on one loopback port (in this process: ``received`` is readable)."""
+    """The four emulators on one loopback port (in this process: ``received`` is readable)."""
     emulators = {
         "openai-responses": create_emulator("openai-responses"),
         "openai-chat": create_emulator("openai-chat", reasoning_dialect="reasoning_content"),
         "gemini": create_emulator("gemini"),
+        "anthropic": create_emulator("anthropic"),
     }
     port = free_port()
     config = uvicorn.Config(
@@ -78,6 +79,11 @@ name = "up-gemini"
 protocol = "gemini"
 base_url = "{emulator_url}"
 
+[[upstreams]]
+name = "up-anthropic"
+protocol = "anthropic"
+base_url = "{emulator_url}/v1"
+
 [[models]]
 name = "via-responses"
 upstream = "up-responses"
@@ -92,6 +98,11 @@ model = "chat-emulated"
 name = "via-gemini"
 upstream = "up-gemini"
 model = "gemini-3-flash-emulated"
+
+[[models]]
+name = "via-anthropic"
+upstream = "up-anthropic"
+model = "claude-emulated"
 """
 
 

@@ -6,8 +6,8 @@
   warning, or refused when ``policy.foreign_opaque == "refuse"``.
 * Reasoning without an Anthropic signature is not sent as a ``thinking`` block (the service
   would reject it as an invalid signature): dropped with a ``reasoning_dropped`` warning.
-  In responses (to a client) it is shown as a thinking block with an empty signature,
-  which the decoder reads back as unsigned.
+  Responses to a client leave it out too: unsigned, the client would send it back as a
+  thinking block Anthropic rejects (the vault keeps what the upstream needs).
 * Refusals and JSON parts have no Anthropic block: sent as text with a warning.
 * Control parts of *local* calls are never sent; anything hosted by another provider goes
   through :meth:`PartEncoder.lossy` (``strict`` refuses, ``degrade`` drops with a warning).
@@ -154,9 +154,9 @@ class PartEncoder:
         if opaque is not None:
             self.foreign(opaque, location)
         if not self._for_request:
-            if not part.text and opaque is not None:
-                return None
-            return {"type": "thinking", "thinking": part.text, "signature": "", **_fields(part)}
+            if DIALECT in part.extra and not part.text and opaque is None:
+                return {"type": "thinking", "thinking": "", "signature": "", **_fields(part)}
+            return None  # unsigned, it would come back as a block Anthropic rejects
         if part.text or DIALECT in part.extra:
             self.warn(
                 "reasoning_dropped",

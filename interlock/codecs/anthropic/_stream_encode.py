@@ -2,7 +2,8 @@
 
 Every event is named (``event: <type>``) and carries the same ``type`` in its data (trap
 A32); there is no ``[DONE]``. Blocks are strictly sequential: a block still open when
-another starts is closed first, and wire indexes count only the blocks actually sent.
+another starts is closed first (its late ``PartFinished`` then adds nothing), and wire
+indexes count only the blocks actually sent.
 Text, thinking and tool-call input stream as deltas; a thinking block's signature goes out
 as one ``signature_delta`` just before its ``content_block_stop``. Parts with no deltas of
 their own (redacted thinking, server-tool blocks, media) go out whole at ``PartFinished``.
@@ -75,7 +76,7 @@ class _Open:
 class StreamEncoder:
     """Feed canonical updates; get Anthropic SSE events back."""
 
-    __slots__ = ("_ended", "_next", "_open", "_parts", "_started", "_usage")
+    __slots__ = ("_closed", "_ended", "_next", "_open", "_parts", "_started", "_usage")
 
     def __init__(self) -> None:
         self._open: _Open | None = None
@@ -83,6 +84,7 @@ class StreamEncoder:
         self._usage: Usage | None = None
         self._started: ResponseStarted | None = None
         self._parts: list[Part] = []
+        self._closed: set[int] = set()
         self._ended = False
 
     def encode(self, update: Update) -> list[SseEvent]:
@@ -172,6 +174,8 @@ class StreamEncoder:
     def _part_finished(self, index: int, part: Part) -> list[SseEvent]:
         self._parts.append(part)
         block = self._open
+        if index in self._closed:
+            return []  # streamed already and closed when a later part started
         if block is None or block.index != index:
             return self._ensure_started() + self._close() + self._whole(part)
         wire = PartEncoder(ReplayPolicy(), for_request=False).encode(part, "part") or {}
@@ -212,6 +216,7 @@ class StreamEncoder:
         if block is None:
             return []
         self._open = None
+        self._closed.add(block.index)
         return [_event({"type": "content_block_stop", "index": block.wire})]
 
     def _finished(self, update: ResponseFinished) -> list[SseEvent]:
