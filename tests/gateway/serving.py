@@ -3,6 +3,7 @@ subprocess started through the ``interlock serve`` command line."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -16,6 +17,10 @@ import httpx
 import uvicorn
 
 from interlock.emulators import Emulator, create_emulator, emulator_app
+
+# The repository root: put first on the server's PYTHONPATH so that tools a test config names
+# (``tests.…``) import, and the server runs this tree even where another checkout is installed.
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -114,7 +119,13 @@ def serve(config_path: Path, cwd: Path) -> Iterator[str]:
     command = [sys.executable, "-m", "interlock.gateway.cli", "serve"]
     command += ["--config", str(config_path), "--port", str(port)]
     with log.open("wb") as output:
-        process = subprocess.Popen(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT)
+        environment = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
+        process = subprocess.Popen(
+            command, cwd=cwd, env=environment, stdout=output, stderr=subprocess.STDOUT
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
     while True:
