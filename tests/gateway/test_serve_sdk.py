@@ -21,7 +21,12 @@ from openai import OpenAI
 from interlock.emulators import Emulator
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
 
-UPSTREAMS = {"via-responses": "openai-responses", "via-chat": "openai-chat", "via-gemini": "gemini"}
+UPSTREAMS = {
+    "via-responses": "openai-responses",
+    "via-chat": "openai-chat",
+    "via-gemini": "gemini",
+    "via-anthropic": "anthropic",
+}
 INGRESSES = ["chat", "responses", "gemini"]
 WEATHER_SCHEMA = {
     "type": "object",
@@ -218,6 +223,17 @@ def assert_opaque_replayed(emulators: dict[str, Emulator], model: str) -> None:
     elif protocol == "openai-responses":
         reasoning = [item for item in received["input"] if item.get("type") == "reasoning"]
         assert reasoning and reasoning[0].get("encrypted_content"), json.dumps(received)[:2000]
+    elif protocol == "anthropic":
+        # These clients ask for no thinking, so the emulator sends none: the call itself must
+        # come back as the assistant's tool_use, answered by a tool_result.
+        blocks = [
+            block
+            for message in received["messages"]
+            if isinstance(message["content"], list)
+            for block in message["content"]
+        ]
+        kinds = [block["type"] for block in blocks]
+        assert "tool_use" in kinds and "tool_result" in kinds, json.dumps(received)[:2000]
     else:
         assert any(message.get("tool_calls") for message in received["messages"])
 
