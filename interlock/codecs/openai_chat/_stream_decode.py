@@ -80,6 +80,7 @@ class StreamDecoder:
 
     def __init__(self) -> None:
         self._slots: dict[tuple[str, int | str], _Slot] = {}
+        self._ended: set[int] = set()  # slots already finished before the response's end
         self._started = False
         self._finished = False
         self._done = False
@@ -171,10 +172,21 @@ class StreamDecoder:
                 self._call(as_object(call, where), where, updates)
 
     def _open(self, key: tuple[str, int | str], part: Part, updates: list[Update]) -> _Slot:
-        slot = _Slot(index=len(self._slots), part=part)
+        if key[0] != "raw":
+            self._end_raw_reasoning(updates)
+        slot = _Slot(index=len(self._slots) + len(self._ended), part=part)
         self._slots[key] = slot
         updates.append(PartStarted(index=slot.index, part=part))
         return slot
+
+    def _end_raw_reasoning(self, updates: list[Update]) -> None:
+        """Raw reasoning (``reasoning_content``) is over once the answer or a call starts:
+        finish it then, so consumers see reasoning end before the answer begins (AG-UI's
+        reasoning span closes when text starts). Reasoning that resumes later is a new part."""
+        for key in [key for key in self._slots if key[0] == "raw"]:
+            slot = self._slots.pop(key)
+            self._ended.add(slot.index)
+            updates.append(PartFinished(index=slot.index, part=self._final(slot)))
 
     def _text(self, key: tuple[str, int | str], text: str, updates: list[Update]) -> None:
         slot = self._slots.get(key)
@@ -197,7 +209,10 @@ class StreamDecoder:
 
     def _detail(self, fragment: JsonObject, updates: list[Update]) -> None:
         position = fragment.get("index")
-        key = ("detail", position if isinstance(position, int) else f"n{len(self._slots)}")
+        key = (
+            "detail",
+            position if isinstance(position, int) else f"n{len(self._slots) + len(self._ended)}",
+        )
         slot = self._slots.get(key)
         if slot is None:
             self._open(key, detail_part(fragment), updates).detail = dict(fragment)

@@ -9,6 +9,7 @@ import pytest
 from ag_ui.core import Event
 from pydantic import TypeAdapter
 
+from interlock.codecs._sse import SseEvent
 from interlock.codecs.agui import (
     AguiEventEncoder,
     EncoderStateError,
@@ -17,6 +18,7 @@ from interlock.codecs.agui import (
     open_sealed,
     verify_events,
 )
+from interlock.codecs.openai_chat import StreamDecoder as ChatStreamDecoder
 from interlock.transcript import (
     ApprovalRequestPart,
     HostedToolPart,
@@ -502,3 +504,25 @@ def test_parts_without_an_ag_ui_event_travel_as_custom() -> None:
     assert len(events) == 1 and events[0]["type"] == "CUSTOM"
     assert events[0]["name"] == "interlock.part"
     assert events[0]["value"]["item_type"] == "web_search_call"  # type: ignore[index]  # JSON object
+
+
+def test_reasoning_content_from_a_chat_upstream_ends_before_its_span_closes() -> None:
+    """A DeepSeek-style Chat stream (``reasoning_content`` then ``content``), decoded by the
+    Chat codec and encoded for AG-UI: the reasoning message ends before the reasoning span
+    does, and both before the answer's text starts."""
+    chunks: list[JsonObject] = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "reasoning_content": "hm"}}]},
+        {"choices": [{"index": 0, "delta": {"content": "Hi"}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    decoder = ChatStreamDecoder()
+    updates: list[Update] = []
+    for chunk in chunks:
+        updates += decoder.feed(SseEvent(data=json.dumps(chunk)))
+    updates += decoder.feed(SseEvent(data="[DONE]")) + decoder.finish()
+    run = encoder()
+    events = run.start() + feed(run, updates) + run.finish()
+    verify_events(events, thread_id="thread-1", run_id="run-1")
+    kinds = [event["type"] for event in events]
+    assert kinds.index("REASONING_MESSAGE_END") < kinds.index("REASONING_END")
+    assert kinds.index("REASONING_END") < kinds.index("TEXT_MESSAGE_START")

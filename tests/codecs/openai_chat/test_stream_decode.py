@@ -327,3 +327,40 @@ def test_feed_takes_sse_events_from_the_shared_parser() -> None:
     calls = fold_updates(updates).message.tool_calls
     assert [c.call_id for c in calls] == ["call_A", "call_B"]
     assert isinstance(calls[0], ToolCallPart)
+
+
+def test_raw_reasoning_finishes_before_the_answer_starts() -> None:
+    """A ``reasoning_content`` part ends when content starts, not at the response's end, so an
+    AG-UI client sees REASONING_MESSAGE_END before the reasoning span closes; the folded
+    response is the same as the non-streamed one."""
+    lines = [
+        _chunk({"role": "assistant", "reasoning_content": "think"}),
+        _chunk({"reasoning_content": " more"}),
+        _chunk({"content": "Hi"}),
+        _chunk({"content": " there"}),
+        _chunk({}, "stop"),
+        "[DONE]",
+    ]
+    updates = decode_all(lines)
+    order = [(type(u).__name__, getattr(u, "index", None)) for u in updates]
+    assert order.index(("PartFinished", 0)) < order.index(("PartStarted", 1))
+    assert order.count(("PartFinished", 0)) == 1
+    reasoning, text = fold_updates(updates).message.parts
+    assert isinstance(reasoning, ReasoningPart) and reasoning.text == "think more"
+    assert isinstance(text, TextPart) and text.text == "Hi there"
+
+
+def test_reasoning_that_resumes_after_the_answer_is_a_new_part() -> None:
+    lines = [
+        _chunk({"role": "assistant", "reasoning_content": "first"}),
+        _chunk({"content": "Hi"}),
+        _chunk({"reasoning_content": "second"}),
+        _chunk({}, "stop"),
+        "[DONE]",
+    ]
+    parts = fold_updates(decode_all(lines)).message.parts
+    assert [(p.kind, getattr(p, "text", None)) for p in parts] == [
+        ("reasoning", "first"),
+        ("text", "Hi"),
+        ("reasoning", "second"),
+    ]
