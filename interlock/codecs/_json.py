@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from interlock.transcript import DecodeError, JsonObject, JsonValue
+
 
 def type_name(value: object) -> str:
     """The JSON name of ``value``'s type, for decode error messages."""
@@ -20,3 +22,45 @@ def type_name(value: object) -> str:
             return "object"
         case _:
             return type(value).__name__
+
+
+def as_object(value: JsonValue, path: str) -> JsonObject:
+    """``value`` as a JSON object, or :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, dict):
+        raise DecodeError(path, f"expected an object, got {type_name(value)}")
+    return value
+
+
+def as_list(value: JsonValue, path: str) -> list[JsonValue]:
+    """``value`` as a JSON array, or :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, list):
+        raise DecodeError(path, f"expected an array, got {type_name(value)}")
+    return value
+
+
+def as_str(value: JsonValue, path: str) -> str:
+    """``value`` as a string, or :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, str):
+        raise DecodeError(path, f"expected a string, got {type_name(value)}")
+    return value
+
+
+def as_int(value: JsonValue, path: str) -> int:
+    """``value`` as an integer (bools refused), or :class:`DecodeError` naming ``path``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DecodeError(path, f"expected an integer, got {type_name(value)}")
+    return value
+
+
+def as_number(value: JsonValue, path: str) -> float:
+    """``value`` as a number (bools refused), or :class:`DecodeError` naming ``path``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DecodeError(path, f"expected a number, got {type_name(value)}")
+    return value
+
+
+def as_bool(value: JsonValue, path: str) -> bool:
+    """``value`` as a boolean, or :class:`DecodeError` naming ``path``."""
+    if not isinstance(value, bool):
+        raise DecodeError(path, f"expected a boolean, got {type_name(value)}")
+    return value

@@ -12,10 +12,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, cast
 
-from interlock.codecs._json import type_name
+# The shared JSON accessors, re-exported so this dialect's modules import them from here.
+from interlock.codecs._json import (
+    as_bool as as_bool,
+)
+from interlock.codecs._json import (
+    as_int as as_int,
+)
+from interlock.codecs._json import (
+    as_list as as_list,
+)
+from interlock.codecs._json import (
+    as_number as as_number,
+)
+from interlock.codecs._json import (
+    as_object as as_object,
+)
+from interlock.codecs._json import (
+    as_str as as_str,
+)
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
-    DecodeError,
     JsonObject,
     JsonValue,
     Opaque,
@@ -58,48 +75,6 @@ def split_fields(
         else:
             unknown[key] = item
     return fields, unknown
-
-
-def as_object(value: JsonValue, path: str) -> JsonObject:
-    """``value`` as a JSON object, or :class:`DecodeError` naming ``path``."""
-    if not isinstance(value, dict):
-        raise DecodeError(path, f"expected an object, got {type_name(value)}")
-    return value
-
-
-def as_list(value: JsonValue, path: str) -> list[JsonValue]:
-    """``value`` as a JSON array, or :class:`DecodeError` naming ``path``."""
-    if not isinstance(value, list):
-        raise DecodeError(path, f"expected an array, got {type_name(value)}")
-    return value
-
-
-def as_str(value: JsonValue, path: str) -> str:
-    """``value`` as a string, or :class:`DecodeError` naming ``path``."""
-    if not isinstance(value, str):
-        raise DecodeError(path, f"expected a string, got {type_name(value)}")
-    return value
-
-
-def as_int(value: JsonValue, path: str) -> int:
-    """``value`` as an integer (bools refused), or :class:`DecodeError` naming ``path``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise DecodeError(path, f"expected an integer, got {type_name(value)}")
-    return value
-
-
-def as_number(value: JsonValue, path: str) -> float:
-    """``value`` as a number (bools refused), or :class:`DecodeError` naming ``path``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DecodeError(path, f"expected a number, got {type_name(value)}")
-    return value
-
-
-def as_bool(value: JsonValue, path: str) -> bool:
-    """``value`` as a boolean, or :class:`DecodeError` naming ``path``."""
-    if not isinstance(value, bool):
-        raise DecodeError(path, f"expected a boolean, got {type_name(value)}")
-    return value
 
 
 def signature(data: str) -> Opaque:

@@ -12,7 +12,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal, TypeAlias
 
-from interlock.codecs._json import type_name
+# The shared JSON accessors, re-exported so this dialect's modules import them from here.
+from interlock.codecs._json import (
+    as_bool as as_bool,
+)
+from interlock.codecs._json import (
+    as_int as as_int,
+)
+from interlock.codecs._json import (
+    as_list as as_list,
+)
+from interlock.codecs._json import (
+    as_number as as_number,
+)
+from interlock.codecs._json import (
+    as_object as as_object,
+)
+from interlock.codecs._json import (
+    as_str,
+)
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
     OPENROUTER_REASONING_DETAIL,
@@ -49,48 +67,6 @@ REASONING_DIALECTS: tuple[ReasoningDialect, ...] = (
 GOOGLE_SIGNATURE = GEMINI_THOUGHT_SIGNATURE
 OPENROUTER_DETAIL = OPENROUTER_REASONING_DETAIL
 OPENAI_ENCRYPTED = "openai.responses.encrypted_content"
-
-
-def as_object(value: JsonValue, path: str) -> JsonObject:
-    """``value`` as a JSON object, or a :class:`DecodeError` naming ``path``."""
-    if not isinstance(value, dict):
-        raise DecodeError(path, f"expected an object, got {type_name(value)}")
-    return value
-
-
-def as_list(value: JsonValue, path: str) -> list[JsonValue]:
-    """``value`` as a JSON array, or a :class:`DecodeError` naming ``path``."""
-    if not isinstance(value, list):
-        raise DecodeError(path, f"expected an array, got {type_name(value)}")
-    return value
-
-
-def as_str(value: JsonValue, path: str) -> str:
-    """``value`` as a string, or a :class:`DecodeError` naming ``path``."""
-    if not isinstance(value, str):
-        raise DecodeError(path, f"expected a string, got {type_name(value)}")
-    return value
-
-
-def as_int(value: JsonValue, path: str) -> int:
-    """``value`` as an integer (not a bool), or a :class:`DecodeError` naming ``path``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise DecodeError(path, f"expected an integer, got {type_name(value)}")
-    return value
-
-
-def as_number(value: JsonValue, path: str) -> float | int:
-    """``value`` as a number (not a bool), or a :class:`DecodeError` naming ``path``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise DecodeError(path, f"expected a number, got {type_name(value)}")
-    return value
-
-
-def as_bool(value: JsonValue, path: str) -> bool:
-    """``value`` as a boolean, or a :class:`DecodeError` naming ``path``."""
-    if not isinstance(value, bool):
-        raise DecodeError(path, f"expected a boolean, got {type_name(value)}")
-    return value
 
 
 def required(obj: JsonObject, key: str, path: str) -> JsonValue:
