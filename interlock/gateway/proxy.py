@@ -9,9 +9,7 @@ answered in the ingress dialect's own error shape (:class:`ProxyError`).
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 import time
 from dataclasses import dataclass, replace
 from typing import cast
@@ -46,6 +44,7 @@ from interlock.gateway.history_cache import (
 )
 from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import Metrics
+from interlock.gateway.model_field import COMPACT, rewrite_model
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import ReasoningVault, needs
 from interlock.transcript import (
@@ -59,9 +58,6 @@ from interlock.transcript import (
     Request,
     TranslationWarning,
 )
-
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""One encoder for every compact body (``json.dumps`` with options builds one per call)."""
 
 
 class ProxyError(Exception):
@@ -141,44 +137,6 @@ class ProxyCall:
         headers = passed_headers(response.headers.multi_items()) if response is not None else {}
         headers[TRANSLATION_HEADER] = header_value(self.translation, self.warnings)
         return headers
-
-
-_MODEL_FIELD = re.compile(rb'"model"\s*:\s*')
-
-
-def rewrite_model(body: bytes, old: str, new: str, within: int | None = None) -> bytes:
-    """``body`` with its top-level ``"model": old`` value replaced by ``new``.
-
-    Only that one JSON string is re-serialized and spliced in. If the field cannot be
-    located unambiguously (it appears more than once with that value), the whole body is
-    re-serialized instead: correctness first, the fast path when it is safe. ``within``:
-    the body's first that many bytes are known to hold the one top-level ``model`` member
-    (a parsed head, :class:`ParsedBody`), so the search stops there.
-    """
-    if old == new:
-        return body
-    encoded_old = _json_string(old)
-    end = len(body) if within is None else within
-    hits = [
-        match.end()
-        for match in _MODEL_FIELD.finditer(body, 0, end)
-        if body.startswith(encoded_old, match.end())
-    ]
-    if len(hits) == 1:
-        start = hits[0]
-        # One new buffer: slicing the long tail first would allocate (and fault in) a
-        # second copy of it; a memoryview is read in place.
-        rest = memoryview(body)[start + len(encoded_old) :]
-        return b"".join((body[:start], _json_string(new), rest))
-    payload = cast(JsonObject, json.loads(body))
-    payload["model"] = new
-    return _COMPACT.encode(payload).encode()
-
-
-@functools.lru_cache(maxsize=1024)
-def _json_string(value: str) -> bytes:
-    """``value`` as a JSON string (model names: a small, bounded set)."""
-    return json.dumps(value).encode()
 
 
 async def read_body(http_request: HttpRequest, limit: int) -> bytes:
@@ -289,7 +247,7 @@ class Proxy:
         except DecodeError as error:
             raise ProxyError(400, str(error), code="invalid_request", param=error.path) from error
         prompt = {key: payload[key] for key in ("system", "messages", "tools") if key in payload}
-        return max(1, -(-len(_COMPACT.encode(prompt)) // 4))
+        return max(1, -(-len(COMPACT.encode(prompt)) // 4))
 
     async def prepare(
         self,
@@ -424,7 +382,7 @@ class Proxy:
         self._remember(call, None)
         call.translation = translation_label(encoded.warnings, restored)
         call.warnings = encoded.warnings
-        call.body = _COMPACT.encode(encoded.payload).encode()
+        call.body = COMPACT.encode(encoded.payload).encode()
 
     def _encode_checked(
         self, upstream: Upstream, request: Request, policy: ReplayPolicy
@@ -622,7 +580,7 @@ def json_response(
     """A compact JSON response; ``translation`` (bounded) or ``headers`` when given."""
     if translation is not None:
         headers = {**(headers or {}), TRANSLATION_HEADER: header_value(translation)}
-    body = _COMPACT.encode(payload).encode()
+    body = COMPACT.encode(payload).encode()
     return HttpResponse(body, status_code=status, media_type="application/json", headers=headers)
 
 

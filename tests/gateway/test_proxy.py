@@ -8,7 +8,7 @@ import logging
 import httpx
 import pytest
 
-from interlock.gateway.proxy import rewrite_model
+from interlock.gateway.model_field import rewrite_model
 from tests.gateway.helpers import (
     UPSTREAM_KEY,
     Recorder,

@@ -1,0 +1,56 @@
+"""The ``model`` member of a JSON request body, replaced without re-serializing the body.
+
+A proxied body usually differs from what the client sent only in its model name (the route's
+upstream model): splicing that one JSON string in place keeps everything else byte for byte
+and costs nothing per history message.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import cast
+
+from interlock.transcript import JsonObject
+
+COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""One encoder for every compact body (``json.dumps`` with options builds one per call)."""
+
+
+_MODEL_FIELD = re.compile(rb'"model"\s*:\s*')
+
+
+def rewrite_model(body: bytes, old: str, new: str, within: int | None = None) -> bytes:
+    """``body`` with its top-level ``"model": old`` value replaced by ``new``.
+
+    Only that one JSON string is re-serialized and spliced in. If the field cannot be
+    located unambiguously (it appears more than once with that value), the whole body is
+    re-serialized instead: correctness first, the fast path when it is safe. ``within``:
+    the body's first that many bytes are known to hold the one top-level ``model`` member
+    (a parsed head, :class:`ParsedBody`), so the search stops there.
+    """
+    if old == new:
+        return body
+    encoded_old = _json_string(old)
+    end = len(body) if within is None else within
+    hits = [
+        match.end()
+        for match in _MODEL_FIELD.finditer(body, 0, end)
+        if body.startswith(encoded_old, match.end())
+    ]
+    if len(hits) == 1:
+        start = hits[0]
+        # One new buffer: slicing the long tail first would allocate (and fault in) a
+        # second copy of it; a memoryview is read in place.
+        rest = memoryview(body)[start + len(encoded_old) :]
+        return b"".join((body[:start], _json_string(new), rest))
+    payload = cast(JsonObject, json.loads(body))
+    payload["model"] = new
+    return COMPACT.encode(payload).encode()
+
+
+@functools.lru_cache(maxsize=1024)
+def _json_string(value: str) -> bytes:
+    """``value`` as a JSON string (model names: a small, bounded set)."""
+    return json.dumps(value).encode()
