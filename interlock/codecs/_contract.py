@@ -71,6 +71,9 @@ class HttpFacts:
     ``count_tokens`` is ``(ingress path, response key)`` of a token-counting endpoint.
     ``signed_calls``: the service signs tool calls and wants the signatures back on them;
     ``reasoning_issuer``: the issuer of opaque reasoning the service wants back (``openai``…).
+    ``minted_id_marker``: bytes inside every item id the codec mints for output that had
+    none (another dialect's answer); the decoder drops such ids, so a body holding the
+    marker is re-encoded rather than passed through (the service would 404 on them).
     """
 
     ingress: tuple[IngressPath, ...]
@@ -91,6 +94,7 @@ class HttpFacts:
     count_tokens: tuple[str, str] | None = None
     signed_calls: bool = False
     reasoning_issuer: str = ""
+    minted_id_marker: bytes = b""
 
 
 class WireCodec(Protocol):

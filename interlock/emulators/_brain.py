@@ -88,6 +88,10 @@ class DefaultBrain:
 
     reasoning: bool = True
     counter: int = 0
+    call_prefix: str = "call"
+    """Starts every call id; each emulator has its own, so ids are unique across services
+    as real services' random ids are (a conversation switching models never sees two
+    calls with one id)."""
 
     def respond(self, request: Request) -> Response:
         self.counter += 1
@@ -117,7 +121,7 @@ class DefaultBrain:
         for match in _CALL_PATTERN.finditer(last.text):
             name, arguments = match.group(1), match.group(2) or "{}"
             if name in declared:
-                call_id = f"call_{self.counter}_{len(calls) + 1}"
+                call_id = f"{self.call_prefix}_{self.counter}_{len(calls) + 1}"
                 calls.append(ToolCallPart(call_id=call_id, name=name, arguments=arguments))
         return calls
 

@@ -98,7 +98,9 @@ class GeminiEmulator:
         require_signatures: bool | None = None,
     ) -> None:
         """``require_signatures``: ``None`` enforces them for every model but Gemini 1.x/2.x."""
-        self.brain: DefaultBrain | ScriptBrain = brain if brain is not None else DefaultBrain()
+        self.brain: DefaultBrain | ScriptBrain = (
+            brain if brain is not None else DefaultBrain(call_prefix="call_gemini")
+        )
         self.require_signatures = require_signatures
         self.received: list[JsonObject] = []
         self._counter = 0

@@ -109,7 +109,9 @@ class OpenAIChatEmulator:
         reasoning_dialect: ReasoningDialect = "reasoning_content",
         stream_delay: float = 0.0,
     ) -> None:
-        self.brain: DefaultBrain | ScriptBrain = brain if brain is not None else DefaultBrain()
+        self.brain: DefaultBrain | ScriptBrain = (
+            brain if brain is not None else DefaultBrain(call_prefix="call_chat")
+        )
         self.reasoning_dialect: ReasoningDialect = reasoning_dialect
         self.stream_delay = stream_delay
         """Seconds between stream events (a slow model, for drain and soak tests)."""

@@ -100,7 +100,7 @@ class OpenAIResponsesEmulator:
     """The emulated service; ``received`` lists every request body in order."""
 
     def __init__(self, brain: DefaultBrain | ScriptBrain | None = None) -> None:
-        self.brain = brain or DefaultBrain()
+        self.brain = brain or DefaultBrain(call_prefix="call_resp")
         self.received: list[JsonObject] = []
         self.stored: dict[str, _Stored] = {}
         self._ledger = _Ledger()

@@ -131,6 +131,22 @@ def test_every_response_and_stream_snapshot_is_a_complete_sdk_response() -> None
             None,
         ),
         (
+            [  # an id a gateway minted for another provider's answer (issue 11)
+                {"role": "user", "content": "x"},
+                {
+                    "type": "message",
+                    "id": "msg_interlock_chatcmpl-1_0",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": "y", "annotations": []}],
+                },
+            ],
+            404,
+            "Item with id 'msg_interlock_chatcmpl-1_0' not found.",
+            "input",
+            None,
+        ),
+        (
             [
                 {"type": "item_reference", "id": "a"},
                 {"role": "user", "content": "x", "id": "u1"},

@@ -59,21 +59,6 @@ from interlock.transcript import (
 )
 
 
-def current_turn_start(messages: Sequence[Message]) -> int:
-    """Index of the first message after the last user message with real content.
-
-    Tool results do not open a turn (Gemini's definition, provider-wire.md §3.4); the
-    messages from here on are the *current turn* whose tool calls a model is continuing.
-    """
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.role == "user" and any(
-            isinstance(part, TextPart | MediaPart | JsonPart) for part in message.parts
-        ):
-            return index + 1
-    return 0
-
-
 @dataclass(slots=True)
 class MessageEncoder:
     """Encodes one request's messages; ``wire`` and ``origins`` grow together.

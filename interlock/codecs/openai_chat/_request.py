@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
+from interlock.codecs._turns import current_turn_start
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._message_decode import decode_messages
 from interlock.codecs.openai_chat._message_encode import (
     ApprovalIds,
     MessageEncoder,
-    current_turn_start,
 )
 from interlock.codecs.openai_chat._pairing import find_pairing_violation
 from interlock.codecs.openai_chat._policy import Degradations

@@ -9,6 +9,7 @@ from interlock.codecs.openai_responses._request_encode import encode_request
 from interlock.codecs.openai_responses._response import decode_response, encode_response
 from interlock.codecs.openai_responses._stream_decode import StreamDecoder
 from interlock.codecs.openai_responses._stream_encode import StreamEncoder
+from interlock.codecs.openai_responses._wire import MINTED
 from interlock.transcript import OPENAI_ENCRYPTED_CONTENT
 
 HTTP = HttpFacts(
@@ -24,6 +25,7 @@ HTTP = HttpFacts(
     provider="openai",
     stateful_service=True,
     reasoning_issuer="openai",
+    minted_id_marker=f"_{MINTED}".encode(),
 )
 
 

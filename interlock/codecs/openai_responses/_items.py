@@ -31,9 +31,11 @@ from interlock.codecs.openai_responses._wire import (
     as_list,
     as_object,
     encrypted,
+    is_minted,
     optional_str,
     own,
     required_str,
+    server_item_id,
     split_fields,
     string,
     wrap,
@@ -90,7 +92,7 @@ def _with_item(part: Part, fields: JsonObject, boundary: bool) -> Part:
 
 def assistant_message_parts(data: JsonObject, path: str, boundary: bool) -> list[Part]:
     """An assistant ``message`` item as text/refusal parts sharing the item id."""
-    item_id = optional_str(data, "id", path)
+    item_id = server_item_id(data, path)
     fields = split_fields(data, {"id", "role", "content"}, message_defaults(item_id))
     content = data.get("content")
     if isinstance(content, str):
@@ -136,7 +138,7 @@ def user_message(data: JsonObject, path: str, role: InputRole) -> Message:
 
 def reasoning_parts(data: JsonObject, path: str, boundary: bool) -> list[Part]:
     """A reasoning item as summary, raw and encrypted parts sharing the item id."""
-    item_id = optional_str(data, "id", path)
+    item_id = server_item_id(data, path)
     known = {"type", "id", "summary"}
     parts: list[ReasoningPart] = []
     summary = as_list(data.get("summary"), f"{path}.summary")
@@ -173,8 +175,8 @@ def _reasoning_entry(
 
 
 def function_call(data: JsonObject, path: str) -> ToolCallPart:
-    """A ``function_call`` item."""
-    item_id = optional_str(data, "id", path)
+    """A ``function_call`` item (an id this codec minted is not kept: ``server_item_id``)."""
+    item_id = server_item_id(data, path)
     known = {"type", "id", "call_id", "name", "arguments"}
     return ToolCallPart(
         call_id=required_str(data, "call_id", path),
@@ -287,7 +289,10 @@ def _model_side_parts(data: JsonObject, path: str, last: Part | None) -> list[Pa
 
 
 def _same_item(last: Part | None, data: JsonObject) -> bool:
-    return getattr(last, "item_id", None) == data.get("id")
+    item_id = data.get("id")
+    if isinstance(item_id, str) and is_minted(item_id):
+        item_id = None
+    return getattr(last, "item_id", None) == item_id
 
 
 class _Grouper:

@@ -84,6 +84,8 @@ class ReplayContext:
     policy: ReplayPolicy
     regime: Regime
     messages: Sequence[Message]
+    turn_start: int = 0
+    """First message of the current turn: only its steps' reasoning is ever required."""
     sent_approvals: set[str] = field(default_factory=set[str])
     warnings: list[TranslationWarning] = field(default_factory=list[TranslationWarning])
     hosted_approvals: set[str] | None = None
@@ -363,9 +365,13 @@ def _drop_reasoning(
         if context.regime == "stateless"
         else "reasoning has neither an item id nor OpenAI encrypted_content"
     )
-    if bound and context.regime == "stateless":
-        context.lossy(location, f"{why}; the step's tool call needs it", "reasoning_not_replayable")
+    if bound and context.regime == "stateless" and index >= context.turn_start:
+        # The model continues this step's tool call now: it needs its own reasoning.
+        reason = f"{why}; the current turn's tool call needs it"
+        context.lossy(location, reason, "reasoning_not_replayable")
     else:
+        # A finished turn: the service does not render its reasoning (reasoning.context
+        # current_turn) nor check it; the step goes without reasoning and without ids.
         context.warn("reasoning_dropped", location, why)
     return _StepPlan(dropped=frozenset(reasoning), strip_ids=_has_ids(groups))
 

@@ -10,6 +10,7 @@ from typing import cast
 
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
+from interlock.codecs._turns import current_turn_start
 from interlock.codecs.openai_responses._replay import (
     ReplayContext,
     continuation_start,
@@ -47,7 +48,9 @@ def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> E
     regime = (
         "continuation" if continued else "stateless" if continuation.store is False else "stored"
     )
-    context = ReplayContext(policy=policy, regime=regime, messages=messages)
+    context = ReplayContext(
+        policy=policy, regime=regime, messages=messages, turn_start=current_turn_start(messages)
+    )
     start = offset + (continuation_start(messages[offset:]) if continued else 0)
     items: list[JsonValue] = []
     for index in range(start, len(messages)):

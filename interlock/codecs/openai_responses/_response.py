@@ -19,6 +19,7 @@ from interlock.codecs.openai_responses._usage import (
     encode_usage,
 )
 from interlock.codecs.openai_responses._wire import (
+    MINTED,
     PROVIDER,
     as_list,
     as_object,
@@ -134,14 +135,18 @@ def response_object(response: Response, output: list[JsonValue]) -> JsonObject:
 
 
 def mint_item_id(part: Part, response_id: str | None, output_index: int) -> str:
-    """A deterministic item id for a part that has none (position-based)."""
+    """A deterministic item id for a part that has none (position-based), marked minted.
+
+    The decoder reads the mark and drops the id (``server_item_id``), so a client that
+    sends this output back never makes the gateway reference it upstream.
+    """
     prefix = "msg"
     if isinstance(part, ReasoningPart):
         prefix = "rs"
     elif isinstance(part, ToolCallPart):
         prefix = "fc"
     stem = (response_id or "resp_0").removeprefix("resp_")
-    return f"{prefix}_{stem}_{output_index}"
+    return f"{prefix}_{MINTED}{stem}_{output_index}"
 
 
 def with_item_ids(group: ItemGroup, response_id: str | None, output_index: int) -> ItemGroup:

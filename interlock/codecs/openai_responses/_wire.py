@@ -38,6 +38,16 @@ PROVIDER = "openai"
 ENCRYPTED_FORMAT = OPENAI_ENCRYPTED_CONTENT
 ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
 
+MINTED = "interlock_"
+"""Follows the type prefix (``msg_``, ``rs_``, ``fc_``) of every item id this codec mints.
+
+OpenAI's item ids are the prefix and hexadecimal digits, so no id the service issued
+starts this way. A minted id names nothing stored upstream: sent back to a Responses
+service it fails with 404 ``Item with id '…' not found.`` (provider-wire §1.6), so the
+decoder drops it (:func:`server_item_id`).
+"""
+MINTED_PREFIXES = ("msg", "rs", "fc")
+
 ABSENT = "~absent"
 ITEM = "~item"
 _NO_KEYS: frozenset[str] = frozenset()
@@ -55,6 +65,20 @@ def is_own_opaque(opaque: Opaque) -> bool:
         and opaque.format == ENCRYPTED_FORMAT
         and isinstance(opaque.data, str)
     )
+
+
+def is_minted(item_id: str) -> bool:
+    """True for an item id this codec minted (never one a service issued)."""
+    prefix, _, rest = item_id.partition("_")
+    return prefix in MINTED_PREFIXES and rest.startswith(MINTED)
+
+
+def server_item_id(data: JsonObject, path: str) -> str | None:
+    """The item's ``id`` when a service could have issued it; a minted id reads as none."""
+    item_id = optional_str(data, "id", path)
+    if item_id is None or is_minted(item_id):
+        return None
+    return item_id
 
 
 # ---------------------------------------------------------------- reading untrusted JSON

@@ -407,3 +407,87 @@ def test_trap30_a_participant_name_is_never_dropped_silently() -> None:
     named = Message(role="user", name="alice", parts=(TextPart(text="hi"),))
     encoded = encode_request(Request(model="gpt-5", messages=(named,)))
     assert [(w.code, w.location) for w in encoded.warnings] == [("name_dropped", "messages[0]")]
+
+
+def _finished_turn(step: tuple[Part, ...]) -> Request:
+    """``history(step)`` answered, then a new user question: the step's turn is over."""
+    earlier = history(step)
+    answer = Message(role="assistant", parts=(TextPart(text="15 degrees"),))
+    question = Message(role="user", parts=(TextPart(text="And tomorrow?"),))
+    return Request(
+        model="gpt-5.5",
+        messages=(*earlier.messages, answer, question),
+        continuation=STATELESS,
+    )
+
+
+@pytest.mark.parametrize("opaque", [GEMINI, ROUTER, None])
+def test_foreign_reasoning_of_a_finished_turn_is_dropped_not_refused(opaque: Opaque | None) -> None:
+    """Issue 11: only the current turn's tool step needs its own reasoning (§1.5: earlier
+    turns' reasoning is not rendered to the model), so an earlier step whose reasoning came
+    from another provider goes without it, and without ids, even in strict mode."""
+    step = (ReasoningPart(reasoning_kind="summary", text="thought", opaque=opaque), CALL)
+    encoded = encode_request(_finished_turn(step), policy=ReplayPolicy(mode="strict"))
+    items = encoded.payload["input"]
+    assert [item.get("type", "message") for item in items] == [  # type: ignore[union-attr]
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+        "message",
+    ]
+    assert "id" not in items[1]  # type: ignore[operator]
+    codes = [w.code for w in encoded.warnings]
+    assert codes[-1] == "reasoning_dropped" and "reasoning_not_replayable" not in codes
+    assert encoded.warnings[-1].location == "messages[1].parts[0]"
+
+
+def test_the_same_step_in_the_current_turn_is_still_refused() -> None:
+    step = (ReasoningPart(reasoning_kind="summary", text="thought", opaque=GEMINI), CALL)
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(history(step), policy=ReplayPolicy(mode="strict"))
+    assert caught.value.code == "reasoning_not_replayable"
+    assert caught.value.location == "messages[1].parts[0]"
+    assert "current turn" in str(caught.value)
+
+
+def test_ids_this_codec_minted_are_never_sent_back_as_item_ids() -> None:
+    """Issue 11: a client echoing a translated answer (ids minted here) must not make the
+    gateway reference them: the service answers 404 ``Item with id … not found``."""
+    body = {
+        "model": "gpt-5.5",
+        "input": [
+            {"role": "user", "content": "Weather?"},
+            {
+                "type": "reasoning",
+                "id": "rs_interlock_chatcmpl-1_0",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": "thinking"}],
+            },
+            {
+                "type": "function_call",
+                "id": "fc_interlock_chatcmpl-1_1",
+                "call_id": "call_1",
+                "name": "get_weather",
+                "arguments": "{}",
+                "status": "completed",
+            },
+            {"type": "function_call_output", "call_id": "call_1", "output": "15"},
+            {
+                "type": "message",
+                "id": "msg_interlock_chatcmpl-2_0",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "15 degrees", "annotations": []}],
+            },
+            {"role": "user", "content": "And tomorrow?"},
+        ],
+    }
+    request = decode_request(body)
+    assert all(getattr(p, "item_id", None) is None for m in request.messages for p in m.parts)
+    for continuation in (Continuation(), STATELESS):
+        encoded = encode_request(
+            Request(model="gpt-5.5", messages=request.messages, continuation=continuation)
+        )
+        assert "interlock_" not in str(encoded.payload), continuation
+        assert [w.code for w in encoded.warnings] == ["reasoning_dropped"]

@@ -83,7 +83,8 @@ def test_canonical_finish_maps_to_status(
     assert (body["status"], body["incomplete_details"]) == (status, details)
 
 
-def test_parts_without_ids_get_deterministic_item_ids() -> None:
+def test_parts_without_ids_get_deterministic_item_ids_marked_as_minted() -> None:
+    """Issue 11: ids the gateway minted are never read back as service item ids."""
     response = Response(
         message=Message(
             role="assistant",
@@ -97,8 +98,11 @@ def test_parts_without_ids_get_deterministic_item_ids() -> None:
         finish_reason="tool_calls",
     )
     body = encode_response(response)
-    assert [item["id"] for item in body["output"]] == ["rs_xyz_0", "msg_xyz_1", "fc_xyz_2"]  # type: ignore[index]
+    ids = [item["id"] for item in body["output"]]  # type: ignore[index]
+    assert ids == ["rs_interlock_xyz_0", "msg_interlock_xyz_1", "fc_interlock_xyz_2"]
     assert encode_response(response) == body
+    decoded = decode_response(body).message.parts
+    assert [getattr(part, "item_id", None) for part in decoded] == [None, None, None]
 
 
 def test_a_response_without_time_or_model_still_encodes_to_an_sdk_valid_response() -> None:
