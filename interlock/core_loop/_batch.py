@@ -20,7 +20,6 @@ from interlock.core_loop._events import (
     ClientCallsPending,
     InputRequested,
     LoopEvent,
-    Outcome,
     ToolFinished,
     ToolStarted,
 )
@@ -33,6 +32,13 @@ from interlock.core_loop._ledger import (
     LedgerStore,
     PlannedCall,
     arguments_digest,
+)
+from interlock.core_loop._step import (
+    AwaitingApproval,
+    AwaitingClient,
+    AwaitingInput,
+    Step,
+    Terminated,
 )
 from interlock.core_loop._tools import ToolSet, make_result
 from interlock.transcript import (
@@ -51,17 +57,6 @@ UNKNOWN_TERMINATED = (
     "Not executed: the run was terminated because the model called an unknown tool."
 )
 INDETERMINATE = "Not run again: an earlier execution started and never reported a result."
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Pause:
-    """Why the run must end now, and what it awaits."""
-
-    outcome: Outcome
-    reason: str | None = None
-    approvals: tuple[ApprovalRequestPart, ...] = ()
-    inputs: tuple[InputRequestPart, ...] = ()
-    calls: tuple[ToolCallPart, ...] = ()
 
 
 @dataclass(slots=True)
@@ -128,7 +123,8 @@ class BatchSettler:
     toolset: ToolSet
     known_results: dict[str, ToolResultPart]
     answers: dict[str, JsonValue]
-    pause: Pause | None
+    step: Step
+    """How the current step ends; :class:`RunAgain` until something ends the run."""
     settled: list[Message]
     outbox: list[LoopEvent]
     """Events of steps that are plain coroutines; the run yields them after each step."""
@@ -187,7 +183,7 @@ class BatchSettler:
             ApprovalRequestPart(approval_id=record.approval_id, call=record.call)
             for record in records
         )
-        self.pause = Pause(outcome="awaiting_approval", approvals=requests)
+        self.step = AwaitingApproval(approvals=requests)
         return [ApprovalRequested(message_id=message_id, request=request) for request in requests]
 
     async def _refuse_unknown(self, batch: HeldBatch) -> None:
@@ -199,7 +195,7 @@ class BatchSettler:
                 result = make_result(item.call, UNKNOWN_TERMINATED, "interrupted")
             await self.ledger.complete_execution(self.thread_id, item.occurrence_id, result)
             self.outbox.append(ToolFinished(message_id=message_id, call=item.call, result=result))
-        self.pause = Pause(outcome="terminated", reason="unknown_tool")
+        self.step = Terminated(reason="unknown_tool")
 
     async def replay(self, calls: tuple[ToolCallPart, ...]) -> None:
         """Re-surface the recorded results of a released batch; nothing runs.
@@ -373,16 +369,16 @@ class BatchSettler:
         if waiting and not terminate:
             await self.ledger.hold_batch(self.thread_id, batch, ())
             control_id = self.ids("msg")
-            self.pause = Pause(outcome="awaiting_input", inputs=waiting)
+            self.step = AwaitingInput(inputs=waiting)
             return [InputRequested(message_id=control_id, request=request) for request in waiting]
         if terminate:
             if held:
                 await self.ledger.release_batch(self.thread_id, batch.batch_id)
-            self.pause = Pause(outcome="terminated", reason="middleware")
+            self.step = Terminated(reason="middleware")
             return []
         if clients:
             await self.ledger.hold_batch(self.thread_id, batch, ())
-            self.pause = Pause(outcome="awaiting_client", calls=clients)
+            self.step = AwaitingClient(calls=clients)
             return [ClientCallsPending(calls=clients)]
         if held:
             await self.ledger.release_batch(self.thread_id, batch.batch_id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
+from typing import assert_never
 
 from interlock.core_loop._agent import (
     Agent,
@@ -21,7 +22,7 @@ from interlock.core_loop._agent import (
     ModelStreamError,
     random_ids,
 )
-from interlock.core_loop._batch import BatchSettler, Counters, Pause
+from interlock.core_loop._batch import BatchSettler, Counters
 from interlock.core_loop._decisions import Resumption, claim_decisions
 from interlock.core_loop._events import (
     LoopEvent,
@@ -35,6 +36,19 @@ from interlock.core_loop._history import project_history
 from interlock.core_loop._ledger import HeldBatch, LedgerStore
 from interlock.core_loop._model import ChatModel
 from interlock.core_loop._state import AgentState
+from interlock.core_loop._step import (
+    RUN_AGAIN,
+    AwaitingApproval,
+    AwaitingClient,
+    AwaitingInput,
+    FinalAnswer,
+    LimitReached,
+    RunAgain,
+    Step,
+    Stop,
+    Terminated,
+    stop_outcome,
+)
 from interlock.core_loop._tools import ToolSet
 from interlock.transcript import (
     ApprovalRequestPart,
@@ -90,7 +104,7 @@ class Run(BatchSettler):
         self.counters = Counters()
         self.known_results: dict[str, ToolResultPart] = {}
         self.answers: dict[str, JsonValue] = {}
-        self.pause: Pause | None = None
+        self.step: Step = RUN_AGAIN
         self.settled: list[Message] = []
         self.outbox: list[LoopEvent] = []
         self.history: list[Message] = []
@@ -109,37 +123,54 @@ class Run(BatchSettler):
         """The run's events; the last one is always :class:`RunFinished`."""
         async for event in self._resume():
             yield event
-        while self.pause is None:
-            tools_enabled = self._next_call()
-            message_id = self.ids("msg")
-            builder = ResponseBuilder()
-            occurrences: dict[int, tuple[Part, ToolCallPart]] = {}
-            dropped: set[int] | None = None if tools_enabled else set()
-            stream = self.model.stream(self._request(tools_enabled))
-            try:
-                async for raw in stream:
-                    update = self._assign(raw, occurrences)
-                    if dropped is not None and _actionable(update, dropped):
-                        continue
-                    builder.add(update)
-                    yield ModelUpdate(
-                        iteration=self.calls_made, message_id=message_id, update=update
-                    )
-                    if type(update) is StreamFailed:
-                        raise ModelStreamError(update.code, update.message, update.status)
-            except Exception:
-                await self.ledger.save_budget(self.thread_id, self.counters.frozen())
-                raise
-            finally:
-                await _close(stream)
-            batch = await self._answered(builder.build(), message_id, tools_enabled)
-            for event in self._drain():
+        while True:
+            step = self.step
+            match step:
+                case RunAgain():
+                    async for event in self._model_step():
+                        yield event
+                case (
+                    FinalAnswer()
+                    | AwaitingApproval()
+                    | AwaitingInput()
+                    | AwaitingClient()
+                    | Terminated()
+                    | LimitReached()
+                ):
+                    yield await self._finish(step)
+                    return
+                case _:
+                    assert_never(step)
+
+    async def _model_step(self) -> AsyncIterator[LoopEvent]:
+        """One model call and the batch of local calls it returns."""
+        tools_enabled = self._next_call()
+        message_id = self.ids("msg")
+        builder = ResponseBuilder()
+        occurrences: dict[int, tuple[Part, ToolCallPart]] = {}
+        dropped: set[int] | None = None if tools_enabled else set()
+        stream = self.model.stream(self._request(tools_enabled))
+        try:
+            async for raw in stream:
+                update = self._assign(raw, occurrences)
+                if dropped is not None and _actionable(update, dropped):
+                    continue
+                builder.add(update)
+                yield ModelUpdate(iteration=self.calls_made, message_id=message_id, update=update)
+                if type(update) is StreamFailed:
+                    raise ModelStreamError(update.code, update.message, update.status)
+        except Exception:
+            await self.ledger.save_budget(self.thread_id, self.counters.frozen())
+            raise
+        finally:
+            await _close(stream)
+        batch = await self._answered(builder.build(), message_id, tools_enabled)
+        for event in self._drain():
+            yield event
+        if batch is not None:
+            async for event in self.settle(batch, {}, held=False):
                 yield event
-            if batch is not None:
-                async for event in self.settle(batch, {}, held=False):
-                    yield event
-                self._after_batch()
-        yield await self._finish(self.pause)
+            self._after_batch()
 
     async def _resume(self) -> AsyncIterator[LoopEvent]:
         """Claim the caller's decisions and settle the held batches they complete."""
@@ -156,9 +187,11 @@ class Run(BatchSettler):
         for batch in resumption.batches:
             async for event in self.settle(batch, resumption.records):
                 yield event
-            if self.pause is not None:
-                return
-            self._check_limits()
+            match self.step:
+                case RunAgain():
+                    self._check_limits()
+                case _:
+                    return
         self._start_history(resumption)
 
     def _drain(self) -> list[LoopEvent]:
@@ -212,32 +245,32 @@ class Run(BatchSettler):
             self.response_id = response.id
         if not tools_enabled:
             self.outbox += self._fallback(message)
-            self.pause = Pause(outcome="limit", reason=self.limit_reason)
+            self.step = LimitReached(reason=self.limit_reason)
             return None
         calls = tuple(
             part for part in message.parts if type(part) is ToolCallPart and part.owner != "hosted"
         )
         if not calls:
-            self.pause = self._final(message)
+            self.step = self._final(message)
             return None
         return await self.plan_batch(calls)
 
     def _after_batch(self) -> None:
-        if self.pause is None:
+        if type(self.step) is RunAgain:
             self.history += self.settled
             self.unsent += self.settled
             self.settled.clear()
             self._check_limits()
 
-    def _final(self, message: Message) -> Pause:
+    def _final(self, message: Message) -> FinalAnswer | AwaitingApproval:
         hosted = tuple(
             part
             for part in message.parts
             if isinstance(part, ApprovalRequestPart) and part.call.owner == "hosted"
         )
         if hosted:
-            return Pause(outcome="awaiting_approval", approvals=hosted)
-        return Pause(outcome="final")
+            return AwaitingApproval(approvals=hosted)
+        return FinalAnswer()
 
     def _request(self, tools_enabled: bool) -> Request:
         agent = self.agent
@@ -313,20 +346,21 @@ class Run(BatchSettler):
             for update in updates
         ]
 
-    async def _finish(self, pause: Pause) -> RunFinished:
+    async def _finish(self, stop: Stop) -> RunFinished:
         budget = self.counters.frozen()
         await self.ledger.save_budget(self.thread_id, budget)
-        stopped = pause.outcome in ("limit", "terminated")
+        outcome = stop_outcome(stop)
+        stopped = outcome in ("limit", "terminated")
         return RunFinished(
-            outcome=pause.outcome,
+            outcome=outcome,
             usage=self.usage,
             response_id=None if stopped else self.response_id,
             iterations=budget.iterations,
             function_calls=budget.function_calls,
-            reason=pause.reason,
-            pending_approvals=pause.approvals,
-            pending_inputs=pause.inputs,
-            pending_calls=pause.calls,
+            reason=stop.reason if isinstance(stop, Terminated | LimitReached) else None,
+            pending_approvals=stop.approvals if isinstance(stop, AwaitingApproval) else (),
+            pending_inputs=stop.inputs if isinstance(stop, AwaitingInput) else (),
+            pending_calls=stop.calls if isinstance(stop, AwaitingClient) else (),
         )
 
 
