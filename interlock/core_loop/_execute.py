@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 from interlock.core_loop._ledger import ApprovalRecord
+from interlock.core_loop._sendable import output_problem
 from interlock.core_loop._tools import (
     InputQuestion,
     NeedsInput,
@@ -119,8 +120,41 @@ async def execute(
 
     Argument errors always carry their detail (the model needs it to correct the call);
     exception text is included only with ``detailed_errors``. ``toolset`` is the run's
-    live tool set, handed to the tool through its :class:`ToolContext`.
+    live tool set, handed to the tool through its :class:`ToolContext`. A result that no
+    store, model or frontend can carry (:mod:`._sendable`) becomes a ``failed`` result
+    naming the offending part, so the step is recorded like any other failure.
     """
+    execution = await _invoke(
+        tool,
+        call,
+        thread_id=thread_id,
+        middleware=middleware,
+        answers=answers,
+        approval=approval,
+        detailed_errors=detailed_errors,
+        toolset=toolset,
+    )
+    problem = None if execution.result is None else output_problem(execution.result)
+    if problem is not None:
+        text = (
+            f"Error: tool {tool.name!r} returned a result that cannot be sent or stored: {problem}."
+        )
+        execution.result = make_result(call, text, "failed")
+    return execution
+
+
+async def _invoke(
+    tool: Tool,
+    call: ToolCallPart,
+    *,
+    thread_id: str,
+    middleware: Sequence[FunctionMiddleware],
+    answers: tuple[JsonValue, ...],
+    approval: ApprovalRecord | None,
+    detailed_errors: bool,
+    toolset: ToolSet | None,
+) -> Execution:
+    """:func:`execute` without the final check of the result."""
     try:
         arguments = tool.validate(call)
     except ToolArgumentsError as error:

@@ -13,11 +13,21 @@ from __future__ import annotations
 import json
 import threading
 
+from interlock.core_loop._sendable import json_problem
 from interlock.transcript import JsonObject, JsonValue
 
 
 def _copy(value: JsonValue) -> JsonValue:
     return json.loads(json.dumps(value))
+
+
+def _checked_copy(value: JsonValue) -> JsonValue:
+    """A copy of a value a tool sets; ``ValueError`` (the tool fails, nothing is changed)
+    if no store or frontend could carry it (:mod:`._sendable`)."""
+    problem = json_problem(value)
+    if problem is not None:
+        raise ValueError(f"the state cannot hold {problem}")
+    return _copy(value)
 
 
 class AgentState:
@@ -38,15 +48,17 @@ class AgentState:
             return _copy(self._value)
 
     def set(self, value: JsonValue) -> None:
-        """Replace the whole document (``ValueError`` if it is not JSON)."""
-        copied = _copy(value)
+        """Replace the whole document (``ValueError`` if it is not JSON, or holds a lone
+        surrogate, ``NaN`` or infinity)."""
+        copied = _checked_copy(value)
         with self._lock:
             self._value = copied
             self.version += 1
 
     def update(self, fields: JsonObject) -> None:
-        """Set top-level keys of an object document (``None`` becomes ``{}`` first)."""
-        copied = _copy(fields)
+        """Set top-level keys of an object document (``None`` becomes ``{}`` first;
+        ``ValueError`` as :meth:`set`)."""
+        copied = _checked_copy(fields)
         assert isinstance(copied, dict)
         with self._lock:
             current = self._value if self._value is not None else {}

@@ -56,6 +56,13 @@ def send_email(to: str = "default") -> str:
     return f"sent to {to}"
 
 
+def cut_emoji(tag: str = "default") -> str:
+    """Returns half of an emoji (a lone UTF-16 surrogate), as a text cut mid-character."""
+    _log("cut_emoji", tag, "started")
+    _log("cut_emoji", tag, "finished")
+    return f"{tag} \ud83d"
+
+
 def slow_task(tag: str = "default") -> str:
     """Runs until the file ``<counts>/release-<tag>`` exists (a sync tool, in a thread)."""
     _log("slow_task", tag, "started")

@@ -55,7 +55,7 @@ model = "model"
 instructions = "Be helpful."
 tools = [
     "{tools}:get_weather", "{tools}:delete_file", "{tools}:send_email", "{tools}:slow_task",
-    "{tools}:paced_task",
+    "{tools}:paced_task", "{tools}:cut_emoji",
 ]
 approval_required = ["delete_file", "send_email"]
 approval_style = "interrupt"

@@ -28,6 +28,12 @@ def send_email(to: str = "default") -> str:
     return f"sent to {to}"
 
 
+def cut_emoji(tag: str = "default") -> str:
+    """Returns half of an emoji (a lone UTF-16 surrogate)."""
+    EXECUTIONS["cut_emoji", tag] += 1
+    return f"{tag} \ud83d"
+
+
 async def slow_task(tag: str = "default") -> str:
     """Takes a long time; cancelled runs never finish it."""
     STARTED[tag] += 1
