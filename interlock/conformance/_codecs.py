@@ -23,6 +23,7 @@ from interlock.transcript import (
     OPENROUTER_REASONING_DETAIL,
     Encoded,
     JsonObject,
+    JsonValue,
     Message,
     Opaque,
     ReplayPolicy,
@@ -99,6 +100,9 @@ class ProviderCodec:
     targets: tuple[Target, ...]
     sdk_checks: bool = True
     """Validate encoded payloads against the official SDK types (off only for test doubles)."""
+    spelling: Callable[[JsonValue], JsonValue] | None = None
+    """The dialect's one spelling of field names (Gemini: camelCase for input sent in either
+    spelling); same-dialect round trips of recorded payloads are compared in it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,6 +224,7 @@ def provider_codec(name: str, module: ModuleType) -> ProviderCodec:
         stream_decoder=module.StreamDecoder,
         stream_encoder=module.StreamEncoder,
         targets=PROVIDER_TARGETS[name],
+        spelling=getattr(module, "wire_spelling", None),
     )
 
 

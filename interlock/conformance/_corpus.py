@@ -167,10 +167,10 @@ class _Payload:
         try:
             if isinstance(decoded, Request):
                 encoded = self.codec.encode_request(decoded)
-                return self._expect(encoded.payload, self.payload.wire, "decode → encode")
+                return self._expect(encoded.payload, self._spelled(), "decode → encode")
             if self.payload.kind == "response":
                 again = self.codec.encode_response(decoded)
-                return self._expect(again, self.payload.wire, "decode → encode")
+                return self._expect(again, self._spelled(), "decode → encode")
             events = encode_stream(self.codec, response_to_updates(decoded), self._own_target())
             folded = fold_updates(decode_stream(self.codec, events))
             return self._expect(
@@ -179,6 +179,12 @@ class _Payload:
         except CODEC_ERRORS as error:
             self._fail("round-trip", getattr(error, "location", "-") or "-", repr(error))
             return False
+
+    def _spelled(self) -> JsonValue:
+        """The recorded wire in the dialect's output spelling (Gemini: camelCase field names;
+        both spellings decode alike, so one sent in snake_case comes back camelCased)."""
+        spelling = self.codec.spelling
+        return self.payload.wire if spelling is None else spelling(self.payload.wire)
 
     def _expect(self, actual: JsonValue, expected: JsonValue, what: str) -> bool:
         path = first_difference(actual, expected)

@@ -15,7 +15,7 @@ from interlock.codecs.gemini._preflight import Violation, find_violation
 from interlock.codecs.gemini._request import decode_request, encode_request
 from interlock.codecs.gemini._response import decode_response, encode_response
 from interlock.codecs.gemini._stream import StreamDecoder, StreamEncoder
-from interlock.codecs.gemini._wire import DIALECT
+from interlock.codecs.gemini._wire import DIALECT, wire_spelling
 
 __all__ = [
     "DIALECT",
@@ -30,4 +30,5 @@ __all__ = [
     "encode_response",
     "find_violation",
     "wire_codec",
+    "wire_spelling",
 ]

@@ -31,6 +31,7 @@ from interlock.codecs.gemini._wire import (
     as_number,
     as_object,
     as_str,
+    camel,
     object_entry,
     split_fields,
 )
@@ -67,10 +68,10 @@ def decode_tools(
         declarations: list[JsonValue] = []
         rest: JsonObject = {}
         for key, entry in body.items():
-            if key in ("functionDeclarations", "function_declarations"):
+            if camel(key) == "functionDeclarations":
                 declarations = as_list(entry, f"{where}.{key}")
             else:
-                rest[key] = entry
+                rest[camel(key)] = entry
         for position, declaration in enumerate(declarations):
             tools.append(
                 _decode_declaration(declaration, f"{where}.functionDeclarations[{position}]")
@@ -94,6 +95,9 @@ def _decode_declaration(value: JsonValue, path: str) -> ToolSpec:
         schema = fields["parameters"]
         marks["schemaKey"] = "parameters"
     description = fields.get("description")
+    if description is None and "description" in fields:
+        unknown["description"] = None  # an explicit null, written back as it came
+        marks["fields"] = unknown
     return ToolSpec(
         name=as_str(fields.get("name"), f"{path}.name"),
         description=None if description is None else as_str(description, f"{path}.description"),
@@ -179,10 +183,10 @@ def decode_tool_choice(value: JsonValue, path: str, marks: JsonObject) -> ToolCh
     config_value: JsonValue = None
     rest: JsonObject = {}
     for key, item in body.items():
-        if key in ("functionCallingConfig", "function_calling_config"):
+        if camel(key) == "functionCallingConfig":
             config_value = item
         else:
-            rest[key] = item
+            rest[camel(key)] = item
     marks["toolConfig"] = rest
     if config_value is None:
         return None
@@ -234,6 +238,8 @@ def decode_generation(value: JsonValue, path: str, marks: JsonObject) -> Generat
     """``generationConfig`` as canonical options; every unmapped key kept in ``marks``."""
     fields, unknown = split_fields(as_object(value, path), GENERATION_FIELDS)
     marks["generationConfig"] = unknown
+    if fields.get("stopSequences") == []:
+        unknown["stopSequences"] = []  # an explicit empty list: nothing to carry, kept as it came
     thinking: dict[str, JsonValue] = {}
     if "thinkingConfig" in fields:
         where = f"{path}.thinkingConfig"

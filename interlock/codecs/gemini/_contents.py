@@ -36,9 +36,8 @@ CONTENT_FIELDS: Final = frozenset({"role", "parts"})
 
 def decode_system_instruction(value: JsonValue, path: str) -> Message:
     """``systemInstruction`` as one system message; every other key kept in ``fields``."""
-    body = as_object(value, path)
+    body, rest = split_fields(as_object(value, path), frozenset({"parts"}))
     parts_value = body.get("parts", [])
-    rest = {key: item for key, item in body.items() if key != "parts"}
     parts = tuple(
         decode_part(item, f"{path}.parts[{index}]", f"{MINTED_ID_PREFIX}s_{index}")
         for index, item in enumerate(as_list(parts_value, f"{path}.parts"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from interlock.codecs.gemini._wire import field
 from interlock.transcript import FinishReason, JsonObject
 
 _TO_CANONICAL: Final[dict[str, FinishReason]] = {
@@ -69,10 +70,10 @@ def decode_finish(native: str, has_calls: bool) -> FinishReason:
 def prompt_block(payload: JsonObject) -> str | None:
     """``promptFeedback.blockReason`` of a response without candidates: the prompt was
     refused. It is a content-filter finish with that native reason, never an empty success."""
-    if payload.get("candidates"):
+    if field(payload, "candidates"):
         return None
-    feedback = payload.get("promptFeedback")
-    reason = feedback.get("blockReason") if isinstance(feedback, dict) else None
+    feedback = field(payload, "promptFeedback")
+    reason = field(feedback, "blockReason") if isinstance(feedback, dict) else None
     return reason if isinstance(reason, str) and reason else None
 
 

@@ -10,8 +10,9 @@ Mapping (provider-wire.md §3.2):
 * ``functionCall`` → :class:`ToolCallPart` (``args`` object → compact JSON text);
   ``functionResponse`` → :class:`ToolResultPart` (see :mod:`._results`);
   ``inlineData`` / ``fileData`` → :class:`MediaPart`;
-  ``executableCode`` / ``codeExecutionResult`` and any part kind this codec does not know
-  → :class:`HostedToolPart` holding the wire part verbatim.
+  ``executableCode`` / ``codeExecutionResult``, Gemini 3's server-side ``toolCall`` /
+  ``toolResponse`` and any part kind this codec does not know → :class:`HostedToolPart`
+  holding the wire part verbatim (its field names camelCased, signature included).
 
 Unknown part fields are kept in ``extra["gemini"]["fields"]``. A call without an ``id`` gets
 a deterministic minted id and the marker ``mintedId`` so that re-encoding omits it again.
@@ -20,7 +21,7 @@ a deterministic minted id and the marker ``mintedId`` so that re-encoding omits 
 from __future__ import annotations
 
 import json
-from typing import Final
+from typing import Final, cast
 
 from interlock.codecs.gemini._media import decode_media
 from interlock.codecs.gemini._results import decode_function_response
@@ -29,8 +30,10 @@ from interlock.codecs.gemini._wire import (
     as_bool,
     as_object,
     as_str,
+    camel_fields,
     signature,
     split_fields,
+    wire_spelling,
 )
 from interlock.transcript import (
     HostedToolPart,
@@ -56,10 +59,15 @@ PART_FIELDS: Final = frozenset(
         "functionResponse",
         "executableCode",
         "codeExecutionResult",
+        "toolCall",
+        "toolResponse",
     }
 )
 CALL_FIELDS: Final = frozenset({"id", "name", "args"})
-HOSTED_KINDS: Final = ("executableCode", "codeExecutionResult")
+HOSTED_KINDS: Final = ("executableCode", "codeExecutionResult", "toolCall", "toolResponse")
+"""Parts the service produced by running a tool itself: code execution, and Gemini 3's
+server-side tool calls and their responses (``toolCall`` / ``toolResponse``, each possibly
+signed). Only Gemini can replay them."""
 
 
 def canonical_arguments(args: JsonObject) -> str:
@@ -88,8 +96,11 @@ def decode_part(value: JsonValue, path: str, minted_id: str) -> Part:
         return _decode_media(fields, unknown, path)
     for kind in HOSTED_KINDS:
         if kind in fields:
-            # Kept verbatim, signature included: only Gemini can replay these.
-            return HostedToolPart(provider="google", item_type=kind, item=raw)
+            # Kept verbatim, signature included, field names camelCased (their shapes are
+            # known; ``args`` / ``response`` are the tool's data and keep their keys): only
+            # Gemini can replay these, exactly where they were.
+            item = cast(JsonObject, wire_spelling(raw))
+            return HostedToolPart(provider="google", item_type=kind, item=item)
     if "text" in fields:
         return _decode_text(fields, unknown, sealed, path)
     if sealed is not None and not fields:
@@ -97,8 +108,8 @@ def decode_part(value: JsonValue, path: str, minted_id: str) -> Part:
         if unknown:
             marks["fields"] = unknown
         return ReasoningPart(reasoning_kind="encrypted", opaque=sealed, extra={DIALECT: marks})
-    kind = next(iter(raw), "part")
-    return HostedToolPart(provider="google", item_type=kind, item=raw)
+    item = camel_fields(raw)
+    return HostedToolPart(provider="google", item_type=next(iter(item), "part"), item=item)
 
 
 def _leftover(fields: dict[str, JsonValue], unknown: JsonObject) -> JsonObject:

@@ -170,7 +170,7 @@ class StreamDecoder:
     ) -> None:
         native = as_str(reason, "candidates[0].finishReason")
         kept: JsonObject = {
-            key: item for key, item in raw.items() if camel(key) not in CANDIDATE_FIELDS
+            camel(key): item for key, item in raw.items() if camel(key) not in CANDIDATE_FIELDS
         }
         self._close(updates)
         self._finished = True
@@ -290,7 +290,7 @@ class _Sent:
 class StreamEncoder:
     """Canonical updates → Gemini SSE events, each a ``GenerateContentResponse`` chunk."""
 
-    __slots__ = ("_encoder", "_id", "_model", "_sent", "_tail", "_usage")
+    __slots__ = ("_encoder", "_id", "_marks", "_model", "_sent", "_tail", "_usage")
 
     def __init__(self) -> None:
         self._encoder = PartEncoder(ReplayPolicy(), for_request=False, prefix="message")
@@ -299,12 +299,14 @@ class StreamEncoder:
         self._model: str | None = None
         self._usage: JsonObject | None = None
         self._sent: dict[int, _Sent] = {}
+        self._marks: JsonObject | None = None
 
     def encode(self, update: Update) -> list[SseEvent]:
         """The SSE events for one update (often none until a part is complete)."""
         match update:
             case ResponseStarted():
                 self._id, self._model = update.id, update.model
+                self._marks = update.extra.get(DIALECT)
                 self._tail = _JSON(self._stamp({}))[1:] if update.id or update.model else "}"
                 if self._tail != "}":
                     self._tail = "," + self._tail
@@ -382,7 +384,9 @@ class StreamEncoder:
         return chunk
 
     def _final(self, update: ResponseFinished) -> SseEvent:
-        marks = update.extra.get(DIALECT)
+        # The candidate's own fields come with the finish when the stream is relayed, or
+        # with the start when a whole (folded) response is streamed.
+        marks = update.extra.get(DIALECT, self._marks)
         candidate: JsonObject = {}
         finish = encode_finish(update.finish_reason, update.native_finish_reason)
         if finish is not None:

@@ -1,10 +1,11 @@
 """Gemini REST wire field names and the small typed readers every module shares.
 
 The REST API speaks camelCase; proto3-JSON servers also accept the original snake_case
-names, so input keys are normalised with :func:`camel` before lookup. Output is always
-camelCase (a snake_case ``thinking_budget`` has been seen silently ignored,
-provider-wire.md §3.1). Fields the canonical model does not name are kept verbatim,
-under their received spelling, in ``extra["gemini"]`` of the object they came with.
+names (and some clients and recordings send them), so every field name is normalised with
+:func:`camel` before lookup. Output is always camelCase (a snake_case ``thinking_budget``
+has been seen silently ignored, provider-wire.md §3.1). Fields the canonical model does not
+name are kept in ``extra["gemini"]`` of the object they came with, under their camelCase
+name with the value verbatim (user data inside is never renamed).
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def camel(key: str) -> str:
 def split_fields(
     value: Mapping[str, JsonValue], known: frozenset[str]
 ) -> tuple[dict[str, JsonValue], JsonObject]:
-    """Split an object into its known fields (camelCase keys) and the rest (kept verbatim)."""
+    """Split an object into its known fields and the rest, both under camelCase names (the
+    values are kept verbatim)."""
     fields: dict[str, JsonValue] = {}
     unknown: JsonObject = {}
     for key, item in value.items():
@@ -73,8 +75,23 @@ def split_fields(
         if name in known:
             fields[name] = item
         else:
-            unknown[key] = item
+            unknown[name] = item
     return fields, unknown
+
+
+def camel_fields(value: Mapping[str, JsonValue]) -> JsonObject:
+    """The object with its own field names camelCased; values verbatim (one level only)."""
+    return {camel(key): item for key, item in value.items()}
+
+
+def field(value: Mapping[str, JsonValue], name: str) -> JsonValue:
+    """The field ``name`` (camelCase) of a wire object in either spelling; ``None`` if absent."""
+    if name in value:
+        return value[name]
+    for key, item in value.items():
+        if "_" in key and camel(key) == name:
+            return item
+    return None
 
 
 def signature(data: str) -> Opaque:
@@ -101,3 +118,37 @@ def object_entry(extra: JsonObject, key: str) -> JsonObject:
     """A JSON-object entry of this codec's extra (empty when absent or not an object)."""
     value = extra.get(key)
     return cast(JsonObject, value) if isinstance(value, dict) else {}
+
+
+USER_DATA_FIELDS: Final = frozenset(
+    {
+        "args",
+        "response",
+        "parameters",
+        "parametersJsonSchema",
+        "responseSchema",
+        "responseJsonSchema",
+        "labels",
+        "partMetadata",
+    }
+)
+"""Fields whose value is the caller's data (call arguments, tool results, schemas, labels):
+its keys are never field names and are never renamed."""
+
+
+def wire_spelling(value: JsonValue) -> JsonValue:
+    """``value`` with every Gemini field name camelCased, user data left as it is.
+
+    Decoding treats both spellings alike and encoding writes camelCase, so a payload sent in
+    snake_case comes back as ``wire_spelling(payload)``; the conformance runner compares
+    same-dialect round trips in this spelling.
+    """
+    if isinstance(value, list):
+        return [wire_spelling(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out: JsonObject = {}
+    for key, item in value.items():
+        name = camel(key)
+        out[name] = item if name in USER_DATA_FIELDS else wire_spelling(item)
+    return out

@@ -156,3 +156,15 @@ def test_openai_reasoning_settings_translate_or_warn() -> None:
     assert payload["generationConfig"] == {"thinkingConfig": {"includeThoughts": True}}
     # the summary setting has no Gemini field: it becomes includeThoughts, with a warning
     assert warnings == ["option_dropped", "reasoning_effort_dropped"]
+
+
+def test_an_explicit_null_description_and_empty_stop_list_come_back_as_sent() -> None:
+    body: JsonObject = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "tools": [{"functionDeclarations": [{"name": "f", "description": None}]}],
+        "generationConfig": {"stopSequences": []},
+    }
+    request = gemini.decode_request(body)
+    assert request.tools[0].description is None and request.options.stop == ()
+    encoded = gemini.encode_request(request)
+    assert encoded.payload == body and encoded.warnings == ()

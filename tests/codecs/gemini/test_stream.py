@@ -196,3 +196,29 @@ def test_data_after_finish_reason_is_refused() -> None:
     decoder.feed(SseEvent(data='{"candidates": [{"finishReason": "STOP"}]}'))
     with pytest.raises(DecodeError):
         decoder.feed(SseEvent(data='{"candidates": []}'))
+
+
+def test_a_folded_response_re_streams_with_its_candidate_fields() -> None:
+    """``finishMessage`` and the absence of ``index`` survive fold → re-stream → fold: the
+    candidate's own fields ride on the response (its start) once folded."""
+    chunks: list[JsonObject] = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": "hi"}]}}]},
+        {
+            "candidates": [
+                {"finishReason": "STOP", "finishMessage": "Model generated function call(s)."}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": 1,
+                "candidatesTokenCount": 1,
+                "totalTokenCount": 2,
+            },
+        },
+    ]
+    folded = fold_updates(decode_trace(chunks))
+    encoder = gemini.StreamEncoder()
+    events = [event for update in response_to_updates(folded) for event in encoder.encode(update)]
+    final = json.loads(events[-1].data)["candidates"][0]
+    assert final == {"finishReason": "STOP", "finishMessage": "Model generated function call(s)."}
+    decoder = gemini.StreamDecoder()
+    again = fold_updates([update for event in events for update in decoder.feed(event)])
+    assert again == folded

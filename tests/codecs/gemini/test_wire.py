@@ -15,12 +15,13 @@ def test_camel_case_conversion() -> None:
     assert camel("thoughtSignature") == "thoughtSignature"
 
 
-def test_split_fields_keeps_unknown_keys_verbatim() -> None:
+def test_split_fields_keeps_unknown_values_verbatim_under_camel_case_names() -> None:
     known, unknown = split_fields(
-        {"function_call": 1, "text": 2, "future_key": 3}, frozenset({"functionCall", "text"})
+        {"function_call": 1, "text": 2, "future_key": {"inner_key": 3}},
+        frozenset({"functionCall", "text"}),
     )
     assert known == {"functionCall": 1, "text": 2}
-    assert unknown == {"future_key": 3}
+    assert unknown == {"futureKey": {"inner_key": 3}}
 
 
 def test_numbers_refuse_booleans() -> None:

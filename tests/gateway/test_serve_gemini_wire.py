@@ -1,0 +1,243 @@
+"""Gemini wire variants seen in real traffic, through a real ``interlock serve``.
+
+* snake_case field names (``generation_config.response_json_schema``, ``function_call``…),
+  which the REST API accepts and some clients send: translated like their camelCase twins,
+  streaming and not, never dropped;
+* Gemini 3 server-side tool parts (``toolCall`` / ``toolResponse``): the google-genai client
+  gets them as such, and they go back to Gemini exactly as received.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from google import genai
+from google.genai import types
+from openai import OpenAI
+
+from interlock.codecs.gemini import wire_spelling
+from interlock.emulators import Emulator
+from interlock.emulators._brain import ScriptBrain
+from interlock.emulators.gemini import GeminiEmulator
+from interlock.transcript import JsonObject
+from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+
+SCHEMA: JsonObject = {
+    "type": "object",
+    "properties": {"first_name": {"type": "string"}},
+    "required": ["first_name"],
+}
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
+    directory = tmp_path_factory.mktemp("gemini-wire")
+    with emulators_on_loopback() as (emulator_url, emulators):
+        config = directory / "interlock.toml"
+        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
+        with serve(config, directory) as url:
+            yield url, emulators
+
+
+def _snake_body() -> JsonObject:
+    """A tool step in snake_case, as llm-gemini and recorded cassettes send it."""
+    return {
+        "system_instruction": {"parts": [{"text": "Answer as JSON."}]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "Name a pelican."}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"function_call": {"id": "c1", "name": "namer", "args": {"kind": "pelican"}}}
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "function_response": {
+                            "id": "c1",
+                            "name": "namer",
+                            "response": {"output": "Charles"},
+                        }
+                    }
+                ],
+            },
+        ],
+        "tools": [
+            {
+                "function_declarations": [
+                    {"name": "namer", "parameters_json_schema": {"type": "object"}}
+                ]
+            }
+        ],
+        "generation_config": {
+            "max_output_tokens": 64,
+            "response_mime_type": "application/json",
+            "response_json_schema": SCHEMA,
+        },
+    }
+
+
+def _post_gemini(url: str, model: str, body: JsonObject, stream: bool) -> httpx.Response:
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    return httpx.post(f"{url}/v1beta/models/{model}:{method}", json=body, timeout=60)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_snake_case_request_reaches_a_chat_upstream_whole(
+    stack: tuple[str, dict[str, Emulator]], stream: bool
+) -> None:
+    url, emulators = stack
+    answer = _post_gemini(url, "via-chat", _snake_body(), stream)
+    assert answer.status_code == 200, answer.text
+    sent = emulators["openai-chat"].received[-1]
+    assert sent["response_format"]["json_schema"]["schema"] == SCHEMA
+    assert sent["max_completion_tokens"] == 64 or sent.get("max_tokens") == 64
+    assert sent["tools"][0]["function"]["name"] == "namer"
+    roles = [message["role"] for message in sent["messages"]]
+    assert roles == ["system", "user", "assistant", "tool"]
+    call = sent["messages"][2]["tool_calls"][0]
+    assert (call["id"], json.loads(call["function"]["arguments"])) == ("c1", {"kind": "pelican"})
+    assert sent["messages"][3]["tool_call_id"] == "c1"
+
+
+def test_a_snake_case_request_translated_to_gemini_comes_out_in_camel_case(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    """Through a Chat client on a Gemini upstream nothing is snake_case to begin with; the
+    gateway's own Gemini wire is camelCase, which the emulator (like the service) checks."""
+    url, emulators = stack
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        response_format: Any = {
+            "type": "json_schema",
+            "json_schema": {"name": "n", "schema": SCHEMA},
+        }
+        client.chat.completions.create(
+            model="via-gemini",
+            messages=[{"role": "user", "content": "Name a pelican."}],
+            response_format=response_format,
+        )
+    sent = emulators["gemini"].received[-1]
+    assert sent["generationConfig"] == {
+        "responseMimeType": "application/json",
+        "responseJsonSchema": SCHEMA,
+    }
+
+
+SERVER_TOOL_PARTS: list[JsonObject] = [
+    {
+        "toolCall": {
+            "id": "srv_1",
+            "toolType": "GOOGLE_SEARCH_WEB",
+            "args": {"queries": ["pelicans"]},
+        },
+        "thoughtSignature": "c2VydmVyLXNpZGU=",
+    },
+    {"toolResponse": {"id": "srv_1", "toolType": "GOOGLE_SEARCH_WEB", "response": {"hits": 3}}},
+    {"text": "Pelicans are large water birds."},
+]
+
+
+def _scripted(emulator: Emulator, stream: bool) -> None:
+    final: JsonObject = {
+        "candidates": [{"finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 6, "totalTokenCount": 10},
+        "responseId": "srv-r1",
+        "modelVersion": "gemini-3-flash-emulated",
+    }
+    if stream:
+        chunks: list[Any] = [
+            {"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]}
+            for part in SERVER_TOOL_PARTS
+        ]
+        entry: JsonObject = {"stream": [*chunks, final]}
+    else:
+        content = {"role": "model", "parts": SERVER_TOOL_PARTS}
+        entry = {
+            "response": {
+                **final,
+                "candidates": [{"content": content, "finishReason": "STOP", "index": 0}],
+            }
+        }
+    assert isinstance(emulator, GeminiEmulator)
+    emulator.brain = ScriptBrain(entries=[entry])
+
+
+def _parts(response: types.GenerateContentResponse) -> list[types.Part]:
+    """The parts of the first candidate (none in a chunk that only finishes)."""
+    content = response.candidates[0].content if response.candidates else None
+    return list(content.parts or []) if content is not None else []
+
+
+def _client(url: str) -> genai.Client:
+    return genai.Client(
+        api_key="unused", http_options=types.HttpOptions(base_url=url, api_version="v1beta")
+    )
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_server_side_tool_parts_reach_the_google_genai_client_and_go_back_exactly(
+    stack: tuple[str, dict[str, Emulator]], stream: bool
+) -> None:
+    url, emulators = stack
+    _scripted(emulators["gemini"], stream)
+    client = _client(url)
+    tools = [types.Tool(google_search=types.GoogleSearch())]
+    config = types.GenerateContentConfig(tools=tools)
+    if stream:
+        chunks = list(
+            client.models.generate_content_stream(
+                model="via-gemini", contents="pelicans?", config=config
+            )
+        )
+        parts = [part for chunk in chunks for part in _parts(chunk)]
+    else:
+        answer = client.models.generate_content(
+            model="via-gemini", contents="pelicans?", config=config
+        )
+        parts = _parts(answer)
+    assert parts[0].tool_call is not None and parts[0].tool_call.id == "srv_1"
+    assert parts[0].thought_signature == b"server-side"
+    assert parts[1].tool_response is not None and parts[1].tool_response.response == {"hits": 3}
+    assert "".join(part.text or "" for part in parts[2:]) == "Pelicans are large water birds."
+    history = [
+        types.Content(role="user", parts=[types.Part(text="pelicans?")]),
+        types.Content(role="model", parts=parts),
+        types.Content(role="user", parts=[types.Part(text="and their wings?")]),
+    ]
+    client.models.generate_content(model="via-gemini", contents=history, config=config)
+    replayed = emulators["gemini"].received[-1]["contents"][1]["parts"]
+    # google-genai 3.6.1 itself writes ``tool_type`` in snake_case inside ``toolCall``; the
+    # same-dialect passthrough forwards what the client sent, which the service accepts.
+    assert wire_spelling(replayed[:2]) == SERVER_TOOL_PARTS[:2]
+    assert replayed[0]["thoughtSignature"] == "c2VydmVyLXNpZGU="
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_responses_client_gets_the_answer_and_no_false_reasoning(
+    stack: tuple[str, dict[str, Emulator]], stream: bool
+) -> None:
+    """The signed ``toolCall`` was once decoded as encrypted reasoning and shown as such."""
+    url, emulators = stack
+    _scripted(emulators["gemini"], stream)
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        if stream:
+            events = list(
+                client.responses.create(model="via-gemini", input="pelicans?", stream=True)
+            )
+            done = [event for event in events if event.type == "response.completed"]
+            output = done[0].response.output
+        else:
+            output = client.responses.create(model="via-gemini", input="pelicans?").output
+    assert [item.type for item in output] == ["message"]
+    message = output[0]
+    assert message.type == "message"
+    assert [part.type for part in message.content] == ["output_text"]
+    assert "".join(getattr(part, "text", "") for part in message.content) == (
+        "Pelicans are large water birds."
+    )
