@@ -241,3 +241,24 @@ def test_a_responses_client_gets_the_answer_and_no_false_reasoning(
     assert "".join(getattr(part, "text", "") for part in message.content) == (
         "Pelicans are large water birds."
     )
+
+
+def test_server_side_tool_parts_are_refused_before_reaching_another_upstream(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    """A Chat upstream cannot carry the service's own tool run: a 400 naming the part, and
+    nothing sent (strict, the default replay mode)."""
+    url, emulators = stack
+    before = len(emulators["openai-chat"].received)
+    body: JsonObject = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "pelicans?"}]},
+            {"role": "model", "parts": SERVER_TOOL_PARTS},
+            {"role": "user", "parts": [{"text": "and their wings?"}]},
+        ]
+    }
+    answer = _post_gemini(url, "via-chat", body, False)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["status"] == "INVALID_ARGUMENT" and "messages[1].parts[0]" in error["message"]
+    assert len(emulators["openai-chat"].received) == before
