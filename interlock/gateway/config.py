@@ -12,13 +12,19 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, TypeVar, cast, get_args
+from typing import Any, Literal, TypeAlias, cast, get_args
 
 from interlock.codecs.registry import DIALECT_NAMES, DialectName
 from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
+from interlock.gateway.config_table import ConfigError
+from interlock.gateway.config_table import Table as _Table
+from interlock.gateway.config_table import choice as _choice
+from interlock.gateway.config_table import non_negative_int as _non_negative_int
+from interlock.gateway.config_table import positive as _positive
+from interlock.gateway.config_table import strings as _strings
 
 Protocol: TypeAlias = DialectName
 """An upstream's wire dialect: one of the codec registry's names."""
@@ -32,14 +38,6 @@ TransportName: TypeAlias = Literal["interlock", "httpx"]
 PROTOCOLS: tuple[Protocol, ...] = DIALECT_NAMES
 EMULATOR_SCHEME = "emulator://"
 """``base_url = "emulator://<protocol>"`` serves that upstream with an in-process emulator."""
-
-
-class ConfigError(ValueError):
-    """The configuration is invalid; ``key`` names the offending setting."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}" if key else message)
-        self.key = key
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,98 +230,6 @@ def parse_config(
     )
     _check_references(config)
     return config
-
-
-_T = TypeVar("_T")
-
-
-class _Table:
-    """A TOML table being consumed: every key must be taken, or it is unknown."""
-
-    def __init__(self, value: object, path: str) -> None:
-        if not isinstance(value, dict):
-            raise ConfigError(path, "expected a table")
-        self.values = cast(dict[str, Any], value)
-        self.path = path
-        self.seen: set[str] = set()
-
-    def key(self, name: str) -> str:
-        return f"{self.path}.{name}" if self.path else name
-
-    def table(self, name: str) -> _Table:
-        self.seen.add(name)
-        return _Table(self.values.get(name, {}), self.key(name))
-
-    def tables(self, name: str) -> list[_Table]:
-        self.seen.add(name)
-        entries = self.values.get(name, [])
-        if not isinstance(entries, list):
-            raise ConfigError(self.key(name), f"expected an array of tables ([[{name}]])")
-        return [
-            _Table(entry, f"{self.key(name)}[{index}]")
-            for index, entry in enumerate(cast(list[object], entries))
-        ]
-
-    def take(self, spec: Mapping[str, Callable[[Any], Any] | type[Any]]) -> dict[str, Any]:
-        """The present keys of ``spec``, each checked; unknown keys raise on :meth:`finish`."""
-        out: dict[str, Any] = {}
-        for name, kind in spec.items():
-            if name not in self.values:
-                continue
-            self.seen.add(name)
-            out[name] = _check_type(self.values[name], kind, self.key(name))
-        self.finish()
-        return out
-
-    def finish(self) -> None:
-        unknown = sorted(set(self.values) - self.seen)
-        if unknown:
-            raise ConfigError(self.key(unknown[0]), "unknown key")
-
-
-def _check_type(value: object, kind: Callable[[Any], Any] | type[Any], key: str) -> Any:
-    if isinstance(kind, type):
-        valid = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        if not valid:
-            raise ConfigError(key, f"expected {kind.__name__}, got {type(value).__name__}")
-        return value
-    try:
-        return kind(value)
-    except ValueError as error:
-        raise ConfigError(key, str(error)) from error
-
-
-def _choice(options: Sequence[str]) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
-        if value not in options:
-            raise ValueError(f"must be one of {', '.join(options)}; got {value!r}")
-        return cast(str, value)
-
-    return check
-
-
-def _strings(value: Any) -> tuple[str, ...]:
-    items = cast(list[object], value) if isinstance(value, list) else None
-    if items is None or not all(isinstance(item, str) for item in items):
-        raise ValueError("expected a list of strings")
-    return tuple(cast(list[str], items))
-
-
-def _positive(kind: type[_T]) -> Callable[[Any], _T]:
-    def check(value: Any) -> _T:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ValueError(f"expected a positive number, got {value!r}")
-        return kind(value)  # type: ignore[call-arg]  # int(...) / float(...) of a checked number
-
-    return check
-
-
-def _non_negative_int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"expected a non-negative integer, got {value!r}")
-    return value
 
 
 def _tenant_for(key: str) -> str:
