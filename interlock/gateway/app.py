@@ -28,8 +28,9 @@ from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
 from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
-from interlock.gateway.proxy import Proxy, Route
+from interlock.gateway.proxy import Proxy
 from interlock.gateway.replicas import ReplicaRegistry, config_digests, is_shared
+from interlock.gateway.routing import plan_routes
 from interlock.gateway.stores import Store, open_store
 from interlock.gateway.upstream import Upstream, upstream_transport
 from interlock.gateway.vault import ReasoningVault
@@ -130,10 +131,7 @@ def build_gateway(
         )
     store = store or open_store(config.store.url)
     lifecycle = Lifecycle(config.server.drain_seconds)
-    routes = {
-        model.name: Route(model=model, upstream=upstreams[model.upstream])
-        for model in config.models
-    }
+    routes, router = plan_routes(config, upstreams, metrics)
     proxy = Proxy(
         routes=routes,
         keys=KeyRing(config.server.api_keys),
@@ -142,6 +140,7 @@ def build_gateway(
         max_body_bytes=config.server.max_body_bytes,
         lifecycle=lifecycle,
     )
+    proxy.router = router
     return Gateway(
         config=config,
         store=store,

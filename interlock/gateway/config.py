@@ -13,12 +13,20 @@ import hashlib
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast, get_args
 
 from interlock.codecs.registry import DIALECT_NAMES, DialectName
 from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
+from interlock.gateway.config_routing import (
+    MODEL_ROUTING_KEYS,
+    Deployment,
+    RouteReplayMode,
+    RoutingConfig,
+    parse_deployments,
+    parse_routing,
+)
 from interlock.gateway.config_table import ConfigError
 from interlock.gateway.config_table import Table as _Table
 from interlock.gateway.config_table import choice as _choice
@@ -123,11 +131,30 @@ class UpstreamConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelRoute:
-    """One ``[[models]]`` entry: a client-facing name routed to an upstream model id."""
+    """One ``[[models]]`` entry: a client-facing name routed to an upstream model id.
+
+    ``upstream`` and ``model`` are the first deployment's; a route with several
+    ``deployments`` or with ``fallbacks`` is *routed* (see ``gateway/routing.py``).
+    """
 
     name: str
     upstream: str
     model: str
+    deployments: tuple[Deployment, ...] = ()
+    """Every deployment, the first included (empty only when built by hand: then the
+    route is its one ``upstream`` + ``model``)."""
+    fallbacks: tuple[str, ...] = ()
+    retries: int | None = None
+    """Further attempts on this route's deployments after a retryable failure; ``None``:
+    the first deployment's upstream's ``max_retries``."""
+    replay_mode: RouteReplayMode | None = None
+    """The replay policy for this route's deployments (``None``: each upstream's own) and
+    its fallbacks (``None``: strict)."""
+
+    @property
+    def routed(self) -> bool:
+        """True when a request may go to more than one place."""
+        return len(self.deployments) > 1 or bool(self.fallbacks)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,6 +183,7 @@ class GatewayConfig:
     models: tuple[ModelRoute, ...] = ()
     agents: tuple[AgentConfig, ...] = ()
     source: str = "<embedded default>"
+    routing: RoutingConfig = field(default_factory=RoutingConfig)
 
     def upstream(self, name: str) -> UpstreamConfig:
         """The upstream called ``name`` (validated to exist for every route)."""
@@ -169,14 +197,7 @@ class GatewayConfig:
             server_fields["host"] = host
         if port is not None:
             server_fields["port"] = port
-        return GatewayConfig(
-            server=ServerConfig(**server_fields),
-            store=self.store,
-            upstreams=self.upstreams,
-            models=self.models,
-            agents=self.agents,
-            source=self.source,
-        )
+        return replace(self, server=ServerConfig(**server_fields))
 
 
 # ---------------------------------------------------------------- loading
@@ -216,7 +237,9 @@ def parse_config(
         )
     )
     upstreams = tuple(_upstream(entry, environ) for entry in table.tables("upstreams"))
-    models = tuple(_model(entry) for entry in table.tables("models"))
+    names = {upstream.name for upstream in upstreams}
+    models = tuple(_model(entry, environ, names) for entry in table.tables("models"))
+    routing = parse_routing(table.table("routing"))
     agents = tuple(_agent(entry) for entry in table.tables("agents"))
     table.finish()
     _check_store_url(store.url)
@@ -227,6 +250,7 @@ def parse_config(
         models=models,
         agents=agents,
         source=source,
+        routing=routing,
     )
     _check_references(config)
     return config
@@ -357,11 +381,14 @@ def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
     return UpstreamConfig(**fields)
 
 
-def _model(table: _Table) -> ModelRoute:
-    for required in ("name", "upstream", "model"):
-        if required not in table.values:
-            raise ConfigError(table.key(required), "required")
-    return ModelRoute(**table.take({"name": str, "upstream": str, "model": str}))
+def _model(table: _Table, environ: Mapping[str, str], upstreams: set[str]) -> ModelRoute:
+    if "name" not in table.values:
+        raise ConfigError(table.key("name"), "required")
+    table.seen.add("deployments")  # read by parse_deployments below
+    fields = table.take({"name": str, "upstream": str, "model": str, **MODEL_ROUTING_KEYS})
+    deployments = parse_deployments(table, fields, environ, upstreams)
+    fields |= {"upstream": deployments[0].upstream, "model": deployments[0].model}
+    return ModelRoute(**fields, deployments=deployments)
 
 
 def _agent(table: _Table) -> AgentConfig:
@@ -416,11 +443,19 @@ def _check_references(config: GatewayConfig) -> None:
     _check_unique([upstream.name for upstream in config.upstreams], "upstreams")
     _check_unique([model.name for model in config.models], "models")
     _check_unique([agent.name for agent in config.agents], "agents")
-    upstreams = {upstream.name for upstream in config.upstreams}
-    for index, model in enumerate(config.models):
-        if model.upstream not in upstreams:
-            raise ConfigError(f"models[{index}].upstream", f"no upstream named {model.upstream!r}")
     models = {model.name for model in config.models}
+    for index, model in enumerate(config.models):
+        _check_fallbacks(model, f"models[{index}]", models)
     for index, agent in enumerate(config.agents):
         if agent.model not in models:
             raise ConfigError(f"agents[{index}].model", f"no model named {agent.model!r}")
+
+
+def _check_fallbacks(model: ModelRoute, key: str, models: set[str]) -> None:
+    """Every fallback names another model, once."""
+    for index, fallback in enumerate(model.fallbacks):
+        if fallback == model.name or fallback not in models:
+            what = "itself" if fallback == model.name else f"no model named {fallback!r}"
+            raise ConfigError(f"{key}.fallbacks[{index}]", f"cannot fall back to {what}")
+        if fallback in model.fallbacks[:index]:
+            raise ConfigError(f"{key}.fallbacks[{index}]", f"{fallback!r} is listed twice")

@@ -8,8 +8,10 @@ dialect is named here except Chat's gateway-side usage request.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import cast
 
 from interlock.codecs import openai_chat
 from interlock.codecs._contract import HttpFacts, StreamDecoder, StreamEncoder, WireCodec
@@ -135,3 +137,21 @@ def ingress_dialects() -> dict[Protocol, Dialect]:
         name: dialect(name, INGRESS_CHAT_REASONING if name == "openai-chat" else None)
         for name in DIALECT_NAMES
     }
+
+
+def error_details(text: str, status: int) -> tuple[str, str | None]:
+    """The message and code of an upstream error body in any dialect (best effort)."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return (text[:500] or f"HTTP {status}"), None
+    error = cast(JsonObject, document).get("error") if isinstance(document, dict) else None
+    if isinstance(error, dict):
+        message = error.get("message")
+        code = next(
+            (v for k in ("code", "status", "type") if isinstance(v := error.get(k), str)), None
+        )
+        return (str(message) if message else f"HTTP {status}"), (
+            str(code) if isinstance(code, str) else None
+        )
+    return f"HTTP {status}", None

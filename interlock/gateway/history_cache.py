@@ -339,3 +339,31 @@ class HistoryCache:
         self._chars -= len(entries.pop(number).prefix)
         if not entries:
             del self._scopes[scope]
+
+
+HISTORY_KEYS: dict[str, str] = {"openai-chat": "messages"}
+"""Ingress dialects whose history prefixes are remembered (:mod:`.history_cache`)."""
+
+
+@dataclass(slots=True)
+class ParsedBody:
+    """A request body parsed, and what the history cache needs to know about it."""
+
+    payload: JsonObject
+    text: str | None = None
+    """The body as text when its history prefix can be remembered."""
+    head: JsonObject | None = None
+    head_bytes: int = 0
+    prefix_end: int = 0
+    continuation: Continuation | None = None
+    messages: tuple[Message, ...] = ()
+    """All decoded messages (before the vault), once decoded."""
+    new: tuple[Message, ...] = ()
+    """The messages after a known prefix (a continuation only)."""
+    continues: bool = False
+    """True when this request continued a known prefix (so its own prefix keeps messages)."""
+
+    @property
+    def model_within(self) -> int | None:
+        """Bytes of the body that hold its one top-level ``model`` member, when known."""
+        return self.head_bytes if self.head is not None and "model" in self.head else None

@@ -57,6 +57,8 @@ class Metrics:
         self.agui_errors: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.agui_approvals: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.agui_connections: defaultdict[str, int] = defaultdict(int)
+        self.routing_fallbacks: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        self.deployment_cooldowns: defaultdict[str, int] = defaultdict(int)
 
     def request_done(self, endpoint: str, model: str, status: int, seconds: float) -> None:
         """Count one finished request and observe its duration."""
@@ -99,7 +101,24 @@ class Metrics:
         lines.append("# TYPE interlock_active_streams gauge")
         lines.append(f"interlock_active_streams {self.active_streams}")
         self._render_agui(lines)
+        self._render_routing(lines)
         return "\n".join(lines) + "\n"
+
+    def _render_routing(self, lines: list[str]) -> None:
+        _counter(
+            lines,
+            "interlock_routing_fallbacks_total",
+            "Fallback models taken, or skipped because the history would be lossy there.",
+            ("model", "fallback", "outcome"),
+            self.routing_fallbacks.items(),
+        )
+        _counter(
+            lines,
+            "interlock_deployment_cooldowns_total",
+            "Times a deployment (upstream/model) started cooling down after failures.",
+            ("deployment",),
+            [((key,), value) for key, value in self.deployment_cooldowns.items()],
+        )
 
     def _render_agui(self, lines: list[str]) -> None:
         _counter(

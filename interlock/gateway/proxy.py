@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import httpx
 from starlette.requests import Request as HttpRequest
@@ -22,7 +22,12 @@ from interlock.gateway import strict_json
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.config import ModelRoute
-from interlock.gateway.dialects import Dialect, chat_ingress_with_usage, stream_usage_asked
+from interlock.gateway.dialects import (
+    Dialect,
+    chat_ingress_with_usage,
+    error_details,
+    stream_usage_asked,
+)
 from interlock.gateway.headers import (
     TRANSLATION_HEADER,
     header_value,
@@ -31,11 +36,10 @@ from interlock.gateway.headers import (
     warning_list,
 )
 from interlock.gateway.history_cache import (
-    Continuation as HistoryContinuation,
-)
-from interlock.gateway.history_cache import (
+    HISTORY_KEYS,
     Entry,
     HistoryCache,
+    ParsedBody,
     checks_alone,
     continue_body,
     decodes_alone,
@@ -53,24 +57,36 @@ from interlock.transcript import (
     Encoded,
     JsonObject,
     LossyHistoryError,
-    Message,
     ReplayPolicy,
     Request,
     TranslationWarning,
 )
 
+if TYPE_CHECKING:
+    from interlock.gateway.routing import Router
+
 
 class ProxyError(Exception):
-    """A failure answered in the ingress dialect's error shape with ``status``."""
+    """A failure answered in the ingress dialect's error shape with ``status``.
+
+    ``headers`` go on the error answer too (``retry-after``, say).
+    """
 
     def __init__(
-        self, status: int, message: str, *, code: str | None = None, param: str | None = None
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code
         self.param = param
+        self.headers = headers or {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,34 +95,6 @@ class Route:
 
     model: ModelRoute
     upstream: Upstream
-
-
-HISTORY_KEYS: dict[str, str] = {"openai-chat": "messages"}
-"""Ingress dialects whose history prefixes are remembered (:mod:`.history_cache`)."""
-
-
-@dataclass(slots=True)
-class ParsedBody:
-    """A request body parsed, and what the history cache needs to know about it."""
-
-    payload: JsonObject
-    text: str | None = None
-    """The body as text when its history prefix can be remembered."""
-    head: JsonObject | None = None
-    head_bytes: int = 0
-    prefix_end: int = 0
-    continuation: HistoryContinuation | None = None
-    messages: tuple[Message, ...] = ()
-    """All decoded messages (before the vault), once decoded."""
-    new: tuple[Message, ...] = ()
-    """The messages after a known prefix (a continuation only)."""
-    continues: bool = False
-    """True when this request continued a known prefix (so its own prefix keeps messages)."""
-
-    @property
-    def model_within(self) -> int | None:
-        """Bytes of the body that hold its one top-level ``model`` member, when known."""
-        return self.head_bytes if self.head is not None and "model" in self.head else None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -126,6 +114,11 @@ class ProxyCall:
     """Gemini ``streamGenerateContent`` without ``?alt=sse``: answer a streamed JSON array."""
     parsed: ParsedBody | None = None
     warnings: tuple[TranslationWarning, ...] = ()
+    client_model: str = ""
+    """The model name as the client wrote it."""
+    source: Request | None = None
+    """The decoded request before any upstream's vault or encoding (:meth:`Proxy.retarget`)."""
+    source_body: bytes = b""
 
     @property
     def upstream(self) -> Upstream:
@@ -209,6 +202,8 @@ class Proxy:
         self.history = history if history is not None else HistoryCache()
         self.lifecycle = lifecycle
         """Streams join it, so a drain waits for them (or ends them) before exit."""
+        self.router: Router | None = None
+        """Chooses, retries and falls back among a routed model's deployments."""
 
     def tenant(self, http_request: HttpRequest) -> str:
         """The caller's tenant, or a 401."""
@@ -299,9 +294,25 @@ class Proxy:
             json_array=ingress.http.stream_framing == "sse-or-json-array"
             and wants_stream
             and http_request.query_params.get("alt") != "sse",
+            client_model=model,
+            source=request,
+            source_body=body,
         )
-        await self._encode(call, model)
+        if self.router is None or not route.model.routed:
+            await self._encode(call, model)  # a routed call is encoded per deployment tried
         return call
+
+    async def retarget(self, call: ProxyCall, route: Route) -> ProxyCall:
+        """A prepared routed ``call`` encoded for ``route`` (one of its deployments).
+
+        Raises the same 400 :class:`ProxyError` as :meth:`prepare` when the history
+        cannot go to that deployment under its replay policy.
+        """
+        assert call.source is not None, "prepare keeps the decoded request"
+        source = replace(call.source, model=route.model.model)
+        target = replace(call, route=route, request=source, body=call.source_body)
+        await self._encode(target, call.client_model)
+        return target
 
     def parse(self, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:
         """``body`` parsed (or a 400); continued from a known history prefix when one fits."""
@@ -485,6 +496,10 @@ class Proxy:
             raise ProxyError(
                 502, f"upstream {call.upstream.name}: {error}", code="upstream_too_large"
             ) from error
+        except httpx.HTTPError as error:  # cut off mid-answer: it may have run, never resent
+            failure = call.upstream.unavailable(error)
+            code = f"upstream_{failure.kind}"
+            raise ProxyError(failure.status, failure.message, code=code) from error
 
     async def upstream_error(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
         """An upstream error answer, translated (status preserved, key scrubbed)."""
@@ -499,7 +514,7 @@ class Proxy:
                 media_type=response.headers.get("content-type", "application/json"),
                 headers=call.headers(response),
             )
-        message, code = _error_details(text, response.status_code)
+        message, code = error_details(text, response.status_code)
         error = call.ingress.error(
             response.status_code, f"upstream {upstream.name}: {message}", code=code
         )
@@ -554,23 +569,6 @@ def _required_headers(ingress: Dialect, http_request: HttpRequest) -> None:
     for header, missing in ingress.http.required_headers:
         if not http_request.headers.get(header):
             raise ProxyError(400, missing, code="missing_header", param=header)
-
-
-def _error_details(text: str, status: int) -> tuple[str, str | None]:
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return (text[:500] or f"HTTP {status}"), None
-    error = cast(JsonObject, document).get("error") if isinstance(document, dict) else None
-    if isinstance(error, dict):
-        message = error.get("message")
-        code = next(
-            (v for k in ("code", "status", "type") if isinstance(v := error.get(k), str)), None
-        )
-        return (str(message) if message else f"HTTP {status}"), (
-            str(code) if isinstance(code, str) else None
-        )
-    return f"HTTP {status}", None
 
 
 def json_response(

@@ -98,6 +98,7 @@ def config_digests(config: GatewayConfig) -> dict[str, str]:
         "upstreams": _plain(config.upstreams),
         "models": _plain(config.models),
         "agents": _plain(config.agents),
+        "routing": _plain(config.routing),
     }
     return {
         name: hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]

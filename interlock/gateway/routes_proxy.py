@@ -54,7 +54,10 @@ async def handle(
         record.translation = call.translation
         if watch is not None:
             watch.start(http_request.receive)
-        response = await proxy.open_upstream(call)
+        if proxy.router is not None and call.route.model.routed:
+            call, response = await proxy.router.open(proxy, call)
+        else:
+            response = await proxy.open_upstream(call)
         if response.status_code >= 400:
             answer = await proxy.upstream_error(call, response)
         elif call.request.stream:
@@ -73,7 +76,7 @@ async def handle(
     except ProxyError as error:
         record.error = error.code or "error"
         body = ingress.error(error.status, error.message, code=error.code, param=error.param)
-        answer = json_response(body, error.status, headers=_headers(call))
+        answer = json_response(body, error.status, headers={**_headers(call), **error.headers})
     except RecursionError:  # a parseable value nested deeper than some codec can walk
         record.error = "invalid_json"
         error_body = ingress.error(400, TOO_DEEP, code="invalid_json")

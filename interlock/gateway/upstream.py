@@ -34,6 +34,8 @@ from interlock.gateway.http1 import AnswerHeadTooLarge, Http1Transport
 from interlock.gateway.metrics import Metrics
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+CLEAN_FAILURES = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+"""Transport failures before the request was written: safe to send again."""
 BACKOFF_BASE = 0.05
 BACKOFF_CAP = 2.0
 WRITE_TIMEOUT = 30.0
@@ -42,13 +44,18 @@ USER_AGENT = "interlock"
 
 
 class UpstreamUnavailable(Exception):
-    """The upstream could not be reached (502) or did not answer in time (504)."""
+    """The upstream could not be reached (502) or did not answer in time (504).
 
-    def __init__(self, status: int, kind: str, message: str) -> None:
+    ``clean`` is True when the request was certainly not written (a connect error or
+    timeout, no free connection): sending it elsewhere cannot run it twice.
+    """
+
+    def __init__(self, status: int, kind: str, message: str, *, clean: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
+        self.clean = clean
 
 
 @dataclass(slots=True, frozen=True)
@@ -137,7 +144,7 @@ class Upstream:
             request = self._request(path, body, accept_stream)
             try:
                 response = await self.transport.handle_async_request(request)
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as error:
+            except CLEAN_FAILURES as error:
                 if attempt < self.config.max_retries:
                     attempt += 1
                     await self._backoff(attempt)
@@ -161,7 +168,16 @@ class Upstream:
                 delay = min(BACKOFF_CAP, max(delay, float(retry_after)))
         await self.sleep(delay)
 
+    def unavailable(self, error: httpx.HTTPError) -> UpstreamUnavailable:
+        """``error`` (a transport failure talking to this upstream) classified and counted."""
+        return self._unavailable(error)
+
     def _unavailable(self, error: httpx.HTTPError) -> UpstreamUnavailable:
+        unavailable = self._classify(error)
+        unavailable.clean = isinstance(error, CLEAN_FAILURES)
+        return unavailable
+
+    def _classify(self, error: httpx.HTTPError) -> UpstreamUnavailable:
         if isinstance(error, AnswerHeadTooLarge):
             self.metrics.upstream_errors[self.name, "too_large"] += 1
             return UpstreamUnavailable(502, "too_large", f"upstream {self.name}: {error}")

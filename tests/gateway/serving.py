@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from starlette.types import ASGIApp
 
 from interlock.emulators import Emulator, create_emulator, emulator_app
 
@@ -32,20 +33,26 @@ def free_port() -> int:
 @contextmanager
 def emulators_on_loopback() -> Iterator[tuple[str, dict[str, Emulator]]]:
     """The four emulators on one loopback port (in this process: ``received`` is readable)."""
-    emulators = {
+    emulators = four_emulators()
+    with app_on_loopback(emulator_app(*emulators.values())) as url:
+        yield url, emulators
+
+
+def four_emulators() -> dict[str, Emulator]:
+    """One emulator per dialect, as the gateway tests configure them."""
+    return {
         "openai-responses": create_emulator("openai-responses"),
         "openai-chat": create_emulator("openai-chat", reasoning_dialect="reasoning_content"),
         "gemini": create_emulator("gemini"),
         "anthropic": create_emulator("anthropic"),
     }
+
+
+@contextmanager
+def app_on_loopback(app: ASGIApp, log_level: str = "warning") -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port, in a thread of this process."""
     port = free_port()
-    config = uvicorn.Config(
-        emulator_app(*emulators.values()),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        access_log=False,
-    )
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level, access_log=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -54,7 +61,7 @@ def emulators_on_loopback() -> Iterator[tuple[str, dict[str, Emulator]]]:
         assert time.monotonic() < deadline, "emulators did not start"
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{port}", emulators
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

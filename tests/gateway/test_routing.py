@@ -1,0 +1,192 @@
+"""The router in-process: health and cooldown on a fake clock, backoff, what is never resent.
+
+The client-side matrix (official SDKs, emulators failing on command) is in
+``test_serve_routing.py``; this file pins the rules that need a clock or a mock transport:
+cooldowns ending, ``retry-after`` honoured (and capped), a 503 with ``retry-after`` when
+every deployment cools down, a per-deployment key, timeouts never retried.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+
+import httpx
+import pytest
+
+from interlock.gateway.app import Gateway, build_gateway
+from interlock.gateway.config import parse_config
+from interlock.gateway.config_routing import RoutingConfig
+from interlock.gateway.routing import Health, Router
+from interlock.gateway.stores import open_store
+from tests.gateway.helpers import UPSTREAM_KEY, Handler, chat_completion, client
+
+CONFIG = """
+[server]
+access_log = false
+
+[store]
+url = "memory://"
+
+[routing]
+failures_to_cool = 2
+failure_window_seconds = 10
+cooldown_seconds = 30
+backoff_seconds = 0.1
+backoff_max_seconds = 1
+
+[[upstreams]]
+name = "one"
+protocol = "openai-chat"
+base_url = "https://one.example/v1"
+api_key_env = "UP_KEY"
+
+[[upstreams]]
+name = "two"
+protocol = "openai-chat"
+base_url = "https://two.example/v1"
+api_key_env = "UP_KEY"
+
+[[models]]
+name = "pair"
+retries = 1
+deployments = [
+  { upstream = "one", model = "m-one" },
+  { upstream = "two", model = "m-two", api_key_env = "OTHER_KEY" },
+]
+
+[[models]]
+name = "solo"
+retries = 3
+fallbacks = ["pair"]
+deployments = [{ upstream = "one", model = "m-solo" }]
+"""
+ASK = {"model": "pair", "messages": [{"role": "user", "content": "hi"}]}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+
+def gateway(handlers: dict[str, Handler], config: str = CONFIG) -> Gateway:
+    return build_gateway(
+        parse_config(config, {"UP_KEY": UPSTREAM_KEY, "OTHER_KEY": "sk-other"}),
+        transports={name: httpx.MockTransport(handler) for name, handler in handlers.items()},
+        store=open_store("memory://"),
+    )
+
+
+def _router(built: Gateway) -> tuple[Router, Clock]:
+    router = built.proxy.router
+    assert router is not None
+    clock = Clock()
+    router.clock, router.sleep = clock, clock.sleep
+    return router, clock
+
+
+def _answer(status: int, *, retry_after: str | None = None) -> httpx.Response:
+    headers = {"retry-after": retry_after} if retry_after is not None else {}
+    if status == 200:
+        return httpx.Response(200, json=chat_completion())
+    return httpx.Response(status, json={"error": {"message": "busy"}}, headers=headers)
+
+
+def test_failures_within_the_window_cool_a_deployment_until_the_period_ends() -> None:
+    policy = RoutingConfig(failures_to_cool=3, failure_window_seconds=10, cooldown_seconds=30)
+    health = Health("one/m")
+    assert not health.fail(0.0, policy)
+    assert not health.fail(5.0, policy)
+    assert not health.fail(12.0, policy)  # the first one left the window
+    assert health.failures == deque([5.0, 12.0])
+    assert health.fail(13.0, policy)
+    assert not health.available(42.9) and health.available(43.0)
+
+
+async def test_a_cooled_deployment_comes_back_when_its_cooldown_ends() -> None:
+    seen: list[str] = []
+
+    def one(request: httpx.Request) -> httpx.Response:
+        seen.append("one")
+        return _answer(500)
+
+    def two(request: httpx.Request) -> httpx.Response:
+        seen.append("two")
+        return _answer(200)
+
+    built = gateway({"one": one, "two": two}, CONFIG)
+    _, clock = _router(built)
+    async with client(built) as http:
+        for _ in range(6):
+            assert (await http.post("/v1/chat/completions", json=ASK)).status_code == 200
+        assert seen.count("one") == 2  # two failures cool it: then only "two"
+        clock.now += 30
+        for _ in range(2):  # the round-robin comes back to "one" within two requests
+            await http.post("/v1/chat/completions", json=ASK)
+    assert seen.count("one") == 3
+    assert clock.slept == []  # moving to another deployment does not wait
+
+
+async def test_every_deployment_cooling_is_a_503_with_retry_after() -> None:
+    built = gateway({"one": lambda _: _answer(503), "two": lambda _: _answer(502)}, CONFIG)
+    _, clock = _router(built)
+    async with client(built) as http:
+        for _ in range(2):  # each request fails once on each deployment
+            answer = await http.post("/v1/chat/completions", json=ASK)
+            assert answer.status_code in (502, 503)
+        clock.now += 12.5
+        answer = await http.post("/v1/chat/completions", json=ASK)
+    assert answer.status_code == 503
+    assert answer.headers["retry-after"] == "18"
+    assert answer.headers["x-interlock-translation"] == "none"
+    assert answer.json()["error"]["code"] == "no_deployment_available"
+
+
+async def test_retrying_the_same_deployment_waits_at_least_retry_after_capped() -> None:
+    answers = iter([_answer(429, retry_after="0.3"), _answer(429, retry_after="60"), _answer(503)])
+    patient = CONFIG.replace("failures_to_cool = 2", "failures_to_cool = 9")
+    built = gateway({"one": lambda _: next(answers, _answer(200))}, patient)
+    _, clock = _router(built)
+    async with client(built) as http:
+        answer = await http.post("/v1/chat/completions", json={**ASK, "model": "solo"})
+    assert answer.status_code == 200  # the fourth attempt (retries = 3)
+    # 0.1 s × 2^(n-1), at least the 429's retry-after, at most backoff_max_seconds
+    assert clock.slept == [0.3, 1.0, 0.4]
+
+
+async def test_a_deployment_sends_its_own_key() -> None:
+    keys: list[str] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        keys.append(request.headers["authorization"])
+        return _answer(200)
+
+    built = gateway({"one": record, "two": record}, CONFIG)
+    async with client(built) as http:
+        for _ in range(2):
+            assert (await http.post("/v1/chat/completions", json=ASK)).status_code == 200
+    assert keys == ["Bearer sk-upstream-SECRET-123", "Bearer sk-other"]
+
+
+@pytest.mark.parametrize("error", [httpx.ReadTimeout, httpx.RemoteProtocolError])
+async def test_a_failure_after_the_request_was_written_is_never_resent(
+    error: type[httpx.HTTPError],
+) -> None:
+    sent: list[str] = []
+
+    def broken(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content)["model"])
+        raise error("gone", request=request)
+
+    built = gateway({"one": broken, "two": broken}, CONFIG)
+    async with client(built) as http:
+        answer = await http.post("/v1/chat/completions", json=ASK)
+    assert answer.status_code == (504 if error is httpx.ReadTimeout else 502)
+    assert sent == ["m-one"]
