@@ -2,7 +2,8 @@
 
 One module per dialect (``openai_responses``, ``openai_chat``, ``gemini``, ``anthropic``)
 exports an
-``<Name>Emulator`` and ``create_app``. This package adds the protocol-keyed factory the
+``<Name>Emulator`` (a subclass of :class:`~._service.EmulatedService`, the request path
+they share) and ``create_app``. This package adds the protocol-keyed factory the
 gateway and the CLI use, and a combined app serving several emulators on one port (their
 paths never collide).
 """
@@ -36,6 +37,9 @@ def create_emulator(
     protocol: DialectName, *, script: str | Path | None = None, **options: Any
 ) -> Emulator:
     """An emulator for ``protocol``, answering from ``script`` first when given.
+
+    ``offload=True`` answers on a worker thread (for an emulator sharing a process, and an
+    event loop, with the gateway).
 
     Each dialect's module (named like its codec package) exports its class as ``EMULATOR``.
     """

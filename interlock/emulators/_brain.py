@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, cast
 
+from interlock.emulators._schema import example
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -71,7 +72,34 @@ class Brain(Protocol):
         ...
 
 
-_CALL_PATTERN = re.compile(r"\b(?:call|use|run)\s+([A-Za-z_][\w.-]*)(?:\s+with\s+(\{.*\}))?", re.S)
+_CALL_WORD = re.compile(r"\b(?:call|use|run)\s+([A-Za-z_][\w.-]*)")
+_WITH = re.compile(r"\s+with\s+")
+_ARGUMENTS = json.JSONDecoder()
+
+
+def named_calls(text: str) -> list[tuple[str, str]]:
+    """Every ``call NAME`` / ``use NAME`` / ``run NAME`` in ``text``, each with the JSON
+    object that follows ``with`` (its exact text) or ``"{}"``, in order.
+
+    Linear in the length of ``text``: the patterns have no nested or overlapping
+    repetition, an argument object is read once by the JSON decoder and the scan resumes
+    after it (a greedy ``\\{.*\\}`` would rescan the rest of the prompt at every match).
+    """
+    found: list[tuple[str, str]] = []
+    position = 0
+    while (match := _CALL_WORD.search(text, position)) is not None:
+        position = match.end()
+        arguments = "{}"
+        joined = _WITH.match(text, position)
+        if joined is not None and text.startswith("{", joined.end()):
+            try:
+                value, end = _ARGUMENTS.raw_decode(text, joined.end())
+            except ValueError:
+                value, end = None, position
+            if isinstance(value, dict):
+                arguments, position = text[joined.end() : end], end
+        found.append((match.group(1), arguments))
+    return found
 
 
 @dataclass
@@ -82,6 +110,8 @@ class DefaultBrain:
     * The last user text says ``call NAME`` / ``use NAME`` (optionally ``with {json}``)
       and NAME is a declared tool: call it (``parallel`` calls when several are named).
     * Otherwise: echo ``"You said: <text>"``.
+    * Under structured output (``json_object`` / ``json_schema``) the text is JSON instead:
+      a small value valid against the schema (:func:`~._schema.example`), ``{}`` without one.
 
     Every answer starts with a reasoning summary, so reasoning travels on every hop.
     """
@@ -104,13 +134,13 @@ class DefaultBrain:
             )
         if results:
             text = "; ".join(f"{r.name or r.call_id} returned {r.text}" for r in results)
-            parts.append(TextPart(text=f"Done: {text}"))
+            parts.append(TextPart(text=_structured(request) or f"Done: {text}"))
             return self._response(request, parts, "stop")
         calls = self._calls(request, last)
         if calls:
             parts.extend(calls)
             return self._response(request, parts, "tool_calls")
-        parts.append(TextPart(text=f"You said: {last.text}"))
+        parts.append(TextPart(text=_structured(request) or f"You said: {last.text}"))
         return self._response(request, parts, "stop")
 
     def _calls(self, request: Request, last: Message) -> list[ToolCallPart]:
@@ -118,8 +148,7 @@ class DefaultBrain:
             return []
         declared = {tool.name for tool in request.tools}
         calls: list[ToolCallPart] = []
-        for match in _CALL_PATTERN.finditer(last.text):
-            name, arguments = match.group(1), match.group(2) or "{}"
+        for name, arguments in named_calls(last.text):
             if name in declared:
                 call_id = f"{self.call_prefix}_{self.counter}_{len(calls) + 1}"
                 calls.append(ToolCallPart(call_id=call_id, name=name, arguments=arguments))
@@ -141,6 +170,16 @@ class DefaultBrain:
             finish_reason="tool_calls" if finish == "tool_calls" else "stop",
             usage=Usage(input_tokens=words, output_tokens=out + 4, reasoning_tokens=4),
         )
+
+
+def _structured(request: Request) -> str | None:
+    """The answer's JSON text under structured output, else ``None``."""
+    wanted = request.response_format
+    if wanted is None or wanted.type == "text":
+        return None
+    if wanted.type == "json_object" or wanted.schema is None:
+        return "{}"
+    return json.dumps(example(wanted.schema))
 
 
 class ScriptError(ValueError):

@@ -39,6 +39,7 @@ from interlock.emulators._brain import (
     ScriptBrain,
     mint_token,
 )
+from interlock.emulators._service import EmulatedService, Incoming, rejected
 from interlock.transcript import (
     ANTHROPIC_REDACTED_THINKING,
     ANTHROPIC_THINKING_SIGNATURE,
@@ -83,12 +84,13 @@ def _reject(status: int, message: str) -> Rejection:
     return Rejection(status=status, body=encode_error(status, message))
 
 
-class AnthropicEmulator:
+class AnthropicEmulator(EmulatedService):
     """An Anthropic Messages service answering from a script, then from the brain."""
 
-    def __init__(self, brain: DefaultBrain | ScriptBrain | None = None) -> None:
-        self.brain: DefaultBrain | ScriptBrain = brain if brain is not None else DefaultBrain()
-        self.received: list[JsonObject] = []
+    def __init__(
+        self, brain: DefaultBrain | ScriptBrain | None = None, *, offload: bool = False
+    ) -> None:
+        super().__init__(brain, offload=offload)
         self._counter = 0
 
     def validate(self, payload: JsonObject) -> Rejection | None:
@@ -105,66 +107,63 @@ class AnthropicEmulator:
     def routes(self) -> list[BaseRoute]:
         """The service's paths."""
         return [
-            Route("/v1/messages", self._messages, methods=["POST"]),
+            Route("/v1/messages", self.serve, methods=["POST"]),
             Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
         ]
 
-    async def _payload(self, http: HttpRequest) -> JsonObject | Rejection:
-        if not http.headers.get("anthropic-version"):
-            return _reject(400, _VERSION_MISSING)
-        try:
-            payload = json.loads(await http.body())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return _reject(400, "There was an error parsing the body of your request.")
-        if not isinstance(payload, dict):
-            return _reject(400, "There was an error parsing the body of your request.")
-        return cast(JsonObject, payload)
+    def precheck(self, incoming: Incoming) -> Rejection | None:
+        if incoming.headers.get("anthropic-version"):
+            return None
+        return _reject(400, _VERSION_MISSING)
+
+    def unparseable(self) -> Rejection:
+        return _reject(400, "There was an error parsing the body of your request.")
+
+    def check(self, payload: JsonObject, incoming: Incoming) -> Rejection | None:
+        return self.validate(payload)
+
+    def decode(self, payload: JsonObject, incoming: Incoming) -> Request:
+        return decode_request(payload)
+
+    def decode_failed(self, error: DecodeError) -> Rejection:
+        return _reject(400, str(error))
 
     async def _count(self, http: HttpRequest) -> HttpResponse:
-        payload = await self._payload(http)
+        """``count_tokens``: checked like a message request, about four characters a token."""
+        headers = dict(http.headers)
+        incoming = Incoming(body=await http.body(), path={}, query={}, headers=headers)
+        payload = self.parse(incoming)
         if isinstance(payload, Rejection):
-            return JSONResponse(payload.body, status_code=payload.status)
+            return rejected(payload)
         rejection = self.validate({**payload, "max_tokens": 1 << 30})
         if rejection is not None:
-            return JSONResponse(rejection.body, status_code=rejection.status)
+            return rejected(rejection)
         prompt = {key: payload.get(key) for key in ("system", "messages", "tools")}
         return JSONResponse({"input_tokens": max(1, len(json.dumps(prompt)) // 4)})
 
-    async def _messages(self, http: HttpRequest) -> HttpResponse:
-        payload = await self._payload(http)
-        if isinstance(payload, Rejection):
-            return JSONResponse(payload.body, status_code=payload.status)
-        self.received.append(payload)
-        rejection = self.validate(payload)
-        if rejection is not None:
-            return JSONResponse(rejection.body, status_code=rejection.status)
-        try:
-            request = decode_request(payload)
-        except DecodeError as error:
-            return JSONResponse(encode_error(400, str(error)), status_code=400)
-        return self._answer(request, payload)
+    def scripted_stream(
+        self, events: list[JsonValue], request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        items = [_event(item) for item in events]
+        if request.stream:
+            return _stream_response(items)
+        decoder = StreamDecoder()
+        updates = [
+            u for e in items for u in decoder.feed(SseEvent(json.dumps(e), str(e.get("type"))))
+        ]
+        return JSONResponse(encode_response(fold_updates(updates)))
 
-    def _answer(self, request: Request, payload: JsonObject) -> HttpResponse:
-        entry = self.brain.next_entry() if isinstance(self.brain, ScriptBrain) else None
-        if entry is not None and "error" in entry:
-            error = cast(JsonObject, entry["error"])
-            return JSONResponse(error.get("body"), status_code=cast(int, error.get("status", 500)))
-        if entry is not None and "stream" in entry:
-            events = [_event(item) for item in cast(list[JsonValue], entry["stream"])]
-            if request.stream:
-                return _stream_response(events)
-            decoder = StreamDecoder()
-            updates = [
-                u for e in events for u in decoder.feed(SseEvent(json.dumps(e), str(e.get("type"))))
-            ]
-            return JSONResponse(encode_response(fold_updates(updates)))
-        if entry is not None and "response" in entry:
-            wire = cast(JsonObject, entry["response"])
-            if not request.stream:
-                return JSONResponse(wire)
-            return _stream_response(_encode_stream(response_to_updates(decode_response(wire))))
-        brain = self.brain.fallback if isinstance(self.brain, ScriptBrain) else self.brain
-        response = self._dress(brain.respond(request), request, payload)
+    def scripted_response(
+        self, wire: JsonObject, request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        if not request.stream:
+            return JSONResponse(wire)
+        return _stream_response(_encode_stream(response_to_updates(decode_response(wire))))
+
+    def answer(
+        self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        response = self._dress(response, request, payload)
         if request.stream:
             return _stream_response(_encode_stream(response_to_updates(response)))
         return JSONResponse(encode_response(response))

@@ -22,7 +22,6 @@ from dataclasses import replace
 from typing import cast
 
 from starlette.applications import Starlette
-from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
@@ -44,6 +43,7 @@ from interlock.emulators._brain import (
     mint_token,
     verify_token,
 )
+from interlock.emulators._service import EmulatedService, Incoming, fan_out
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
     DecodeError,
@@ -88,7 +88,7 @@ def _signature_valid(decoded: bytes, part: JsonObject) -> bool:
     return token == expected
 
 
-class GeminiEmulator:
+class GeminiEmulator(EmulatedService):
     """A Gemini ``generateContent`` service answering from a script, then from the brain."""
 
     def __init__(
@@ -96,13 +96,13 @@ class GeminiEmulator:
         brain: DefaultBrain | ScriptBrain | None = None,
         *,
         require_signatures: bool | None = None,
+        offload: bool = False,
     ) -> None:
         """``require_signatures``: ``None`` enforces them for every model but Gemini 1.x/2.x."""
-        self.brain: DefaultBrain | ScriptBrain = (
-            brain if brain is not None else DefaultBrain(call_prefix="call_gemini")
+        super().__init__(
+            brain if brain is not None else DefaultBrain(call_prefix="call_gemini"), offload=offload
         )
         self.require_signatures = require_signatures
-        self.received: list[JsonObject] = []
         self._counter = 0
 
     def validate(self, payload: JsonObject, *, model: str | None = None) -> Rejection | None:
@@ -114,63 +114,67 @@ class GeminiEmulator:
             payload, require_signatures=require, signature_valid=_signature_valid
         )
         if violation is None:
-            return None
+            return candidates_violation(payload)
         body = encode_error(violation.status, violation.message, code=violation.rpc_status)
         return Rejection(status=violation.status, body=body)
 
     def routes(self) -> list[BaseRoute]:
         """The service's paths (``v1beta`` as the SDK uses, and ``v1``)."""
         return [
-            Route("/v1beta/models/{target}", self._handle, methods=["POST"]),
-            Route("/v1/models/{target}", self._handle, methods=["POST"]),
+            Route("/v1beta/models/{target}", self.serve, methods=["POST"]),
+            Route("/v1/models/{target}", self.serve, methods=["POST"]),
         ]
 
-    async def _handle(self, http: HttpRequest) -> HttpResponse:
-        model, _, method = str(http.path_params["target"]).partition(":")
-        if method not in _METHODS:
-            message = f"models/{model} is not found for API version v1beta, or is not supported for {method or 'this method'}."
-            return JSONResponse(encode_error(404, message), status_code=404)
-        try:
-            payload = json.loads(await http.body())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return JSONResponse(encode_error(400, _UNPARSEABLE), status_code=400)
-        if not isinstance(payload, dict):
-            return JSONResponse(encode_error(400, _UNPARSEABLE), status_code=400)
-        body = cast(JsonObject, payload)
-        self.received.append(body)
-        rejection = self.validate(body, model=model)
-        if rejection is not None:
-            return JSONResponse(rejection.body, status_code=rejection.status)
-        stream = method == "streamGenerateContent"
-        try:
-            request = decode_request(body, model=model, stream=stream)
-        except DecodeError as error:
-            return JSONResponse(encode_error(400, str(error)), status_code=400)
-        sse = http.query_params.get("alt") == "sse"
-        return self._answer(request, sse)
+    def precheck(self, incoming: Incoming) -> Rejection | None:
+        model, _, method = incoming.path["target"].partition(":")
+        if method in _METHODS:
+            return None
+        message = f"models/{model} is not found for API version v1beta, or is not supported for {method or 'this method'}."
+        return Rejection(404, encode_error(404, message))
 
-    def _answer(self, request: Request, sse: bool) -> HttpResponse:
-        entry = self.brain.next_entry() if isinstance(self.brain, ScriptBrain) else None
-        if entry is not None and "error" in entry:
-            error = cast(JsonObject, entry["error"])
-            return JSONResponse(error.get("body"), status_code=cast(int, error.get("status", 500)))
-        if entry is not None and "stream" in entry:
-            chunks = [_chunk(item) for item in cast(list[JsonValue], entry["stream"])]
-            if request.stream:
-                return _stream_response(chunks, sse)
-            decoder = StreamDecoder()
-            updates = [u for chunk in chunks for u in decoder.feed_chunk(chunk)]
-            return JSONResponse(encode_response(fold_updates(updates)))
-        if entry is not None and "response" in entry:
-            wire = cast(JsonObject, entry["response"])
-            if not request.stream:
-                return JSONResponse(wire)
-            return _stream_response(_encode_stream(response_to_updates(decode_response(wire))), sse)
-        brain = self.brain.fallback if isinstance(self.brain, ScriptBrain) else self.brain
-        response = self._dress(brain.respond(request), request)
+    def unparseable(self) -> Rejection:
+        return Rejection(400, encode_error(400, _UNPARSEABLE))
+
+    def check(self, payload: JsonObject, incoming: Incoming) -> Rejection | None:
+        return self.validate(payload, model=_target(incoming)[0])
+
+    def decode(self, payload: JsonObject, incoming: Incoming) -> Request:
+        model, method = _target(incoming)
+        return decode_request(payload, model=model, stream=method == "streamGenerateContent")
+
+    def decode_failed(self, error: DecodeError) -> Rejection:
+        return Rejection(400, encode_error(400, str(error)))
+
+    def scripted_stream(
+        self, events: list[JsonValue], request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        chunks = [_chunk(item) for item in events]
         if request.stream:
-            return _stream_response(_encode_stream(response_to_updates(response)), sse)
-        return JSONResponse(encode_response(response))
+            return _stream_response(chunks, _sse(incoming))
+        decoder = StreamDecoder()
+        updates = [u for chunk in chunks for u in decoder.feed_chunk(chunk)]
+        return JSONResponse(encode_response(fold_updates(updates)))
+
+    def scripted_response(
+        self, wire: JsonObject, request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        if not request.stream:
+            return JSONResponse(wire)
+        updates = response_to_updates(decode_response(wire))
+        return _stream_response(_encode_stream(updates), _sse(incoming))
+
+    def answer(
+        self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        response = self._dress(response, request)
+        count = candidate_count(payload)
+        if request.stream:
+            chunks = [
+                fan_out(chunk, "candidates", count)
+                for chunk in _encode_stream(response_to_updates(response))
+            ]
+            return _stream_response(chunks, _sse(incoming))
+        return JSONResponse(fan_out(encode_response(response), "candidates", count))
 
     def _dress(self, response: Response, request: Request) -> Response:
         """What the real service adds: ids, signatures, thoughts only when asked for."""
@@ -199,6 +203,41 @@ class GeminiEmulator:
             model=request.model or response.model,
             message=Message(role="assistant", parts=tuple(parts)),
         )
+
+
+def _target(incoming: Incoming) -> tuple[str, str]:
+    """The path's model and method (``gemini-3-flash:generateContent``)."""
+    model, _, method = incoming.path["target"].partition(":")
+    return model, method
+
+
+def _sse(incoming: Incoming) -> bool:
+    return incoming.query.get("alt") == "sse"
+
+
+MAX_CANDIDATES = 8
+
+
+def candidate_count(payload: JsonObject) -> int:
+    """``generationConfig.candidateCount`` (1 when absent)."""
+    config = payload.get("generationConfig")
+    count = config.get("candidateCount") if isinstance(config, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else 1
+
+
+def candidates_violation(payload: JsonObject) -> Rejection | None:
+    """``candidateCount`` is an integer from 1 to :data:`MAX_CANDIDATES`."""
+    config = payload.get("generationConfig")
+    if not isinstance(config, dict) or "candidateCount" not in config:
+        return None
+    count = config["candidateCount"]
+    if isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= MAX_CANDIDATES:
+        return None
+    message = (
+        "Invalid value at 'generation_config.candidate_count': candidateCount must be an "
+        f"integer from 1 to {MAX_CANDIDATES}, got {json.dumps(count)}."
+    )
+    return Rejection(400, encode_error(400, message))
 
 
 def _chunk(item: JsonValue) -> JsonObject:

@@ -23,7 +23,6 @@ from dataclasses import replace
 from typing import cast
 
 from starlette.applications import Starlette
-from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
@@ -46,6 +45,7 @@ from interlock.emulators._brain import (
     mint_token,
     verify_token,
 )
+from interlock.emulators._service import EmulatedService, Incoming, fan_out
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
     DecodeError,
@@ -100,7 +100,7 @@ def _details_content(summaries: list[str], call_ids: list[str]) -> str:
     return "\x00".join(summaries) + "\x01" + "\x00".join(call_ids)
 
 
-class OpenAIChatEmulator:
+class OpenAIChatEmulator(EmulatedService):
     """A Chat Completions service speaking ``reasoning_dialect``."""
 
     def __init__(
@@ -108,14 +108,15 @@ class OpenAIChatEmulator:
         brain: DefaultBrain | ScriptBrain | None = None,
         reasoning_dialect: ReasoningDialect = "reasoning_content",
         stream_delay: float = 0.0,
+        *,
+        offload: bool = False,
     ) -> None:
-        self.brain: DefaultBrain | ScriptBrain = (
-            brain if brain is not None else DefaultBrain(call_prefix="call_chat")
+        super().__init__(
+            brain if brain is not None else DefaultBrain(call_prefix="call_chat"), offload=offload
         )
         self.reasoning_dialect: ReasoningDialect = reasoning_dialect
         self.stream_delay = stream_delay
         """Seconds between stream events (a slow model, for drain and soak tests)."""
-        self.received: list[JsonObject] = []
         self._counter = 0
 
     # -- validation ---------------------------------------------------------------------
@@ -138,6 +139,9 @@ class OpenAIChatEmulator:
                 param="messages",
                 code="empty_array",
             )
+        rejection = _choices_rule(payload)
+        if rejection is not None:
+            return rejection
         violation = find_pairing_violation(messages)
         if violation is not None:
             return _reject(violation.message, param=violation.param)
@@ -156,48 +160,23 @@ class OpenAIChatEmulator:
 
     def routes(self) -> list[BaseRoute]:
         """The service's path."""
-        return [Route("/v1/chat/completions", self._handle, methods=["POST"])]
+        return [Route("/v1/chat/completions", self.serve, methods=["POST"])]
 
-    async def _handle(self, http: HttpRequest) -> HttpResponse:
-        try:
-            payload = json.loads(await http.body())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return JSONResponse(encode_error(400, _UNPARSEABLE), status_code=400)
-        if not isinstance(payload, dict):
-            return JSONResponse(encode_error(400, _UNPARSEABLE), status_code=400)
-        body = cast(JsonObject, payload)
-        self.received.append(body)
-        rejection = self.validate(body)
-        if rejection is not None:
-            return JSONResponse(rejection.body, status_code=rejection.status)
-        try:
-            request = decode_request(body)
-        except DecodeError as error:
-            return JSONResponse(
-                encode_error(400, error.detail, param=error.path or None), status_code=400
-            )
-        return self._answer(body, request)
+    def unparseable(self) -> Rejection:
+        return _reject(_UNPARSEABLE)
 
-    def _answer(self, body: JsonObject, request: Request) -> HttpResponse:
-        include_usage = _include_usage(body)
-        entry = self.brain.next_entry() if isinstance(self.brain, ScriptBrain) else None
-        if entry is not None and "error" in entry:
-            error = cast(JsonObject, entry["error"])
-            return JSONResponse(error.get("body"), status_code=cast(int, error.get("status", 500)))
-        if entry is not None and "stream" in entry:
-            return self._scripted_stream(cast(list[JsonValue], entry["stream"]), request)
-        if entry is not None and "response" in entry:
-            wire = cast(JsonObject, entry["response"])
-            if not request.stream:
-                return JSONResponse(wire)
-            return self._stream(decode_response(wire), include_usage, dialect=None)
-        brain = self.brain.fallback if isinstance(self.brain, ScriptBrain) else self.brain
-        response = self._dress(brain.respond(request))
-        if request.stream:
-            return self._stream(response, include_usage, dialect=self.reasoning_dialect)
-        return JSONResponse(encode_response(response, reasoning_dialect=self.reasoning_dialect))
+    def check(self, payload: JsonObject, incoming: Incoming) -> Rejection | None:
+        return self.validate(payload)
 
-    def _scripted_stream(self, events: list[JsonValue], request: Request) -> HttpResponse:
+    def decode(self, payload: JsonObject, incoming: Incoming) -> Request:
+        return decode_request(payload)
+
+    def decode_failed(self, error: DecodeError) -> Rejection:
+        return _reject(error.detail, param=error.path or None)
+
+    def scripted_stream(
+        self, events: list[JsonValue], request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
         lines = [event if isinstance(event, str) else json.dumps(event) for event in events]
         if request.stream:
             return _sse([SseEvent(data=line) for line in lines], self.stream_delay)
@@ -205,12 +184,36 @@ class OpenAIChatEmulator:
         updates = [u for line in lines for u in decoder.feed(SseEvent(data=line))]
         return JSONResponse(encode_response(fold_updates(updates)))
 
+    def scripted_response(
+        self, wire: JsonObject, request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        if not request.stream:
+            return JSONResponse(wire)
+        return self._stream(decode_response(wire), _include_usage(payload), dialect=None, choices=1)
+
+    def answer(
+        self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        response = self._dress(response)
+        choices = _choice_count(payload)
+        if request.stream:
+            usage = _include_usage(payload)
+            return self._stream(response, usage, dialect=self.reasoning_dialect, choices=choices)
+        body = encode_response(response, reasoning_dialect=self.reasoning_dialect)
+        return JSONResponse(fan_out(body, "choices", choices))
+
     def _stream(
-        self, response: Response, include_usage: bool, *, dialect: ReasoningDialect | None
+        self,
+        response: Response,
+        include_usage: bool,
+        *,
+        dialect: ReasoningDialect | None,
+        choices: int,
     ) -> HttpResponse:
         encoder = StreamEncoder(reasoning_dialect=dialect, include_usage=include_usage)
         events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
-        return _sse(events + encoder.finish(), self.stream_delay)
+        events = [_fan_out_event(event, choices) for event in events + encoder.finish()]
+        return _sse(events, self.stream_delay)
 
     def _dress(self, response: Response) -> Response:
         """Attach what this dialect's real service would: its reasoning and signatures."""
@@ -231,6 +234,41 @@ class OpenAIChatEmulator:
                 parts = _gemini_signatures(parts)
         message = Message(role="assistant", parts=tuple(parts))
         return replace(response, id=f"chatcmpl-emu{self._counter:06d}", message=message)
+
+
+MAX_CHOICES = 128
+
+
+def _choice_count(payload: JsonObject) -> int:
+    count = payload.get("n")
+    return count if isinstance(count, int) and not isinstance(count, bool) else 1
+
+
+def _choices_rule(payload: JsonObject) -> Rejection | None:
+    """``n``: an integer from 1 to 128, as the service requires."""
+    count = payload.get("n")
+    if count is None:
+        return None
+    if not isinstance(count, int) or isinstance(count, bool):
+        message = (
+            f"Invalid type for 'n': expected an integer, but got {type(count).__name__} instead."
+        )
+        return _reject(message, param="n", code="invalid_type")
+    if count < 1:
+        message = f"Invalid 'n': integer below minimum value. Expected a value >= 1, but got {count} instead."
+        return _reject(message, param="n", code="integer_below_min_value")
+    if count > MAX_CHOICES:
+        message = f"Invalid 'n': integer above maximum value. Expected a value <= {MAX_CHOICES}, but got {count} instead."
+        return _reject(message, param="n", code="integer_above_max_value")
+    return None
+
+
+def _fan_out_event(event: SseEvent, count: int) -> SseEvent:
+    """A stream chunk carrying every choice's delta (the usage chunk has none)."""
+    if count == 1 or event.data == "[DONE]":
+        return event
+    chunk = cast(JsonObject, json.loads(event.data))
+    return SseEvent(data=json.dumps(fan_out(chunk, "choices", count)), event=event.event)
 
 
 def _include_usage(body: JsonObject) -> bool:

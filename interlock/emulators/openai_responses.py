@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from starlette.applications import Starlette
-from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
@@ -37,6 +36,7 @@ from interlock.emulators._brain import (
     mint_token,
     verify_token,
 )
+from interlock.emulators._service import EmulatedService, Incoming
 from interlock.transcript import (
     DecodeError,
     JsonObject,
@@ -54,6 +54,10 @@ from interlock.transcript import (
 )
 
 TOKEN_KIND = "openai.reasoning"
+_UNPARSEABLE = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't "
+    "using your HTTP library correctly.)"
+)
 _NOT_STORED = (
     "Item with id '{id}' not found. Items are not persisted when `store` is set to false. "
     "Try again with `store` set to true, or remove this item from your input."
@@ -96,12 +100,15 @@ def _type(item: JsonObject) -> str:
     return str(kind)
 
 
-class OpenAIResponsesEmulator:
-    """The emulated service; ``received`` lists every request body in order."""
+class OpenAIResponsesEmulator(EmulatedService):
+    """The emulated service; ``received`` lists the most recent request bodies in order."""
 
-    def __init__(self, brain: DefaultBrain | ScriptBrain | None = None) -> None:
-        self.brain = brain or DefaultBrain(call_prefix="call_resp")
-        self.received: list[JsonObject] = []
+    def __init__(
+        self, brain: DefaultBrain | ScriptBrain | None = None, *, offload: bool = False
+    ) -> None:
+        super().__init__(
+            brain if brain is not None else DefaultBrain(call_prefix="call_resp"), offload=offload
+        )
         self.stored: dict[str, _Stored] = {}
         self._ledger = _Ledger()
         self._counter = 0
@@ -261,51 +268,42 @@ class OpenAIResponsesEmulator:
 
     def routes(self) -> list[BaseRoute]:
         """The service's path."""
-        return [Route("/v1/responses", self._handle, methods=["POST"])]
+        return [Route("/v1/responses", self.serve, methods=["POST"])]
 
-    async def _handle(self, http: HttpRequest) -> HttpResponse:
-        try:
-            payload = json.loads(await http.body())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            message = "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly.)"
-            return JSONResponse(encode_error(400, message), status_code=400)
-        if not isinstance(payload, dict):
-            return JSONResponse(
-                encode_error(400, "The request body must be a JSON object."), status_code=400
-            )
-        body = cast(JsonObject, payload)
-        self.received.append(body)
-        rejection = self.validate(body)
-        if rejection is not None:
-            return JSONResponse(rejection.body, status_code=rejection.status)
-        try:
-            request = decode_request(body)
-        except DecodeError as error:
-            return JSONResponse(
-                encode_error(400, error.detail, param=error.path or None), status_code=400
-            )
-        return self._answer(body, request)
+    def unparseable(self) -> Rejection:
+        return _reject(400, _UNPARSEABLE, param=None)
 
-    def _answer(self, body: JsonObject, request: Request) -> HttpResponse:
-        entry = self.brain.next_entry() if isinstance(self.brain, ScriptBrain) else None
-        if entry is not None and "error" in entry:
-            error = cast(JsonObject, entry["error"])
-            return JSONResponse(error.get("body"), status_code=cast(int, error.get("status", 500)))
-        if entry is not None and "stream" in entry:
-            events = [cast(JsonObject, event) for event in cast(list[JsonValue], entry["stream"])]
-            if request.stream:
-                return _sse(
-                    [SseEvent(data=json.dumps(e), event=str(e.get("type"))) for e in events]
-                )
-            decoder = StreamDecoder()
-            updates = [u for e in events for u in decoder.feed(SseEvent(data=json.dumps(e)))]
-            return JSONResponse(encode_response(fold_updates(updates)))
-        if entry is not None and "response" in entry:
-            response = decode_response(cast(JsonObject, entry["response"]))
-        else:
-            brain = self.brain.fallback if isinstance(self.brain, ScriptBrain) else self.brain
-            response = self._finalize(brain.respond(request), request)
-        self._remember(body, response)
+    def check(self, payload: JsonObject, incoming: Incoming) -> Rejection | None:
+        return self.validate(payload)
+
+    def decode(self, payload: JsonObject, incoming: Incoming) -> Request:
+        return decode_request(payload)
+
+    def decode_failed(self, error: DecodeError) -> Rejection:
+        return _reject(400, error.detail, param=error.path or None)
+
+    def scripted_stream(
+        self, events: list[JsonValue], request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        items = [cast(JsonObject, event) for event in events]
+        if request.stream:
+            return _sse([SseEvent(data=json.dumps(e), event=str(e.get("type"))) for e in items])
+        decoder = StreamDecoder()
+        updates = [u for e in items for u in decoder.feed(SseEvent(data=json.dumps(e)))]
+        return JSONResponse(encode_response(fold_updates(updates)))
+
+    def scripted_response(
+        self, wire: JsonObject, request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        return self._send(decode_response(wire), request, payload)
+
+    def answer(
+        self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
+    ) -> HttpResponse:
+        return self._send(self._finalize(response, request), request, payload)
+
+    def _send(self, response: Response, request: Request, payload: JsonObject) -> HttpResponse:
+        self._remember(payload, response)
         if request.stream:
             encoder = StreamEncoder()
             events = [e for u in response_to_updates(response) for e in encoder.encode(u)]

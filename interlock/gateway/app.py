@@ -102,7 +102,8 @@ def _emulator_transport(config: UpstreamConfig) -> tuple[object, httpx.AsyncBase
     from interlock.emulators import create_emulator, emulator_app
 
     options = {"reasoning_dialect": config.reasoning_dialect} if config.reasoning_dialect else {}
-    emulator = create_emulator(config.protocol, **options)
+    # offload: the emulator's work runs on a worker thread, never on the gateway's event loop
+    emulator = create_emulator(config.protocol, offload=True, **options)
     return emulator, httpx.ASGITransport(app=emulator_app(emulator))
 
 

@@ -16,6 +16,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 from openai import OpenAI
+from pydantic import BaseModel
 
 from interlock.emulators import Emulator
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
@@ -247,3 +248,21 @@ def test_a_gemini_3_history_without_signatures_is_still_refused_before_sending(
         _unsigned_tool_history(url, "via-gemini")
     assert caught.value.code == 400 and "signature" in str(caught.value)
     assert len(emulators["gemini"].received) == before
+
+
+class City(BaseModel):
+    city: str
+    population: int
+
+
+@pytest.mark.parametrize("model", ["via-anthropic", *sorted(MODELS)])
+def test_the_openai_sdk_parse_works_through_every_upstream(
+    stack: tuple[str, dict[str, Emulator]], model: str
+) -> None:
+    """Every emulated upstream honours the schema, so ``.parse()`` gets a valid answer."""
+    url, _ = stack
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        completion = client.chat.completions.parse(
+            model=model, messages=[{"role": "user", "content": "a city"}], response_format=City
+        )
+    assert completion.choices[0].message.parsed == City(city="text", population=0)
