@@ -94,10 +94,13 @@ def describe(config: GatewayConfig) -> str:
     base = f"http://{server.host}:{server.port}"
     lines = [f"interlock gateway listening on {base}  (config: {config.source})"]
     for model in config.models:
-        upstream = config.upstream(model.upstream)
-        lines.append(
-            f"  model {model.name:<20} -> {upstream.name} ({upstream.protocol}, {model.model})"
-        )
+        places: list[str] = []
+        for deployment in model.places:
+            upstream = config.upstream(deployment.upstream)
+            weighted = f" weight {deployment.weight}" if len(model.places) > 1 else ""
+            places.append(f"{upstream.name} ({upstream.protocol}, {deployment.model}){weighted}")
+        then = f"; fallbacks {', '.join(model.fallbacks)}" if model.fallbacks else ""
+        lines.append(f"  model {model.name:<20} -> {', '.join(places)}{then}")
     for agent in config.agents:
         lines.append(f"  agent {agent.name:<20} -> model {agent.model}")
     lines.append(f"  OpenAI SDK base_url: {base}/v1    google-genai base_url: {base}")

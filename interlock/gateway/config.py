@@ -152,6 +152,11 @@ class ModelRoute:
     its fallbacks (``None``: strict)."""
 
     @property
+    def places(self) -> tuple[Deployment, ...]:
+        """Every deployment (a route built without any: its ``upstream`` + ``model``)."""
+        return self.deployments or (Deployment(upstream=self.upstream, model=self.model),)
+
+    @property
     def routed(self) -> bool:
         """True when a request may go to more than one place."""
         return len(self.deployments) > 1 or bool(self.fallbacks)

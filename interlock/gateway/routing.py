@@ -372,7 +372,7 @@ def plan_routes(
         retries = model.retries
         if retries is None:
             retries = upstreams[model.upstream].config.max_retries
-        targets = tuple(target(model, each, replay_mode) for each in _deployments(model))
+        targets = tuple(target(model, each, replay_mode) for each in model.places)
         return Group(model.name, targets, retries, fallback)
 
     routes: dict[str, Route] = {}
@@ -390,14 +390,10 @@ def plan_routes(
     return routes, router
 
 
-def _deployments(model: ModelRoute) -> tuple[Deployment, ...]:
-    return model.deployments or (Deployment(upstream=model.upstream, model=model.model),)
-
-
 def _single(upstreams: dict[str, Upstream], model: ModelRoute) -> Upstream:
     """A plain route's upstream: the configured one, with the route's own key or policy."""
     base = upstreams[model.upstream]
-    deployment = _deployments(model)[0]
+    deployment = model.places[0]
     if deployment.api_key is None and model.replay_mode in (None, base.config.replay_mode):
         return base
     return _copy(base, deployment, model.replay_mode, base.config.max_retries)

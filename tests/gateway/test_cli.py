@@ -72,6 +72,22 @@ def test_banner_says_where_it_listens_and_what_it_routes() -> None:
     assert "demo-gemini" in banner and "emulated-gemini" in banner
 
 
+def test_banner_shows_a_routed_models_deployments_and_fallbacks() -> None:
+    config = parse_config(
+        "[[upstreams]]\nname='a'\nprotocol='openai-chat'\nbase_url='https://a'\n"
+        "[[upstreams]]\nname='g'\nprotocol='gemini'\nbase_url='https://g'\n"
+        "[[models]]\nname='smart'\nfallbacks=['cheap']\n"
+        "deployments=[{upstream='a', model='m1', weight=3}, {upstream='g', model='m2'}]\n"
+        "[[models]]\nname='cheap'\nupstream='g'\nmodel='m3'\n",
+        {},
+    )
+    lines = describe(config).splitlines()
+    assert "smart    " in lines[1] and lines[1].endswith(
+        "-> a (openai-chat, m1) weight 3, g (gemini, m2) weight 1; fallbacks cheap"
+    )
+    assert lines[2].endswith("-> g (gemini, m3)")
+
+
 def test_emulator_workers_build_their_app_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

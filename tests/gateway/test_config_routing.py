@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from interlock.gateway.config import ConfigError, parse_config
@@ -132,3 +135,18 @@ def test_each_routing_mistake_names_its_key(models: str, key: str, words: str) -
         parse_config(UPSTREAMS + models, {})
     assert raised.value.key == key
     assert words in str(raised.value)
+
+
+def test_the_example_in_docs_routing_md_loads() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "routing.md"
+    (example,) = re.findall(r"```toml\n(.*?)```", page.read_text(), re.S)
+    keys = ("OPENAI_API_KEY", "OPENAI_SECOND_KEY", "AZURE_EAST_KEY", "ANTHROPIC_API_KEY")
+    config = parse_config(example, {key: "k" for key in (*keys, "GEMINI_API_KEY")})
+    smart = config.models[0]
+    assert [(d.upstream, d.weight) for d in smart.deployments] == [
+        ("openai", 3),
+        ("openai", 1),
+        ("azure-east", 2),
+    ]
+    assert smart.fallbacks == ("smart-claude", "flash") and smart.retries == 2
+    assert config.routing == RoutingConfig()  # the documented defaults

@@ -60,6 +60,36 @@ name = "solo"
 retries = 3
 fallbacks = ["pair"]
 deployments = [{ upstream = "one", model = "m-solo" }]
+
+[[upstreams]]
+name = "gem"
+protocol = "gemini"
+base_url = "https://gem.example"
+replay_mode = "degrade"
+
+[[models]]
+name = "gem-3"
+upstream = "gem"
+model = "gemini-3-flash"
+
+[[models]]
+name = "strict-route"
+retries = 0
+fallbacks = ["gem-3", "solo"]
+deployments = [{ upstream = "one", model = "m-strict" }]
+
+[[models]]
+name = "strict-gemini"
+replay_mode = "strict"
+fallbacks = ["pair"]
+deployments = [{ upstream = "gem", model = "gemini-3-flash" }]
+
+[[models]]
+name = "degrade-route"
+retries = 0
+replay_mode = "degrade"
+fallbacks = ["gem-3"]
+deployments = [{ upstream = "one", model = "m-degrade" }]
 """
 ASK = {"model": "pair", "messages": [{"role": "user", "content": "hi"}]}
 
@@ -159,6 +189,7 @@ async def test_retrying_the_same_deployment_waits_at_least_retry_after_capped() 
     assert answer.status_code == 200  # the fourth attempt (retries = 3)
     # 0.1 s × 2^(n-1), at least the 429's retry-after, at most backoff_max_seconds
     assert clock.slept == [0.3, 1.0, 0.4]
+    assert 'interlock_upstream_retries_total{upstream="one"} 3' in built.metrics.render()
 
 
 async def test_a_deployment_sends_its_own_key() -> None:
@@ -182,11 +213,171 @@ async def test_a_failure_after_the_request_was_written_is_never_resent(
     sent: list[str] = []
 
     def broken(request: httpx.Request) -> httpx.Response:
-        sent.append(json.loads(request.content)["model"])
+        sent.append("one")
         raise error("gone", request=request)
 
-    built = gateway({"one": broken, "two": broken}, CONFIG)
+    def fine(request: httpx.Request) -> httpx.Response:
+        sent.append("two")
+        return _answer(200)
+
+    built = gateway({"one": broken, "two": fine}, CONFIG)
+    _router(built)
+    async with client(built) as http:
+        statuses = [
+            (await http.post("/v1/chat/completions", json=ASK)).status_code for _ in range(5)
+        ]
+    failed = 504 if error is httpx.ReadTimeout else 502
+    assert statuses == [failed, 200, failed, 200, 200]
+    # not resent, yet counted: the second failure cools "one"
+    assert sent == ["one", "two", "one", "two", "two"]
+
+
+@pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout])
+async def test_a_request_never_written_goes_to_the_next_deployment(
+    error: type[httpx.HTTPError],
+) -> None:
+    sent: list[str] = []
+
+    def unreachable(name: str) -> Handler:
+        def fail(request: httpx.Request) -> httpx.Response:
+            sent.append(name)
+            raise error("refused", request=request)
+
+        return fail
+
+    def fine(request: httpx.Request) -> httpx.Response:
+        sent.append("two")
+        return _answer(200)
+
+    built = gateway({"one": unreachable("one"), "two": fine}, CONFIG)
+    async with client(built) as http:
+        assert (await http.post("/v1/chat/completions", json=ASK)).status_code == 200
+    built = gateway({"one": unreachable("one"), "two": unreachable("two")}, CONFIG)
     async with client(built) as http:
         answer = await http.post("/v1/chat/completions", json=ASK)
-    assert answer.status_code == (504 if error is httpx.ReadTimeout else 502)
-    assert sent == ["m-one"]
+    assert sent == ["one", "two", "one", "two"]
+    assert answer.status_code == (502 if error is httpx.ConnectError else 504)
+    assert answer.headers["x-interlock-translation"] == "none"
+
+
+def test_retries_default_to_the_first_upstreams_max_retries() -> None:
+    config = CONFIG.replace("retries = 1\n", "").replace(
+        'base_url = "https://one.example/v1"',
+        'base_url = "https://one.example/v1"\nmax_retries = 4',
+    )
+    router = gateway({}, config).proxy.router
+    assert router is not None
+    assert [group.retries for group in router.groups["pair"]] == [4]
+    assert [group.retries for group in router.groups["solo"]] == [3, 4]
+
+
+TOOL_LOOP = {
+    "messages": [
+        {"role": "user", "content": "call get_weather"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": "{}"},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ],
+}
+GEMINI_ANSWER = {
+    "candidates": [
+        {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
+    ]
+}
+
+
+def _by_model(sent: list[str], statuses: dict[str, int]) -> Handler:
+    def answer(request: httpx.Request) -> httpx.Response:
+        model = json.loads(request.content).get("model") or request.url.path
+        sent.append(str(model))
+        status = statuses.get(str(model), 200)
+        return (
+            _answer(status)
+            if status != 200 or "gemini" not in request.url.path
+            else (httpx.Response(200, json=GEMINI_ANSWER))
+        )
+
+    return answer
+
+
+async def test_a_fallback_is_strict_even_when_its_own_upstream_degrades() -> None:
+    sent: list[str] = []
+    handler = _by_model(sent, {"m-strict": 503, "m-solo": 503, "m-one": 503, "m-two": 503})
+    built = gateway({"one": handler, "two": handler, "gem": handler})
+    async with client(built) as http:
+        answer = await http.post(
+            "/v1/chat/completions", json={**TOOL_LOOP, "model": "strict-route"}
+        )
+    # gem-3 skipped (strict), then solo until its deployment cools (two failures); solo's
+    # fallback "pair" is not followed: a fallback's own fallbacks are not part of the route
+    assert answer.status_code == 503
+    assert answer.headers["x-interlock-translation"] == (
+        "exact; fallback gem-3 skipped: missing_signature at messages[1].parts[0]"
+    )
+    assert sent == ["m-strict", "m-solo", "m-solo"]
+
+
+async def test_a_route_saying_degrade_takes_the_fallback_degraded() -> None:
+    sent: list[str] = []
+    handler = _by_model(sent, {"m-degrade": 500})
+    built = gateway({"one": handler, "gem": handler})
+    async with client(built) as http:
+        answer = await http.post(
+            "/v1/chat/completions", json={**TOOL_LOOP, "model": "degrade-route"}
+        )
+    assert answer.status_code == 200
+    header = answer.headers["x-interlock-translation"]
+    assert header.startswith("degraded; ") and header.endswith("; fallback to gem-3")
+    assert "signature" in header
+    assert len(sent) == 2 and sent[1].endswith("gemini-3-flash:generateContent")
+
+
+async def test_a_model_whose_deployments_all_cool_goes_straight_to_its_fallback() -> None:
+    sent: list[str] = []
+    handler = _by_model(sent, {"m-solo": 500})
+    built = gateway({"one": handler, "two": handler}, CONFIG)
+    _, _clock = _router(built)
+    async with client(built) as http:
+        solo = {**ASK, "model": "solo"}
+        first = await http.post("/v1/chat/completions", json=solo)
+        answer = await http.post("/v1/chat/completions", json=solo)
+    assert first.status_code == answer.status_code == 200
+    assert answer.headers["x-interlock-translation"] == "exact; fallback to pair"
+    # two failures cool m-solo (then pair answers); the next request does not try it
+    assert sent == ["m-solo", "m-solo", "m-one", "m-two"]
+
+
+async def test_the_requested_models_own_refusal_is_the_answer_and_no_fallback_is_tried() -> None:
+    sent: list[str] = []
+    built = gateway({"one": _by_model(sent, {}), "gem": _by_model(sent, {})})
+    async with client(built) as http:
+        answer = await http.post(
+            "/v1/chat/completions", json={**TOOL_LOOP, "model": "strict-gemini"}
+        )
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "missing_signature"
+    assert answer.headers["x-interlock-translation"] == "none"
+    assert sent == []
+
+
+async def test_health_is_shared_by_every_route_using_the_deployment() -> None:
+    sent: list[str] = []
+    built = gateway(
+        {"one": _by_model(sent, {"m-one": 500, "m-solo": 500}), "two": _by_model(sent, {})}
+    )
+    _router(built)
+    async with client(built) as http:
+        for _ in range(3):  # pair: m-one fails twice (and cools), m-two answers
+            await http.post("/v1/chat/completions", json=ASK)
+        sent.clear()
+        answer = await http.post("/v1/chat/completions", json={**ASK, "model": "solo"})
+    assert answer.status_code == 200
+    assert sent == ["m-solo", "m-solo", "m-two"]  # solo's fallback pair skips the cooled m-one

@@ -165,6 +165,12 @@ class Stack:
     def metrics(self) -> str:
         return httpx.get(f"{self.url}/metrics", timeout=10).text
 
+    def counter(self, labels: str) -> int:
+        """The routing fallbacks counter with ``labels`` (0 before its first count)."""
+        name = "interlock_routing_fallbacks_total" + labels
+        found = re.search(re.escape(name) + r" (\d+)", self.metrics())
+        return int(found.group(1)) if found else 0
+
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
@@ -278,11 +284,13 @@ def test_retries_exhausted_answer_the_last_upstream_error_in_the_clients_dialect
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_chat_client_falls_back_to_a_gemini_model(stack: Stack, stream: bool) -> None:
+    taken = stack.counter('{model="fb-chat",fallback="backup-gemini",outcome="taken"}')
     stack.a.fail(Fault(status=503, model="fb-chat-a"))
     text, answered, header = _chat(stack, "fb-chat", stream)
     assert (text, answered) == ("You said: hello", "gemini-3-backup")
     assert header == "translated; fallback to backup-gemini"
     assert stack.seen() == {"fb-chat-a": 1, "gemini-3-backup": 1}
+    assert stack.counter('{model="fb-chat",fallback="backup-gemini",outcome="taken"}') == taken + 1
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -364,6 +372,8 @@ def test_a_fallback_that_would_lose_signatures_is_skipped_and_the_next_one_taken
         r"the history would be lossy: missing_signature at messages\[1\]\.parts\[0\]",
         stack.log.read_text(),
     )
+    access = f'"model":"skipper","upstream":"a-responses","translation":"{header}"'
+    assert access in stack.log.read_text()  # the access log says it too
 
 
 @pytest.mark.parametrize("stream", [False, True])
