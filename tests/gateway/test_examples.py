@@ -15,6 +15,7 @@ ENVIRON = {"OPENAI_API_KEY": "sk-test", "GEMINI_API_KEY": "g-test", "INTERLOCK_S
 def test_example_config_loads() -> None:
     config = load_config(str(EXAMPLE), environ=ENVIRON)
     assert [model.name for model in config.models] == ["smart", "flash"]
+    assert config.models[0].fallbacks == ("flash",)
     assert [agent.name for agent in config.agents] == ["assistant"]
 
 

@@ -145,6 +145,12 @@ fallbacks = ["backup-gemini"]
 deployments = [{{ upstream = "a-chat", model = "skiponly-a" }}]
 
 [[models]]
+name = "streamer-gemini"
+retries = 2
+fallbacks = ["spare"]
+deployments = [{{ upstream = "a-gemini", model = "gemini-3-stream" }}]
+
+[[models]]
 name = "streamer"
 retries = 2
 fallbacks = ["spare"]
@@ -423,3 +429,17 @@ def test_an_answer_cut_after_its_head_is_not_sent_again(stack: Stack) -> None:
         )
     assert raised.value.status_code == 502
     assert stack.seen() == {"stream-a": 1}  # the upstream may have run it: not resent
+
+
+def test_no_switch_after_the_first_streamed_byte_for_a_gemini_client(stack: Stack) -> None:
+    stack.a.fail(Fault(drop_after=1, model="gemini-3-stream"))
+    client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=stack.url))
+    chunks: list[Any] = []
+    with pytest.raises(genai.errors.APIError) as raised:
+        for chunk in client.models.generate_content_stream(
+            model="streamer-gemini", contents="hello"
+        ):
+            chunks.append(chunk)
+    assert chunks, "the first chunk reached the client before the upstream dropped"
+    assert raised.value.code == 502 and "broke off" in str(raised.value.message)
+    assert stack.seen() == {"gemini-3-stream": 1}  # neither retried nor sent to the fallback
