@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
 from interlock.codecs._sse import SseEvent, SseParser, format_sse
-from interlock.transcript import Encoded, JsonObject, ReplayPolicy, Request, Response, Update
+from interlock.transcript import (
+    Encoded,
+    JsonObject,
+    JsonValue,
+    ReplayPolicy,
+    Request,
+    Response,
+    Update,
+    Usage,
+)
 
 StreamFraming: TypeAlias = Literal["sse", "sse-named", "sse-or-json-array"]
 """``sse``: data-only events; ``sse-named``: every event named after its ``type``;
@@ -74,6 +83,8 @@ class HttpFacts:
     ``minted_id_marker``: bytes inside every item id the codec mints for output that had
     none (another dialect's answer); the decoder drops such ids, so a body holding the
     marker is re-encoded rather than passed through (the service would 404 on them).
+    ``usage_field``: the member holding token usage in an answer, or in a streamed event
+    (at its top level or one object down: ``response.usage``, ``message.usage``).
     """
 
     ingress: tuple[IngressPath, ...]
@@ -95,6 +106,7 @@ class HttpFacts:
     signed_calls: bool = False
     reasoning_issuer: str = ""
     minted_id_marker: bytes = b""
+    usage_field: str = "usage"
 
 
 class WireCodec(Protocol):
@@ -130,6 +142,10 @@ class WireCodec(Protocol):
         """A fresh stream decoder."""
         ...
 
+    def decode_usage(self, value: JsonValue) -> Usage:
+        """A wire usage object (the :attr:`HttpFacts.usage_field` member) as canonical usage."""
+        ...
+
     def stream_encoder(self) -> StreamEncoder:
         """A fresh stream encoder."""
         ...
@@ -154,6 +170,7 @@ class BoundCodec:
     decoder: Callable[[], StreamDecoder]
     encoder: Callable[[], StreamEncoder]
     error: Callable[..., JsonObject]
+    usage: Callable[[JsonValue, str], Usage]
 
     def decode_request(self, payload: JsonObject) -> Request:
         """See :class:`WireCodec`."""
@@ -178,6 +195,10 @@ class BoundCodec:
     def stream_encoder(self) -> StreamEncoder:
         """See :class:`WireCodec`."""
         return self.encoder()
+
+    def decode_usage(self, value: JsonValue) -> Usage:
+        """See :class:`WireCodec`."""
+        return self.usage(value, self.http.usage_field)
 
     def encode_error(
         self, status: int, message: str, *, code: str | None = None, param: str | None = None

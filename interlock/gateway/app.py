@@ -21,18 +21,28 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
-from interlock.gateway import access_log, agui, routes_models, routes_ops, routes_proxy
+from interlock.gateway import (
+    access_log,
+    agui,
+    routes_admin,
+    routes_models,
+    routes_ops,
+    routes_proxy,
+)
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol, UpstreamConfig
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
 from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
+from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.proxy import Proxy
+from interlock.gateway.rate_limits import rate_limiter
 from interlock.gateway.replicas import ReplicaRegistry, config_digests, is_shared
 from interlock.gateway.routing import plan_routes
 from interlock.gateway.stores import Store, open_store
 from interlock.gateway.upstream import Upstream, upstream_transport
+from interlock.gateway.usage import UsageLedger
 from interlock.gateway.vault import ReasoningVault
 from interlock.transcript import JsonObject
 
@@ -64,6 +74,7 @@ class Gateway:
 
     async def close(self) -> None:
         """Close every upstream client and the store."""
+        await self.proxy.operations.close()  # flushes usage into the store first
         for upstream in self.upstreams.values():
             await upstream.aclose()
         await self.store.close()
@@ -94,7 +105,16 @@ def agui_routes(gateway: Gateway) -> Sequence[BaseRoute]:
     return agui.routes(gateway)
 
 
-ROUTE_MODULES: list[RouteModule] = [ops_routes, proxy_routes, agui_routes]
+def admin_routes(gateway: Gateway) -> Sequence[BaseRoute]:
+    """The admin API behind ``[admin] key_env`` (see :mod:`interlock.gateway.routes_admin`)."""
+    return routes_admin.routes(
+        gateway.proxy.operations,
+        gateway.config.operations.admin_key,
+        gateway.ingress["openai-chat"],
+    )
+
+
+ROUTE_MODULES: list[RouteModule] = [ops_routes, proxy_routes, agui_routes, admin_routes]
 """Route modules every app gets, in order."""
 
 
@@ -140,6 +160,10 @@ def build_gateway(
         metrics=metrics,
         max_body_bytes=config.server.max_body_bytes,
         lifecycle=lifecycle,
+        operations=ProxyOperations(
+            limiter=rate_limiter(config.operations.rate_limits, config.store.url),
+            ledger=UsageLedger(store.backend, flush_seconds=config.operations.usage_flush_seconds),
+        ),
     )
     proxy.router = router
     return Gateway(
@@ -170,6 +194,7 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
         gc.freeze()
         if gateway.replicas is not None:
             await gateway.replicas.start()
+        await gateway.proxy.operations.start()
         try:
             yield
         finally:

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeAlias, cast, get_args
 
 from interlock.codecs.registry import DIALECT_NAMES, DialectName
 from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
+from interlock.gateway.config_ops import Operations, check_operations, parse_operations
 from interlock.gateway.config_routing import (
     MODEL_ROUTING_KEYS,
     Deployment,
@@ -187,6 +188,8 @@ class GatewayConfig:
     upstreams: tuple[UpstreamConfig, ...] = ()
     models: tuple[ModelRoute, ...] = ()
     agents: tuple[AgentConfig, ...] = ()
+    operations: Operations = field(default_factory=Operations)
+    """Rate limits, usage accounting, admin API, tracing (:mod:`.config_ops`)."""
     source: str = "<embedded default>"
     routing: RoutingConfig = field(default_factory=RoutingConfig)
 
@@ -246,6 +249,7 @@ def parse_config(
     models = tuple(_model(entry, environ, names) for entry in table.tables("models"))
     routing = parse_routing(table.table("routing"))
     agents = tuple(_agent(entry) for entry in table.tables("agents"))
+    operations = parse_operations(table, environ)
     table.finish()
     _check_store_url(store.url)
     config = GatewayConfig(
@@ -254,10 +258,12 @@ def parse_config(
         upstreams=upstreams,
         models=models,
         agents=agents,
+        operations=operations,
         source=source,
         routing=routing,
     )
     _check_references(config)
+    check_operations(config)
     return config
 
 

@@ -20,9 +20,11 @@ from interlock.gateway.config import ChatReasoningDialect, Protocol
 from interlock.transcript import (
     Encoded,
     JsonObject,
+    JsonValue,
     ReplayPolicy,
     Request,
     Response,
+    Usage,
 )
 
 StreamDecoderLike = StreamDecoder
@@ -44,6 +46,8 @@ class Dialect:
     stream_decoder: Callable[[], StreamDecoderLike]
     stream_encoder: Callable[[], StreamEncoderLike]
     encode_error: ErrorEncoder
+    decode_usage: Callable[[JsonValue], Usage]
+    """The answer's (or a streamed event's) ``http.usage_field`` member as canonical usage."""
 
     @classmethod
     def of(cls, name: Protocol, codec: WireCodec) -> Dialect:
@@ -58,6 +62,7 @@ class Dialect:
             stream_decoder=codec.stream_decoder,
             stream_encoder=codec.stream_encoder,
             encode_error=codec.encode_error,
+            decode_usage=codec.decode_usage,
         )
 
     @property

@@ -49,6 +49,7 @@ from interlock.gateway.history_cache import (
 from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.model_field import COMPACT, rewrite_model
+from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import ReasoningVault, needs
 from interlock.transcript import (
@@ -193,6 +194,7 @@ class Proxy:
         max_body_bytes: int,
         history: HistoryCache | None = None,
         lifecycle: Lifecycle | None = None,
+        operations: ProxyOperations | None = None,
     ) -> None:
         self.routes = routes
         self.keys = keys
@@ -200,6 +202,8 @@ class Proxy:
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.history = history if history is not None else HistoryCache()
+        self.operations = operations if operations is not None else ProxyOperations()
+        """Rate limits and usage accounting (:mod:`.operations`)."""
         self.lifecycle = lifecycle
         """Streams join it, so a drain waits for them (or ends them) before exit."""
         self.router: Router | None = None

@@ -40,7 +40,8 @@ def routes(
             return json_response(
                 openai.error(error.status, error.message, code=error.code), error.status
             )
-        return PlainTextResponse(proxy.metrics.render(), media_type=CONTENT_TYPE)
+        text = proxy.metrics.render() + proxy.operations.render()
+        return PlainTextResponse(text, media_type=CONTENT_TYPE)
 
     return [
         Route("/livez", healthz, methods=["GET"]),

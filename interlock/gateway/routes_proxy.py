@@ -18,6 +18,7 @@ from interlock.gateway.client_watch import ClientWatch
 from interlock.gateway.config import Protocol
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
+from interlock.gateway.operations import answer_usage
 from interlock.gateway.proxy import Proxy, ProxyCall, ProxyError, json_response
 from interlock.gateway.streaming import CLIENT_GONE, stream_response
 from interlock.gateway.strict_json import TOO_DEEP
@@ -52,6 +53,10 @@ async def handle(
             ingress, http_request, record, path_model=path_model, stream=stream
         )
         record.translation = call.translation
+        limited = await proxy.operations.admit(ingress, call)
+        if limited is not None:
+            proxy.finish(record, limited.status_code)
+            return limited
         if watch is not None:
             watch.start(http_request.receive)
         if proxy.router is not None and call.route.model.routed:
@@ -64,6 +69,7 @@ async def handle(
             return stream_response(proxy, call, response)
         else:
             answer = await proxy.complete(call, response)
+            proxy.operations.finished(call, answer_usage(call.ingress, answer.body))
     except asyncio.CancelledError:
         if watch is not None and watch.gone:
             record.error = "client_disconnected"

@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from interlock.codecs._sse import SseEvent, SseParser, format_sse
 from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
+from interlock.gateway.operations import StreamUsage
 from interlock.gateway.proxy import Proxy, ProxyCall, vault_needed
 from interlock.gateway.upstream import body_chunks
 from interlock.transcript import (
@@ -108,6 +109,7 @@ class _Relay:
         self.decoding = decoding
         self.keep_raw = keep_raw
         self.failure: StreamFailed | None = None
+        self.usage = StreamUsage(call.upstream.dialect)
 
     async def pieces(self, response: httpx.Response) -> AsyncIterator[_Piece]:
         """Upstream bytes → complete events → updates, one piece per read.
@@ -148,10 +150,12 @@ class _Relay:
 
     def _decode(self, events: list[SseEvent]) -> list[Update]:
         if not self.decoding:
+            self.usage.events(events)
             return []
         return [update for event in events for update in self.decoder.feed(event)]
 
     async def _observed(self, updates: list[Update]) -> list[Update]:
+        self.usage.updates(updates)
         for update in updates:
             await self._observe(update)
         return updates
@@ -304,6 +308,7 @@ def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> 
         finally:
             proxy.metrics.active_streams -= 1
             await response.aclose()
+            proxy.operations.finished(call, relay.usage.result())
             proxy.finish(call.record, status)
 
     media_type = "application/json" if framer.json_array else "text/event-stream"

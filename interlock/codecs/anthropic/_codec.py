@@ -8,6 +8,7 @@ from interlock.codecs.anthropic._request import decode_request, encode_request
 from interlock.codecs.anthropic._response import decode_response, encode_response
 from interlock.codecs.anthropic._stream_decode import StreamDecoder
 from interlock.codecs.anthropic._stream_encode import StreamEncoder
+from interlock.codecs.anthropic._usage import decode_usage
 from interlock.codecs.anthropic._wire import API_VERSION
 from interlock.transcript import ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE
 
@@ -41,4 +42,5 @@ def wire_codec() -> BoundCodec:
         decoder=StreamDecoder,
         encoder=StreamEncoder,
         error=encode_error,
+        usage=decode_usage,
     )

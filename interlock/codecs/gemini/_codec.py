@@ -7,6 +7,7 @@ from interlock.codecs.gemini._errors import encode_error
 from interlock.codecs.gemini._request import decode_request, encode_request
 from interlock.codecs.gemini._response import decode_response, encode_response
 from interlock.codecs.gemini._stream import StreamDecoder, StreamEncoder
+from interlock.codecs.gemini._usage import decode_usage
 from interlock.transcript import GEMINI_THOUGHT_SIGNATURE
 
 HTTP = HttpFacts(
@@ -33,6 +34,7 @@ HTTP = HttpFacts(
     opaque_formats=frozenset({GEMINI_THOUGHT_SIGNATURE}),
     provider="google",
     signed_calls=True,
+    usage_field="usageMetadata",
 )
 
 
@@ -48,4 +50,5 @@ def wire_codec() -> BoundCodec:
         decoder=StreamDecoder,
         encoder=StreamEncoder,
         error=encode_error,
+        usage=decode_usage,
     )

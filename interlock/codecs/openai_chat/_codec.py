@@ -15,6 +15,7 @@ from interlock.codecs.openai_chat._request import decode_request, encode_request
 from interlock.codecs.openai_chat._response import decode_response, encode_response
 from interlock.codecs.openai_chat._stream_decode import StreamDecoder
 from interlock.codecs.openai_chat._stream_encode import StreamEncoder
+from interlock.codecs.openai_chat._usage import decode_usage
 from interlock.codecs.openai_chat._wire import ReasoningDialect
 from interlock.transcript import GEMINI_THOUGHT_SIGNATURE, OPENROUTER_REASONING_DETAIL
 
@@ -64,4 +65,5 @@ def wire_codec(
             reasoning_dialect=reasoning_dialect, include_usage=include_usage
         ),
         error=encode_error,
+        usage=decode_usage,
     )

@@ -9,6 +9,7 @@ from interlock.codecs.openai_responses._request_encode import encode_request
 from interlock.codecs.openai_responses._response import decode_response, encode_response
 from interlock.codecs.openai_responses._stream_decode import StreamDecoder
 from interlock.codecs.openai_responses._stream_encode import StreamEncoder
+from interlock.codecs.openai_responses._usage import decode_usage
 from interlock.codecs.openai_responses._wire import MINTED
 from interlock.transcript import OPENAI_ENCRYPTED_CONTENT
 
@@ -41,4 +42,5 @@ def wire_codec() -> BoundCodec:
         decoder=StreamDecoder,
         encoder=StreamEncoder,
         error=encode_error,
+        usage=decode_usage,
     )

@@ -25,7 +25,7 @@ from interlock.transcript import (
 )
 
 Namespace = Literal[
-    "vault", "thread", "approval", "journal", "ledger", "runlog", "lease", "replica"
+    "vault", "thread", "approval", "journal", "ledger", "runlog", "lease", "replica", "usage"
 ]
 
 

@@ -1,0 +1,195 @@
+"""What the proxy does around each call for operators: rate limits and usage accounting.
+
+:class:`ProxyOperations` is held by the :class:`~interlock.gateway.proxy.Proxy`. Before a
+prepared call goes upstream, :meth:`ProxyOperations.admit` checks its tenant's limits (a
+refused call is a 429 in the client's dialect with ``retry-after``; nothing is sent);
+when the answer is over — non-streamed, streamed to the end, or cut short —
+:meth:`ProxyOperations.finished` counts its usage (:mod:`.usage`) and charges its tokens
+to the token limits (:mod:`.rate_limits`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING, cast
+
+from interlock.codecs._sse import SseEvent
+from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
+from interlock.gateway.rate_limits import RateLimiter, Refusal
+from interlock.gateway.usage import UsageLedger
+from interlock.transcript import DecodeError, JsonObject, JsonValue, Update, Usage, UsageUpdate
+
+if TYPE_CHECKING:
+    from starlette.responses import Response as HttpResponse
+
+    from interlock.gateway.dialects import Dialect
+    from interlock.gateway.proxy import ProxyCall
+
+LOGGER = logging.getLogger("interlock.gateway")
+RATE_LIMITED = "rate_limit_exceeded"
+"""The error code of a 429 the gateway answers itself."""
+
+
+class ProxyOperations:
+    """Rate limits and usage accounting for one gateway process (both optional)."""
+
+    def __init__(
+        self, *, limiter: RateLimiter | None = None, ledger: UsageLedger | None = None
+    ) -> None:
+        self.limiter = limiter
+        self.ledger = ledger
+        self.refused: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        self._charges: set[asyncio.Task[None]] = set()
+
+    async def admit(self, ingress: Dialect, call: ProxyCall) -> HttpResponse | None:
+        """``None`` when ``call`` may go upstream; else the 429 answer to send instead."""
+        if self.limiter is None:
+            return None
+        model = call.route.model.name
+        refusal = await self.limiter.admit(call.tenant, model)
+        if refusal is None:
+            return None
+        self.refused[call.tenant, model, refusal.bucket.kind] += 1
+        call.record.error = RATE_LIMITED
+        call.record.translation = NOT_SENT
+        return rate_limited_answer(ingress, refusal, call.tenant)
+
+    def finished(self, call: ProxyCall, usage: Usage | None) -> None:
+        """Count a finished answer's usage; charge its tokens (in the background)."""
+        model = call.route.model.name
+        if self.ledger is not None:
+            self.ledger.record(call.tenant, model, call.upstream.name, usage)
+        if self.limiter is not None and usage is not None:
+            tokens = usage.input_tokens + usage.output_tokens + usage.tool_prompt_tokens
+            task = asyncio.create_task(self._charge(call.tenant, model, tokens))
+            self._charges.add(task)
+            task.add_done_callback(self._charges.discard)
+
+    async def _charge(self, tenant: str, model: str, tokens: int) -> None:
+        assert self.limiter is not None, "charges are scheduled only with a limiter"
+        try:
+            await self.limiter.charge(tenant, model, tokens)
+        except Exception:  # the answer went out already: a lost charge is only logged
+            LOGGER.warning("charging %d tokens to %s failed", tokens, tenant, exc_info=True)
+
+    def render(self) -> str:
+        """``/metrics`` lines: usage counters and refusals."""
+        lines: list[str] = []
+        if self.ledger is not None:
+            self.ledger.counters.render(lines)
+        name = "interlock_rate_limited_total"
+        lines.append(
+            f"# HELP {name} Requests refused with 429 by a rate limit (tenant, model, limit)."
+        )
+        lines.append(f"# TYPE {name} counter")
+        for (tenant, model, kind), count in sorted(self.refused.items()):
+            lines.append(f'{name}{{tenant="{tenant}",model="{model}",limit="{kind}"}} {count}')
+        return "\n".join(lines) + "\n"
+
+    async def start(self) -> None:
+        """Start the periodic usage flush."""
+        if self.ledger is not None:
+            await self.ledger.start()
+
+    async def close(self) -> None:
+        """Finish pending charges, flush usage, release the limiter's connections."""
+        if self._charges:
+            await asyncio.gather(*self._charges, return_exceptions=True)
+        if self.ledger is not None:
+            await self.ledger.stop()
+        if self.limiter is not None:
+            await self.limiter.close()
+
+
+def rate_limited_answer(ingress: Dialect, refusal: Refusal, tenant: str) -> HttpResponse:
+    """The 429 in ``ingress``'s error shape, with ``retry-after`` (seconds) and
+    ``retry-after-ms``; nothing was sent upstream."""
+    from interlock.gateway.proxy import json_response
+
+    body = ingress.error(429, refusal.message(tenant), code=RATE_LIMITED)
+    headers = {
+        "retry-after": str(refusal.retry_after_seconds),
+        "retry-after-ms": str(max(1, round(refusal.retry_after * 1000))),
+        TRANSLATION_HEADER: NOT_SENT,
+    }
+    return json_response(body, 429, headers=headers)
+
+
+def answer_usage(dialect: Dialect, body: bytes | memoryview) -> Usage | None:
+    """The usage a non-streamed answer in ``dialect`` reports, or ``None``."""
+    try:
+        payload = json.loads(bytes(body) if isinstance(body, memoryview) else body)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    value = cast(JsonObject, payload).get(dialect.http.usage_field)
+    if not isinstance(value, dict):
+        return None
+    try:
+        return dialect.decode_usage(value)
+    except DecodeError:
+        return None
+
+
+class StreamUsage:
+    """A stream's usage: from its decoded updates (the last wins) or, for a stream relayed
+    undecoded, from the usage members of its events (merged, later values winning)."""
+
+    __slots__ = ("_dialect", "_field", "_merged", "_usage")
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+        self._field = dialect.http.usage_field
+        self._usage: Usage | None = None
+        self._merged: dict[str, JsonValue] | None = None
+
+    def updates(self, updates: list[Update]) -> None:
+        """Note usage among decoded updates."""
+        for update in updates:
+            if isinstance(update, UsageUpdate):
+                self._usage = update.usage
+
+    def events(self, events: list[SseEvent]) -> None:
+        """Note usage members among undecoded events."""
+        for event in events:
+            if self._field in event.data:
+                self._merge(event.data)
+
+    def _merge(self, data: str) -> None:
+        try:
+            document = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(document, dict):
+            return
+        found = _usage_member(cast(JsonObject, document), self._field)
+        if found is not None:
+            merged = self._merged if self._merged is not None else {}
+            merged.update((key, value) for key, value in found.items() if value is not None)
+            self._merged = merged
+
+    def result(self) -> Usage | None:
+        """The stream's usage so far (``None``: none reported)."""
+        if self._usage is not None or self._merged is None:
+            return self._usage
+        try:
+            return self._dialect.decode_usage(self._merged)
+        except DecodeError:
+            return None
+
+
+def _usage_member(document: JsonObject, field: str) -> JsonObject | None:
+    """``document[field]``, or one object down (``response.usage``, ``message.usage``)."""
+    value = document.get(field)
+    if isinstance(value, dict):
+        return cast(JsonObject, value)
+    for inner in document.values():
+        if isinstance(inner, dict):
+            nested = cast(JsonObject, inner).get(field)
+            if isinstance(nested, dict):
+                return cast(JsonObject, nested)
+    return None
