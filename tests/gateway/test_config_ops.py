@@ -126,3 +126,24 @@ def test_without_client_keys_the_one_tenant_is_default() -> None:
     )
     text += "[[rate_limits]]\ntenant = 'default'\nrequests_per_minute = 1\n"
     assert parse_config(text, {}).operations.rate_limits[0].tenant == "default"
+
+
+def test_the_operations_page_examples_are_valid_config() -> None:
+    """docs/operations.md's TOML blocks, with the embedded default's upstreams and models."""
+    from pathlib import Path
+
+    from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
+    blocks = page.read_text().split("```toml\n")[1:]
+    assert len(blocks) == 2
+    examples = "\n".join(block.split("```")[0] for block in blocks)
+    routes = DEFAULT_CONFIG_TOML[DEFAULT_CONFIG_TOML.index("[[upstreams]]") :]
+    routes = routes[: routes.index("[[agents]]")]
+    config = parse_config(examples + routes, {"INTERLOCK_ADMIN_KEY": "admin"})
+    limits = config.operations.rate_limits
+    assert [(limit.tenant, limit.model) for limit in limits] == [
+        (None, None),
+        ("team-a", "demo-anthropic"),
+    ]
+    assert config.operations.admin_key == "admin"
