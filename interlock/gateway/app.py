@@ -41,6 +41,7 @@ from interlock.gateway.rate_limits import rate_limiter
 from interlock.gateway.replicas import ReplicaRegistry, config_digests, is_shared
 from interlock.gateway.routing import plan_routes
 from interlock.gateway.stores import Store, open_store
+from interlock.gateway.tracing import Tracer
 from interlock.gateway.upstream import Upstream, upstream_transport
 from interlock.gateway.usage import UsageLedger
 from interlock.gateway.vault import ReasoningVault
@@ -132,10 +133,12 @@ def build_gateway(
     *,
     transports: Mapping[str, httpx.AsyncBaseTransport] | None = None,
     store: Store | None = None,
+    tracer: Tracer | None = None,
 ) -> Gateway:
     """A gateway for ``config``. ``transports`` (by upstream name) replace the network,
     e.g. an ``httpx.MockTransport`` in tests; ``emulator://`` upstreams get an in-process
-    emulator through ``httpx.ASGITransport``."""
+    emulator through ``httpx.ASGITransport``. ``tracer`` replaces the one ``[tracing]``
+    configures (tests hand in one exporting to memory)."""
     metrics = Metrics()
     emulators: dict[str, object] = {}
     upstreams: dict[str, Upstream] = {}
@@ -163,6 +166,7 @@ def build_gateway(
         operations=ProxyOperations(
             limiter=rate_limiter(config.operations.rate_limits, config.store.url),
             ledger=UsageLedger(store.backend, flush_seconds=config.operations.usage_flush_seconds),
+            tracer=tracer or configured_tracer(config),
         ),
     )
     proxy.router = router
@@ -179,6 +183,15 @@ def build_gateway(
         if is_shared(config)
         else None,
     )
+
+
+def configured_tracer(config: GatewayConfig) -> Tracer | None:
+    """The OTLP tracer ``[tracing]`` asks for; ``None`` (nothing imported) without it."""
+    if config.operations.tracing is None:
+        return None
+    from interlock.gateway.tracing_otel import otlp_tracer
+
+    return otlp_tracer(config.operations.tracing)
 
 
 def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> Starlette:

@@ -7,6 +7,7 @@ reference resolves (:func:`check_operations`).
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -107,6 +108,8 @@ def parse_operations(document: ConfigTable, environ: Mapping[str, str]) -> Opera
         if "otlp_endpoint" not in tracing_fields:
             raise ConfigError(tracing_table.key("otlp_endpoint"), "required")
         tracing = TracingConfig(**tracing_fields)
+        if importlib.util.find_spec("opentelemetry.sdk") is None:
+            raise ConfigError("tracing", "needs OpenTelemetry: pip install 'interlock[otel]'")
     admin_key = None
     variable = admin.get("key_env")
     if variable is not None:

@@ -11,14 +11,19 @@ to the token limits (:mod:`.rate_limits`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING, cast
 
+import httpx
+
 from interlock.codecs._sse import SseEvent
+from interlock.gateway import tracing
 from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
 from interlock.gateway.rate_limits import RateLimiter, Refusal
+from interlock.gateway.tracing import Tracer
 from interlock.gateway.usage import UsageLedger
 from interlock.transcript import DecodeError, JsonObject, JsonValue, Update, Usage, UsageUpdate
 
@@ -37,10 +42,16 @@ class ProxyOperations:
     """Rate limits and usage accounting for one gateway process (both optional)."""
 
     def __init__(
-        self, *, limiter: RateLimiter | None = None, ledger: UsageLedger | None = None
+        self,
+        *,
+        limiter: RateLimiter | None = None,
+        ledger: UsageLedger | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self.limiter = limiter
         self.ledger = ledger
+        self.tracer = tracer
+        """With ``[tracing]``: spans of every proxied request and AG-UI run (:mod:`.tracing`)."""
         self.refused: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         self._charges: set[asyncio.Task[None]] = set()
 
@@ -52,14 +63,47 @@ class ProxyOperations:
         refusal = await self.limiter.admit(call.tenant, model)
         if refusal is None:
             return None
+        self.routed(call)
         self.refused[call.tenant, model, refusal.bucket.kind] += 1
         call.record.error = RATE_LIMITED
         call.record.translation = NOT_SENT
         return rate_limited_answer(ingress, refusal, call.tenant)
 
+    def routed(self, call: ProxyCall) -> None:
+        """Name the request's trace after its model (tracing on)."""
+        trace = tracing.request()
+        if trace is None:
+            return
+        model = call.route.model.name
+        trace.record = call.record
+        trace.root.rename(f"chat {model}")
+        trace.root.set({"gen_ai.request.model": model, "interlock.ingress": call.ingress.name})
+
+    def calling(self, call: ProxyCall) -> contextlib.AbstractContextManager[object]:
+        """Open the span of the call to the upstream (current for the block; it ends with
+        the answer, see :meth:`finished`). Nothing without tracing."""
+        trace = tracing.request()
+        if trace is None:
+            return contextlib.nullcontext()
+        if trace.upstream is not tracing.NULL_SPAN:  # a deployment retried or a fallback
+            trace.upstream.fail("retried")
+            trace.upstream.end()
+        name = f"chat {call.request.model}"
+        trace.upstream = tracing.start(name, "client", upstream_attributes(call))
+        return tracing.within(trace.upstream)
+
     def finished(self, call: ProxyCall, usage: Usage | None) -> None:
         """Count a finished answer's usage; charge its tokens (in the background)."""
         model = call.route.model.name
+        trace = tracing.request()
+        if trace is not None:
+            if usage is not None:
+                attributes = tracing.usage_attributes(usage)
+                trace.root.set(attributes)
+                trace.upstream.set(attributes)
+            if call.record.error:
+                trace.upstream.fail(call.record.error)
+            trace.upstream.end()
         if self.ledger is not None:
             self.ledger.record(call.tenant, model, call.upstream.name, usage)
         if self.limiter is not None and usage is not None:
@@ -102,6 +146,8 @@ class ProxyOperations:
             await self.ledger.stop()
         if self.limiter is not None:
             await self.limiter.close()
+        if self.tracer is not None:
+            self.tracer.shutdown()
 
 
 def rate_limited_answer(ingress: Dialect, refusal: Refusal, tenant: str) -> HttpResponse:
@@ -116,6 +162,21 @@ def rate_limited_answer(ingress: Dialect, refusal: Refusal, tenant: str) -> Http
         TRANSLATION_HEADER: NOT_SENT,
     }
     return json_response(body, 429, headers=headers)
+
+
+def upstream_attributes(call: ProxyCall) -> tracing.Attributes:
+    """The GenAI attributes of the call to the upstream."""
+    upstream = call.upstream
+    url = httpx.URL(upstream.config.base_url)
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": tracing.provider_name(upstream.dialect.http.provider),
+        "gen_ai.request.model": call.request.model,
+        "server.address": url.host,
+        "server.port": url.port or (443 if url.scheme == "https" else 80),
+        "interlock.upstream": upstream.name,
+        "interlock.egress": upstream.dialect.name,
+    }
 
 
 def answer_usage(dialect: Dialect, body: bytes | memoryview) -> Usage | None:

@@ -13,6 +13,7 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from interlock.gateway import tracing
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.client_watch import ClientWatch
 from interlock.gateway.config import Protocol
@@ -49,9 +50,10 @@ async def handle(
     )
     call: ProxyCall | None = None
     try:
-        call = await proxy.prepare(
-            ingress, http_request, record, path_model=path_model, stream=stream
-        )
+        with tracing.span("translate", attributes={"interlock.ingress": ingress.name}):
+            call = await proxy.prepare(
+                ingress, http_request, record, path_model=path_model, stream=stream
+            )
         record.translation = call.translation
         limited = await proxy.operations.admit(ingress, call)
         if limited is not None:
@@ -59,10 +61,12 @@ async def handle(
             return limited
         if watch is not None:
             watch.start(http_request.receive)
+        proxy.operations.routed(call)
         if proxy.router is not None and call.route.model.routed:
             call, response = await proxy.router.open(proxy, call)
         else:
-            response = await proxy.open_upstream(call)
+            with proxy.operations.calling(call):
+                response = await proxy.open_upstream(call)
         if response.status_code >= 400:
             answer = await proxy.upstream_error(call, response)
         elif call.request.stream:
@@ -116,6 +120,19 @@ class Endpoint:
     """Fixed by the path (Gemini's two methods); ``None`` reads the body's ``stream``."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        tracer = self.proxy.operations.tracer
+        if tracer is None:
+            await self.serve(scope, receive, send)
+            return
+        with tracing.proxied(tracer, self.name) as trace:
+            status = await self.serve(scope, receive, send)
+            if trace.record is None:  # refused before routing: the answer's status says it
+                trace.root.set({"http.response.status_code": status})
+                if status >= 400:
+                    trace.root.fail(str(status))
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> int:
+        """Answer one request; the status of the answer (0 if the client left first)."""
         http_request = HttpRequest(scope, receive)
         path_model = scope["path_params"].get("model") if self.ingress.model_in_path else None
         watch = ClientWatch()
@@ -130,10 +147,12 @@ class Endpoint:
                 watch=watch,
             )
             await response(scope, receive, watch.sender(send))
+            return response.status_code
         except asyncio.CancelledError:
             if not watch.gone:
                 raise
             watch.absorb()
+            return 0
         finally:
             watch.stop()
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from interlock.gateway import tracing
 from interlock.gateway.config import GatewayConfig, ModelRoute
 from interlock.gateway.config_routing import Deployment, RoutingConfig
 from interlock.gateway.headers import NOT_SENT
@@ -237,7 +238,9 @@ class Router:
         if prepared is not None:
             return prepared
         try:
-            prepared = await proxy.retarget(attempts.call, target.route)
+            attributes = {"interlock.upstream": target.route.upstream.name}
+            with tracing.span("translate", attributes=attributes):
+                prepared = await proxy.retarget(attempts.call, target.route)
         except ProxyError as error:
             if error.status != 400:
                 raise
@@ -258,7 +261,8 @@ class Router:
     ) -> httpx.Response | None:
         """The answer to give, or ``None`` after a retryable failure (kept in ``attempts``)."""
         try:
-            response = await proxy.open_upstream(prepared)
+            with proxy.operations.calling(prepared):
+                response = await proxy.open_upstream(prepared)
         except ProxyError as error:
             self._failed(target)
             cause = error.__cause__

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from interlock.codecs.registry import http_facts
+from interlock.gateway import tracing
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.http1 import AnswerHeadTooLarge, Http1Transport
@@ -143,7 +144,7 @@ class Upstream:
         while True:
             request = self._request(path, body, accept_stream)
             try:
-                response = await self.transport.handle_async_request(request)
+                response = await self._exchange(request, attempt)
             except CLEAN_FAILURES as error:
                 if attempt < self.config.max_retries:
                     attempt += 1
@@ -158,6 +159,27 @@ class Upstream:
                 attempt += 1
                 await self._backoff(attempt, response.headers.get("retry-after"))
                 continue
+            return response
+
+    async def _exchange(self, request: httpx.Request, attempt: int) -> httpx.Response:
+        """One HTTP attempt (a ``POST`` span of its own when tracing is on)."""
+        if tracing.active() is None:
+            return await self.transport.handle_async_request(request)
+        url = request.url
+        attributes: tracing.Attributes = {
+            "http.request.method": "POST",
+            "server.address": url.host,
+            "server.port": url.port or (443 if url.scheme == "https" else 80),
+            "url.full": str(url),
+            "interlock.upstream": self.name,
+        }
+        if attempt:
+            attributes = {**attributes, "http.request.resend_count": attempt}
+        with tracing.span("POST", "client", attributes) as span:
+            response = await self.transport.handle_async_request(request)
+            span.set({"http.response.status_code": response.status_code})
+            if response.status_code >= 400:
+                span.fail(str(response.status_code))
             return response
 
     async def _backoff(self, attempt: int, retry_after: str | None = None) -> None:

@@ -91,6 +91,7 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
             run_log=_run_log(gateway),
             lease_seconds=gateway.config.store.thread_lease_seconds,
             lease_wait_seconds=gateway.config.store.thread_lease_wait_seconds,
+            tracer=gateway.proxy.operations.tracer,
         ),
         keys=KeyRing(gateway.config.server.api_keys),
         max_frame_bytes=gateway.config.server.max_body_bytes,

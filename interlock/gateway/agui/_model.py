@@ -18,6 +18,8 @@ from typing import cast
 import httpx
 
 from interlock.codecs._sse import SseParser
+from interlock.gateway import tracing
+from interlock.gateway.tracing import Span
 from interlock.gateway.upstream import Upstream, UpstreamUnavailable
 from interlock.transcript import (
     Continuation,
@@ -26,8 +28,10 @@ from interlock.transcript import (
     LossyHistoryError,
     ReplayPolicy,
     Request,
+    ResponseFinished,
     StreamFailed,
     Update,
+    UsageUpdate,
 )
 
 UPSTREAM_CODES = frozenset(
@@ -77,21 +81,46 @@ class UpstreamChatModel:
             yield StreamFailed(code="LOSSY_HISTORY", message=str(error), status=400)
             return
         body = json.dumps(encoded.payload, ensure_ascii=False, separators=(",", ":")).encode()
+        span = tracing.NULL_SPAN
+        if tracing.active() is not None:
+            span = tracing.start(f"chat {prepared.model}", "client", self._attributes(prepared))
+        try:
+            async for update in self._call(prepared, body, span):
+                yield update
+        finally:
+            span.end()
+
+    async def _call(self, prepared: Request, body: bytes, span: Span) -> AsyncIterator[Update]:
+        upstream = self.upstream
         path = upstream.dialect.upstream_path(prepared.model, True)
         try:
-            response = await upstream.send(path, body, accept_stream=True)
+            with tracing.within(span):
+                response = await upstream.send(path, body, accept_stream=True)
         except UpstreamUnavailable as error:
             code = "UPSTREAM_TIMEOUT" if error.kind == "timeout" else "UPSTREAM_UNAVAILABLE"
+            span.fail(code, error.message)
             yield StreamFailed(code=code, message=error.message, status=error.status)
             return
         try:
             if response.status_code >= 400:
-                yield await self._refused(response)
+                refused = await self._refused(response)
+                span.fail(refused.code, refused.message)
+                yield refused
                 return
             async for update in self._decode(response):
+                _observe(span, update)
                 yield update
         finally:
             await response.aclose()
+
+    def _attributes(self, prepared: Request) -> tracing.Attributes:
+        upstream = self.upstream
+        return {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": tracing.provider_name(upstream.dialect.http.provider),
+            "gen_ai.request.model": prepared.model,
+            "interlock.upstream": upstream.name,
+        }
 
     async def _refused(self, response: httpx.Response) -> StreamFailed:
         text = self.upstream.scrub((await response.aread()).decode("utf-8", "replace"))
@@ -131,6 +160,18 @@ class UpstreamChatModel:
             yield StreamFailed(
                 code="UPSTREAM_ERROR", message=f"upstream {name}: the stream broke off", status=502
             )
+
+
+def _observe(span: Span, update: Update) -> None:
+    """Usage, finish reason and failure of a model call onto its span."""
+    if span is tracing.NULL_SPAN:
+        return
+    if isinstance(update, UsageUpdate):
+        span.set(tracing.usage_attributes(update.usage))
+    elif isinstance(update, ResponseFinished) and update.finish_reason is not None:
+        span.set({"gen_ai.response.finish_reasons": [update.finish_reason]})
+    elif isinstance(update, StreamFailed):
+        span.fail(update.code, update.message)
 
 
 def _relabel(update: Update, upstream: str) -> Update:

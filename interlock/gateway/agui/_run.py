@@ -57,6 +57,7 @@ from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._patch import state_patch
 from interlock.gateway.agui._recover import close_open_calls, consistent_prefix, fold_partial
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
+from interlock.gateway.agui._trace import RunTrace
 from interlock.gateway.stores import (
     CorruptThreadError,
     RunKey,
@@ -65,6 +66,7 @@ from interlock.gateway.stores import (
     Store,
     ThreadRecord,
 )
+from interlock.gateway.tracing import Tracer
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -161,6 +163,8 @@ class RunContext:
     reattach_seconds: float = REATTACH_SECONDS
     lease_seconds: float = LEASE_SECONDS
     lease_wait_seconds: float = LEASE_WAIT_SECONDS
+    tracer: Tracer | None = None
+    """With ``[tracing]``: every run's spans (:mod:`interlock.gateway.agui._trace`)."""
 
 
 class AguiRun:
@@ -208,6 +212,7 @@ class AguiRun:
         self.state = AgentState(None)
         self._sent_state: tuple[int, JsonValue] = (0, None)
         self._client_state_known = False
+        self.trace = RunTrace(context.tracer)
 
     @property
     def run_id(self) -> str:
@@ -292,6 +297,10 @@ class AguiRun:
             LOGGER.exception("opening the event log of run %s failed", self.input.run_id)
 
     async def _drive(self) -> None:
+        with self.trace.running(self.runtime.name, self.input.thread_id, self.input.run_id):
+            await self._drive_traced()
+
+    async def _drive_traced(self) -> None:
         try:
             await self._open_log()
             await self._emit(self.encoder.start())
@@ -331,6 +340,7 @@ class AguiRun:
                 LOGGER.exception("closing the event log of run %s failed", self.input.run_id)
 
     async def _fail(self, message: str, code: str) -> None:
+        self.trace.root.fail(code, message)
         if not self.encoder.ended:
             await self._emit(self.encoder.fail(message, code=code))
 
@@ -360,6 +370,7 @@ class AguiRun:
         self.state = AgentState(state, forwarded_props=self.input.forwarded_props)
         self._sent_state = (0, self.state.value)
         self._client_state_known = self.input.state is not None
+        self.trace.decisions(plan.accepted, thread.messages)
         if plan.replay or self.cancel_requested:
             await self._finish_replay(thread, state)
             return
@@ -383,6 +394,7 @@ class AguiRun:
             async with _closing(loop):
                 async for event in loop:
                     events.append(event)
+                    self.trace.observe(event)
                     if isinstance(event, ToolStarted) and event.message_id != checkpointed:
                         # Before the batch's first tool runs (its journal entry is written).
                         checkpointed = event.message_id
@@ -397,6 +409,7 @@ class AguiRun:
         except DecisionRefusedError as error:
             raise RunRefusedError(error.code.upper(), str(error)) from None
         except ModelStreamError as error:
+            self.trace.root.fail(error.code)
             ending.failure = (error.code, str(error).partition(": ")[2] or error.code)
         except asyncio.CancelledError:
             current = asyncio.current_task()
