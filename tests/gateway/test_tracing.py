@@ -37,6 +37,17 @@ CONFIG = (
     DEFAULT_CONFIG_TOML.replace("[server]\n", "[server]\naccess_log = false\n", 1)
     + '\n[[rate_limits]]\nmodel = "demo-responses"\nrequests_per_minute = 1\n'
 )
+CONFIG = CONFIG.replace(
+    "[[agents]]",
+    """[[models]]
+name = "routed"
+retries = 0
+fallbacks = ["demo-anthropic"]
+deployments = [{ upstream = "emulated-gemini", model = "gemini-3-flash-emulated" }]
+
+[[agents]]""",
+    1,
+)
 
 
 class Flaky(httpx.AsyncBaseTransport):
@@ -243,6 +254,47 @@ def test_bad_input_and_a_rate_limit_are_failed_roots_with_nothing_sent(stack: St
     assert root.attributes is not None
     assert root.attributes["http.response.status_code"] == 429
     assert root.attributes["error.type"] == "rate_limit_exceeded"
+
+
+def test_a_fallback_after_a_failing_deployment(stack: Stack) -> None:
+    stack.flaky.failures = 10  # every attempt at the Gemini deployment fails
+    with _client(stack) as client:
+        answer = client.chat.completions.create(
+            model="routed", messages=[{"role": "user", "content": "hello"}]
+        )
+    stack.flaky.failures = 0
+    assert answer.choices[0].message.content
+    tree = stack.trace("chat routed")
+    top = [(span.name, span.kind) for depth, span in tree if depth == 1]
+    assert top == [
+        ("translate", SpanKind.INTERNAL),  # the client's request, decoded and checked
+        ("translate", SpanKind.INTERNAL),  # encoded for the model's own deployment
+        ("chat gemini-3-flash-emulated", SpanKind.CLIENT),
+        ("translate", SpanKind.INTERNAL),  # encoded for the fallback
+        ("chat claude-emulated", SpanKind.CLIENT),
+    ]
+    translated = [span for depth, span in tree if depth == 1 and span.name == "translate"]
+    assert [(span.attributes or {}).get("interlock.upstream") for span in translated] == [
+        None,
+        "emulated-gemini",
+        "emulated-anthropic",
+    ]
+    failed = next(span for depth, span in tree if span.name == "chat gemini-3-flash-emulated")
+    taken = next(span for depth, span in tree if span.name == "chat claude-emulated")
+    assert failed.status.status_code == StatusCode.ERROR
+    assert failed.attributes is not None and failed.attributes["error.type"] == "retried"
+    attempts = [span for _, span in _tree(failed, [s for _, s in tree])][1:]
+    assert attempts and all(
+        span.attributes is not None and span.attributes["http.response.status_code"] == 503
+        for span in attempts
+    )
+    assert taken.status.status_code == StatusCode.UNSET
+    assert taken.attributes is not None
+    assert taken.attributes["gen_ai.provider.name"] == "anthropic"
+    assert taken.attributes["gen_ai.usage.output_tokens"] == answer.usage.completion_tokens  # type: ignore[union-attr]
+    root = tree[0][1]
+    assert root.attributes is not None
+    assert "fallback to demo-anthropic" in str(root.attributes["interlock.translation"])
 
 
 def _run(stack: Stack, body: dict[str, Any]) -> list[dict[str, Any]]:
