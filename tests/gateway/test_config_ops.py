@@ -136,14 +136,27 @@ def test_the_operations_page_examples_are_valid_config() -> None:
 
     page = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
     blocks = page.read_text().split("```toml\n")[1:]
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     examples = "\n".join(block.split("```")[0] for block in blocks)
     routes = DEFAULT_CONFIG_TOML[DEFAULT_CONFIG_TOML.index("[[upstreams]]") :]
     routes = routes[: routes.index("[[agents]]")]
     config = parse_config(examples + routes, {"INTERLOCK_ADMIN_KEY": "admin"})
+    assert config.operations.tracing is not None
     limits = config.operations.rate_limits
     assert [(limit.tenant, limit.model) for limit in limits] == [
         (None, None),
         ("team-a", "demo-anthropic"),
     ]
     assert config.operations.admin_key == "admin"
+
+
+def test_tracing_without_opentelemetry_installed_stops_startup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError) as caught:
+        parse_config(BASE + "[tracing]\notlp_endpoint = 'http://127.0.0.1:4318/v1/traces'\n", {})
+    assert caught.value.key == "tracing"
+    assert "pip install 'interlock[otel]'" in str(caught.value)
