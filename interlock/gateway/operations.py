@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, cast
 
@@ -180,20 +181,35 @@ def upstream_attributes(call: ProxyCall) -> tracing.Attributes:
 
 
 def answer_usage(dialect: Dialect, body: bytes | memoryview) -> Usage | None:
-    """The usage a non-streamed answer in ``dialect`` reports, or ``None``."""
+    """The usage a non-streamed answer in ``dialect`` reports, or ``None``.
+
+    Only the usage member is parsed: its key is found from the end (where every dialect
+    puts it). In JSON a quoted name followed by a colon is always a key — a quote inside
+    a string is escaped — so the search cannot land inside text.
+    """
     try:
-        payload = json.loads(bytes(body) if isinstance(body, memoryview) else body)
+        text = bytes(body).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    key = f'"{dialect.http.usage_field}"'
+    at = text.rfind(key)
+    colon = _COLON.match(text, at + len(key)) if at >= 0 else None
+    if colon is None:
+        return None
+    try:
+        value, _ = _DECODER.raw_decode(text, colon.end())
     except ValueError:
         return None
-    if not isinstance(payload, dict):
-        return None
-    value = cast(JsonObject, payload).get(dialect.http.usage_field)
     if not isinstance(value, dict):
         return None
     try:
-        return dialect.decode_usage(value)
+        return dialect.decode_usage(cast(JsonObject, value))
     except DecodeError:
         return None
+
+
+_COLON = re.compile(r"\s*:\s*")
+_DECODER = json.JSONDecoder()
 
 
 class StreamUsage:

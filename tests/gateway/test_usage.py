@@ -153,3 +153,13 @@ async def test_a_stopped_ledger_has_flushed_everything(tmp_path: Path) -> None:
     (row,) = await reader.rows()
     assert row.counts == (1, 3, 0, 2, 0)
     await backend.close()
+
+
+def test_text_quoting_a_usage_member_is_not_taken_for_it() -> None:
+    answer = {
+        "choices": [{"message": {"content": 'say "usage": {"prompt_tokens": 999}'}}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+        "note": 'trailing "usage": {"prompt_tokens": 998}',
+    }
+    usage = answer_usage(dialect("openai-chat"), json.dumps(answer).encode())
+    assert counts_of(usage) == (1, 7, 0, 3, 0)
