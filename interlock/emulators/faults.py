@@ -7,6 +7,9 @@ queued with :meth:`FaultyApp.fail` and used up in order by the requests they mat
 * ``status``: an error answer with that status (429, 500, 503…), in the error shape of the
   dialect the path belongs to, with ``retry-after`` when given; the emulator never sees
   the request;
+* ``stream_error``: a 200 stream whose first event is the dialect's error event with that
+  status (Anthropic's ``overloaded_error`` for 529, ``rate_limit_error`` for 429), as
+  services do when they fail after accepting a streamed request;
 * ``drop_after``: the emulator answers, and the connection is dropped after that many body
   messages of its answer (0: right after the status line and headers). Under a real
   server (uvicorn) the client sees a 200 whose body breaks off; a streamed answer stops
@@ -26,9 +29,16 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from interlock.codecs._sse import format_sse
 from interlock.codecs.registry import DialectName, wire_codec
+from interlock.transcript import StreamFailed
 
-_STATUS_WORDS = {429: "rate limit exceeded", 500: "internal error", 503: "overloaded"}
+_STATUS_WORDS = {
+    429: "rate limit exceeded",
+    500: "internal error",
+    503: "overloaded",
+    529: "overloaded",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +48,8 @@ class Fault:
     status: int = 500
     drop_after: int | None = None
     """Drop the connection after this many body messages instead of answering ``status``."""
+    stream_error: bool = False
+    """Answer a 200 stream whose first event is an error with ``status``."""
     retry_after: str | None = None
     model: str | None = None
 
@@ -87,6 +99,8 @@ class FaultyApp:
         replay = _replay(body)
         if fault is None:
             await self.app(scope, replay, send)
+        elif fault.stream_error:
+            await _stream_error(send, fault, path)
         elif fault.drop_after is None:
             await _error(send, fault, path)
         else:
@@ -148,6 +162,23 @@ async def _error(send: Send, fault: Fault, path: str) -> None:
         headers.append((b"retry-after", fault.retry_after.encode()))
     await send({"type": "http.response.start", "status": fault.status, "headers": headers})
     await send({"type": "http.response.body", "body": json.dumps(payload).encode()})
+
+
+_ERROR_TYPES = {429: "rate_limit_error", 529: "overloaded_error"}
+
+
+async def _stream_error(send: Send, fault: Fault, path: str) -> None:
+    failed = StreamFailed(
+        code=_ERROR_TYPES.get(fault.status, "api_error"),
+        message=f"emulated fault: {_STATUS_WORDS.get(fault.status, 'error')}",
+        status=fault.status,
+    )
+    encoder = wire_codec(_dialect(path)).stream_encoder()
+    events = encoder.encode(failed)
+    body = "".join(format_sse(event.data, event.event) for event in events).encode()
+    headers = [(b"content-type", b"text/event-stream")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _dropping(send: Send, after: int) -> Send:

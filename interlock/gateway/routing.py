@@ -37,12 +37,13 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import httpx
 
+from interlock.codecs._sse import SseEvent, SseParser
 from interlock.gateway import tracing
 from interlock.gateway.config import GatewayConfig, ModelRoute
 from interlock.gateway.config_routing import Deployment, RoutingConfig
@@ -53,7 +54,16 @@ from interlock.gateway.upstream import (
     AnswerTooLarge,
     Upstream,
     UpstreamUnavailable,
+    body_chunks,
     read_answer,
+)
+from interlock.transcript import (
+    DecodeError,
+    PartDelta,
+    PartFinished,
+    PartStarted,
+    ResponseFinished,
+    StreamFailed,
 )
 
 if TYPE_CHECKING:
@@ -271,10 +281,38 @@ class Router:
             attempts.failure, attempts.retry_after = (prepared, error), None
             return None
         if not retryable(response.status_code):
+            if response.status_code == 200 and prepared.request.stream:
+                return await self._first_event(prepared, target, attempts, response)
             return response
         self._failed(target)
         attempts.retry_after = response.headers.get("retry-after")
         attempts.failure = (prepared, await _kept(prepared.upstream, response))
+        return None
+
+    async def _first_event(
+        self, prepared: ProxyCall, target: Target, attempts: _Attempts, response: httpx.Response
+    ) -> httpx.Response | None:
+        """A 200 stream held until its first event, which may still be a retryable error
+        (Anthropic's ``overloaded_error``, a Gemini 503 chunk): then ``None``, as for a 5xx.
+        Nothing has reached the client yet, not even the status line."""
+        upstream = prepared.upstream
+        try:
+            held, rest, failure = await _peek(upstream, response)
+        except httpx.HTTPError as error:  # it may have run: the answer, never resent
+            await response.aclose()
+            self._failed(target)
+            unavailable = upstream.unavailable(error)
+            code = f"upstream_{unavailable.kind}"
+            failed = ProxyError(unavailable.status, unavailable.message, code=code)
+            raise self._raise(attempts, failed, prepared) from error
+        if failure is None:
+            return _replayed(response, held, rest)
+        await response.aclose()
+        self._failed(target)
+        status = failure.status or 502
+        payload = upstream.dialect.error(status, f"{failure.message} ({failure.code})")
+        attempts.retry_after = None
+        attempts.failure = (prepared, httpx.Response(status, json=payload))
         return None
 
     async def _backoff(self, target: Target, failures: int, retry_after: str | None) -> None:
@@ -347,6 +385,67 @@ async def _kept(upstream: Upstream, response: httpx.Response) -> httpx.Response:
         body = b""
     headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
     return httpx.Response(response.status_code, headers=headers, content=body)
+
+
+async def _peek(
+    upstream: Upstream, response: httpx.Response
+) -> tuple[list[bytes], AsyncIterator[bytes], StreamFailed | None]:
+    """The stream's bytes up to its first complete event, the rest, and the retryable
+    failure that event reports before any content (``None`` when it is not one)."""
+    parser = SseParser(upstream.config.max_response_bytes)
+    rest = aiter(body_chunks(response))
+    held: list[bytes] = []
+    async for chunk in rest:
+        held.append(chunk)
+        events = parser.feed(chunk)
+        if events:
+            return held, rest, _early_failure(upstream, events)
+    return held, rest, None
+
+
+def _early_failure(upstream: Upstream, events: list[SseEvent]) -> StreamFailed | None:
+    decoder = upstream.dialect.stream_decoder()
+    try:
+        updates = [update for event in events for update in decoder.feed(event)]
+    except DecodeError:
+        return None  # the relay reports it, in the client's dialect
+    for update in updates:
+        if isinstance(update, PartStarted | PartDelta | PartFinished | ResponseFinished):
+            return None
+        if isinstance(update, StreamFailed):
+            return update if update.status is not None and retryable(update.status) else None
+    return None
+
+
+class _Replayed(httpx.AsyncByteStream):
+    """The held bytes, then the rest of the upstream stream; closing closes the upstream."""
+
+    def __init__(
+        self, held: list[bytes], rest: AsyncIterator[bytes], upstream: httpx.Response
+    ) -> None:
+        self.held = held
+        self.rest = rest
+        self.upstream = upstream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.held:
+            yield chunk
+        async for chunk in self.rest:
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.upstream.aclose()
+
+
+def _replayed(
+    response: httpx.Response, held: list[bytes], rest: AsyncIterator[bytes]
+) -> httpx.Response:
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+    replayed = httpx.Response(
+        response.status_code, headers=headers, stream=_Replayed(held, rest, response)
+    )
+    replayed.request = response.request
+    return replayed
 
 
 # ---------------------------------------------------------------- building

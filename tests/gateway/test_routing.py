@@ -381,3 +381,60 @@ async def test_health_is_shared_by_every_route_using_the_deployment() -> None:
         answer = await http.post("/v1/chat/completions", json={**ASK, "model": "solo"})
     assert answer.status_code == 200
     assert sent == ["m-solo", "m-solo", "m-two"]  # solo's fallback pair skips the cooled m-one
+
+
+def _stream(events: list[dict[str, object]]) -> httpx.Response:
+    body = "".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n"
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+
+CHUNKS: list[dict[str, object]] = [
+    {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": "stop"}],
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("error", "switched"),
+    [
+        ({"message": "busy", "type": "server_error", "status": 503}, True),
+        ({"message": "busy", "type": "server_error", "status": 429}, True),
+        ({"message": "bad", "type": "invalid_request_error", "status": 400}, False),
+        ({"message": "no status", "type": "server_error"}, False),  # could be anything
+    ],
+)
+async def test_a_retryable_error_as_the_first_stream_event_moves_on(
+    error: dict[str, object], switched: bool
+) -> None:
+    sent: list[str] = []
+
+    def failing(request: httpx.Request) -> httpx.Response:
+        sent.append("one")
+        return _stream([{"error": error}])
+
+    def fine(request: httpx.Request) -> httpx.Response:
+        sent.append("two")
+        return _stream(CHUNKS)
+
+    built = gateway({"one": failing, "two": fine})
+    async with client(built) as http:
+        answer = await http.post("/v1/chat/completions", json={**ASK, "stream": True})
+    assert answer.status_code == 200
+    assert sent == (["one", "two"] if switched else ["one"])
+    assert ('"Hello"' in answer.text) is switched
+    assert ('"error"' in answer.text) is not switched
+
+
+async def test_when_every_stream_fails_at_its_first_event_the_client_gets_an_error_answer() -> None:
+    busy = {"error": {"message": "busy", "type": "server_error", "status": 503}}
+    built = gateway({"one": lambda _: _stream([busy]), "two": lambda _: _stream([busy])})
+    async with client(built) as http:
+        answer = await http.post("/v1/chat/completions", json={**ASK, "stream": True})
+    assert answer.status_code == 503
+    assert answer.headers["content-type"] == "application/json"
+    assert "busy" in answer.json()["error"]["message"]

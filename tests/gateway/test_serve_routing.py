@@ -443,3 +443,37 @@ def test_no_switch_after_the_first_streamed_byte_for_a_gemini_client(stack: Stac
     assert chunks, "the first chunk reached the client before the upstream dropped"
     assert raised.value.code == 502 and "broke off" in str(raised.value.message)
     assert stack.seen() == {"gemini-3-stream": 1}  # neither retried nor sent to the fallback
+
+
+@pytest.mark.parametrize("client", ["anthropic", "gemini"])
+def test_an_error_as_the_first_stream_event_still_falls_back(stack: Stack, client: str) -> None:
+    """Services fail after a 200 too (Anthropic's ``overloaded_error`` event): before the
+    first event reaches the client, that is an outage like a 5xx."""
+    if client == "anthropic":
+        stack.a.fail(Fault(stream_error=True, status=529, model="claude-primary"))
+        with anthropic.Anthropic(base_url=stack.url, api_key="unused", max_retries=0) as claude:
+            raw = claude.messages.with_raw_response.create(
+                model="fb-anthropic",
+                max_tokens=256,
+                messages=[{"role": "user", "content": "hello"}],
+                stream=True,
+            )
+            header = raw.headers[TRANSLATION]
+            events: Any = raw.parse()
+            text = "".join(
+                event.delta.text
+                for event in events
+                if event.type == "content_block_delta" and event.delta.type == "text_delta"
+            )
+        assert header == "translated; fallback to backup-responses"
+        assert stack.seen() == {"claude-primary": 1, "gpt-backup": 1}
+    else:
+        stack.a.fail(Fault(stream_error=True, status=503, model="gemini-3-primary"))
+        gemini = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=stack.url))
+        chunks = list(gemini.models.generate_content_stream(model="fb-gemini", contents="hello"))
+        text = "".join(chunk.text or "" for chunk in chunks)
+        http = chunks[0].sdk_http_response
+        assert http is not None and http.headers is not None
+        assert http.headers[TRANSLATION] == "translated; fallback to backup-anthropic"
+        assert stack.seen() == {"gemini-3-primary": 1, "claude-backup": 1}
+    assert text == "You said: hello"
