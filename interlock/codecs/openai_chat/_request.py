@@ -118,6 +118,8 @@ def _decode_options(fields: _Fields, layout: JsonObject) -> GenerationOptions:
         stops, layout["stop"] = (stop,), "string"
     elif stop is not None:
         stops = tuple(as_str(s, f"stop[{i}]") for i, s in enumerate(as_list(stop, "stop")))
+        if not stops:
+            layout["stop"] = "empty"  # sent by some clients (crewAI); kept as it came
     key = "max_tokens" if layout.get("max_tokens") else "max_completion_tokens"
     return GenerationOptions(
         temperature=None if temperature is None else as_number(temperature, "temperature"),
@@ -218,6 +220,8 @@ def _encode_options(request: Request, payload: JsonObject, degrade: Degradations
     if options.stop:
         single = layout.get("stop") == "string" and len(options.stop) == 1
         payload["stop"] = options.stop[0] if single else list(options.stop)
+    elif layout.get("stop") == "empty":
+        payload["stop"] = []
     if options.seed is not None:
         payload["seed"] = options.seed
     budget = options.thinking_budget

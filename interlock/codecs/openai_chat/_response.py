@@ -58,6 +58,8 @@ def decode_response(payload: JsonObject) -> Response:
         raise DecodeError("choices[0].message.role", "a completion message is an assistant's")
     native = optional_str(choice, "finish_reason", "choices[0]")
     layout: JsonObject = {"choice": rest(choice, {"index", "message", "finish_reason"})}
+    if "finish_reason" not in choice:
+        layout["no_finish_reason"] = True  # OpenRouter answers without one
     if len(choices) > 1:
         layout["more_choices"] = choices[1:]
     usage = body.get("usage")
@@ -110,6 +112,8 @@ def encode_response(
             response.finish_reason, response.native_finish_reason
         ),
     }
+    if response.finish_reason is None and layout.get("no_finish_reason") is True:
+        del choice["finish_reason"]
     if isinstance(choice_extra, dict):
         choice = {**choice, **{k: v for k, v in choice_extra.items() if k not in choice}}
     else:

@@ -88,6 +88,8 @@ class StreamDecoder:
         self._signature: Opaque | None = None
         self._ending: ResponseFinished | None = None
         self._failed = False
+        self._prelude: JsonObject = {}
+        """Fields of an id-less, choice-less first chunk (Azure's ``prompt_filter_results``)."""
 
     def feed(self, event: SseEvent) -> list[Update]:
         """The updates one event yields (raises :class:`DecodeError` on malformed input)."""
@@ -108,8 +110,13 @@ class StreamDecoder:
             return [_failure(chunk["error"], f"{path}.error")]
         updates: list[Update] = []
         if not self._started:
+            if not chunk.get("id") and not chunk.get("choices") and chunk.get("usage") is None:
+                # Azure opens with a chunk of prompt filter results whose id and model are
+                # empty; the response starts (with its real id) at the next chunk.
+                self._prelude.update(rest(chunk, _CHUNK_KEYS))
+                return updates
             self._started = True
-            updates.append(_started(chunk, path))
+            updates.append(_started(chunk, path, self._prelude))
         for i, choice in enumerate(as_list(chunk.get("choices", []), f"{path}.choices")):
             updates.extend(
                 self._choice(as_object(choice, f"{path}.choices[{i}]"), f"{path}.choices[{i}]")
@@ -330,9 +337,9 @@ def _with_text(part: Part, text: str) -> Part:
     raise AssertionError(f"no text on a {part.kind} part")
 
 
-def _started(chunk: JsonObject, path: str) -> ResponseStarted:
+def _started(chunk: JsonObject, path: str, prelude: JsonObject) -> ResponseStarted:
     created = chunk.get("created")
-    unknown = rest(chunk, _CHUNK_KEYS)
+    unknown = {**prelude, **rest(chunk, _CHUNK_KEYS)}
     return ResponseStarted(
         id=optional_str(chunk, "id", path),
         model=optional_str(chunk, "model", path),

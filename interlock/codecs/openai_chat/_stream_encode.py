@@ -118,6 +118,8 @@ class StreamEncoder:
                 return []
             case ResponseFinished():
                 self._finished = True
+                if update.finish_reason is None and update.native_finish_reason is None:
+                    return []  # a stream that ended on [DONE] alone (OpenRouter): no reason
                 reason = encode_finish_reason(update.finish_reason, update.native_finish_reason)
                 return [self._chunk({}, reason)]
             case StreamFailed():

@@ -158,6 +158,10 @@ def _options(body: JsonObject, hints: JsonObject) -> GenerationOptions:
         )
     include = body.get("include")
     included = isinstance(include, list) and ENCRYPTED_INCLUDE in include
+    if body.get("store") is False and not included:
+        # The client chose not to ask for encrypted reasoning: the encoder would add it
+        # for a stateless request (ones translated from another dialect need it).
+        hints["~no_encrypted_include"] = True
     return GenerationOptions(
         temperature=optional_number(body, "temperature", ""),
         top_p=optional_number(body, "top_p", ""),

@@ -142,7 +142,8 @@ def _put_options(
             reasoning = merge_fields(reasoning, reasoning_rest)
         body["reasoning"] = reasoning
     include = hints.get("include")
-    wanted = needs_include or options.include_reasoning is True
+    own_choice = hints.get("~no_encrypted_include") is True
+    wanted = (needs_include and not own_choice) or options.include_reasoning is True
     if wanted and not (isinstance(include, list) and ENCRYPTED_INCLUDE in include):
         current = list(include) if isinstance(include, list) else []
         hints_include: list[JsonValue] = [*current, ENCRYPTED_INCLUDE]
