@@ -75,17 +75,18 @@ def encode_tools(
     own: JsonObject,
     encoder: PartEncoder,
 ) -> list[JsonValue]:
-    """The wire ``tools``; another provider's hosted tools are dropped with a warning."""
+    """The wire ``tools``; another provider's hosted tool is refused (strict) or dropped
+    with a warning (degrade), as by every encoder."""
     custom = [_custom(tool) for tool in tools]
     native: list[JsonValue] = []
     for index, spec in enumerate(hosted):
         if spec.provider == PROVIDER:
             native.append(dict(spec.spec))
         else:
-            encoder.warn(
-                "hosted_tool_dropped",
+            encoder.lossy(
+                "hosted_tool_unsupported",
                 f"hosted_tools[{index}]",
-                f"{spec.provider} hosted tool has no Anthropic form; not offered",
+                f"{spec.provider} hosted tool has no Anthropic form",
             )
     layout = own.get("toolLayout")
     if not isinstance(layout, list) or len(layout) != len(custom) + len(native):

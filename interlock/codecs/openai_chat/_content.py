@@ -64,20 +64,21 @@ def _decode_part(value: JsonValue, path: str, allow: frozenset[str]) -> ContentP
             text = as_str(required(item, "refusal", path), f"{path}.refusal")
             extra = with_extra(rest(item, {"type", "refusal"}), {"in": "content"})
             return RefusalPart(text=text, extra=extra)
-        case "image_url":
-            return _decode_image(item, path)
+        case "image_url" | "video_url":
+            return _decode_image(item, path, kind)
         case "input_audio":
             return _decode_audio(item, path)
         case _:
             return _decode_file(item, path)
 
 
-def _decode_image(item: JsonObject, path: str) -> MediaPart:
-    inner = as_object(required(item, "image_url", path), f"{path}.image_url")
-    url = as_str(required(inner, "url", f"{path}.image_url"), f"{path}.image_url.url")
-    unknown = shadow(rest(item, {"type", "image_url"}), "image_url", rest(inner, {"url"}))
+def _decode_image(item: JsonObject, path: str, kind: str) -> MediaPart:
+    """``image_url`` (OpenAI) or ``video_url`` (OpenRouter): a URL or a ``data:`` URI."""
+    inner = as_object(required(item, kind, path), f"{path}.{kind}")
+    url = as_str(required(inner, "url", f"{path}.{kind}"), f"{path}.{kind}.url")
+    unknown = shadow(rest(item, {"type", kind}), kind, rest(inner, {"url"}))
     media_type, data = split_data_uri(url)
-    layout: JsonObject = {"type": "image_url"}
+    layout: JsonObject = {"type": kind}
     if data is None:
         return MediaPart(uri=url, extra=with_extra(unknown, layout))
     return MediaPart(media_type=media_type, data=data, extra=with_extra(unknown, layout))
@@ -184,9 +185,9 @@ def encode_media(part: MediaPart, location: str, degrade: Degradations) -> JsonO
     """A media part in its Chat form, or ``None`` (after a policy decision) when impossible."""
     unknown = extra_of(part.extra)
     wire_type = extra_of(part.extra, LAYOUT).get("type") or _infer_type(part)
-    if wire_type == "image_url" and (part.uri is not None or part.data is not None):
+    if wire_type in ("image_url", "video_url") and (part.uri is not None or part.data is not None):
         url = part.uri if part.uri is not None else data_uri(part.media_type, part.data or "")
-        return _media("image_url", {"url": url}, unknown)
+        return _media(str(wire_type), {"url": url}, unknown)
     if wire_type == "input_audio" and part.data is not None and part.media_type in _AUDIO_TYPES:
         inner: JsonObject = {"data": part.data, "format": _AUDIO_TYPES[part.media_type]}
         return _media("input_audio", inner, unknown)

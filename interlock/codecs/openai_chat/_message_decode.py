@@ -39,7 +39,7 @@ from interlock.transcript import (
 )
 
 _TEXT_ONLY = frozenset({"text"})
-_USER_PARTS = frozenset({"text", "image_url", "input_audio", "file"})
+_USER_PARTS = frozenset({"text", "image_url", "video_url", "input_audio", "file"})
 _ASSISTANT_PARTS = frozenset({"text", "refusal"})
 
 

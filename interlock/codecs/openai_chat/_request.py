@@ -20,6 +20,7 @@ from interlock.codecs.openai_chat._message_encode import (
 from interlock.codecs.openai_chat._pairing import find_pairing_violation
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._tools import (
+    HOSTED_PROVIDERS,
     custom_tool_names,
     decode_tool_choice,
     decode_tools,
@@ -46,11 +47,14 @@ from interlock.codecs.openai_chat._wire import (
 from interlock.transcript import (
     Encoded,
     GenerationOptions,
+    HostedToolSpec,
     JsonObject,
     JsonValue,
     LossyHistoryError,
     ReplayPolicy,
     Request,
+    ToolChoice,
+    ToolSpec,
 )
 
 
@@ -78,7 +82,9 @@ def decode_request(payload: JsonObject) -> Request:
     tool_choice = None
     if (choice := fields.take("tool_choice")) is not None:
         tool_choice, form = decode_tool_choice(choice, "tool_choice")
-        if form is not None:
+        if form == "hosted":
+            layout["hosted_tool_choice"] = choice
+        elif form is not None:
             layout["tool_choice"] = form
     parallel = fields.take("parallel_tool_calls")
     if "model" not in body:
@@ -90,10 +96,12 @@ def decode_request(payload: JsonObject) -> Request:
     response_format = structured.decode_chat(body.get("response_format"))
     if response_format is not None:
         fields.consumed.add("response_format")
+    functions, hosted = _decode_tools(tools, layout)
     return Request(
         model="" if "model" not in body else as_str(body["model"], "model"),
         messages=decode_messages(required(body, "messages", ""), "messages"),
-        tools=decode_tools(tools, "tools") if tools is not None else (),
+        tools=functions,
+        hosted_tools=hosted,
         tool_choice=tool_choice,
         parallel_tool_calls=None if parallel is None else as_bool(parallel, "parallel_tool_calls"),
         stream=stream,
@@ -101,6 +109,17 @@ def decode_request(payload: JsonObject) -> Request:
         response_format=response_format,
         extra=with_extra(rest(body, fields.consumed), layout),
     )
+
+
+def _decode_tools(
+    value: JsonValue, layout: JsonObject
+) -> tuple[tuple[ToolSpec, ...], tuple[HostedToolSpec, ...]]:
+    if value is None:
+        return (), ()
+    functions, hosted, order = decode_tools(value, "tools")
+    if order != "f" * len(functions) + "h" * len(hosted):
+        layout["tool_order"] = order
+    return functions, hosted
 
 
 def _decode_options(fields: _Fields, layout: JsonObject) -> GenerationOptions:
@@ -191,13 +210,22 @@ def _refuse_continuation(request: Request) -> None:
 
 
 def _encode_tools(request: Request, payload: JsonObject, degrade: Degradations) -> None:
-    if request.tools:
-        payload["tools"] = encode_tools(request.tools)
+    layout = extra_of(request.extra, LAYOUT)
+    own: list[JsonObject] = []
     for index, hosted in enumerate(request.hosted_tools):
-        reason = f"hosted tool from {hosted.provider!r} has no Chat Completions form"
+        if hosted.provider in HOSTED_PROVIDERS:
+            own.append(hosted.spec)
+            continue
+        reason = f"{hosted.provider} hosted tool has no Chat Completions form"
         degrade.lossy("hosted_tool_unsupported", f"hosted_tools[{index}]", reason)
-    if request.tool_choice is not None:
-        form = extra_of(request.extra, LAYOUT).get("tool_choice")
+    if request.tools or own:
+        payload["tools"] = encode_tools(request.tools, own, layout.get("tool_order"))
+    forced = layout.get("hosted_tool_choice")
+    choice = request.tool_choice
+    if choice is not None and forced is not None and choice == ToolChoice(mode="required") and own:
+        payload["tool_choice"] = forced  # the hosted tool the request forced, as it came
+    elif request.tool_choice is not None:
+        form = layout.get("tool_choice")
         payload["tool_choice"] = encode_tool_choice(
             request.tool_choice,
             form if isinstance(form, str) else None,

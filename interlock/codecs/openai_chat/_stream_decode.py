@@ -89,6 +89,8 @@ class StreamDecoder:
         self._ending: ResponseFinished | None = None
         self._failed = False
         self._prelude: JsonObject = {}
+        self._detail_keys: dict[int | str, tuple[str, int | str]] = {}
+        """The slot of the detail open at each ``reasoning_details`` index."""
         """Fields of an id-less, choice-less first chunk (Azure's ``prompt_filter_results``)."""
 
     def feed(self, event: SseEvent) -> list[Update]:
@@ -161,9 +163,10 @@ class StreamDecoder:
             self._signature = signature
         details = delta.get("reasoning_details")
         if details is not None:
+            listed: set[int | str] = set()
             for i, item in enumerate(as_list(details, f"{path}.reasoning_details")):
                 fragment = as_object(item, f"{path}.reasoning_details[{i}]")
-                self._detail(fragment, updates)
+                self._detail(fragment, listed, updates)
         for key in RAW_CARRIERS:
             value = delta.get(key)
             if value is None or (key == "reasoning" and details is not None):
@@ -214,16 +217,23 @@ class StreamDecoder:
         carrier = with_extra({}, {"carrier": name})
         return ReasoningPart(reasoning_kind="raw", text=text, extra=carrier)
 
-    def _detail(self, fragment: JsonObject, updates: list[Update]) -> None:
-        position = fragment.get("index")
-        key = (
-            "detail",
-            position if isinstance(position, int) else f"n{len(self._slots) + len(self._ended)}",
-        )
-        slot = self._slots.get(key)
-        if slot is None:
+    def _detail(self, fragment: JsonObject, listed: set[int | str], updates: list[Update]) -> None:
+        """One ``reasoning_details`` entry: the next fragment of the detail open at its
+        ``index``, or a new detail. OpenRouter re-streams several details under one index
+        (Gemini's text then its encrypted signature; two entries in one delta): a fragment
+        of another type, id or format, or listed twice in one delta, starts a new one."""
+        index = fragment.get("index")
+        position = index if isinstance(index, int) else f"n{len(self._slots) + len(self._ended)}"
+        key = self._detail_keys.get(position)
+        slot = self._slots.get(key) if key is not None else None
+        if slot is None or position in listed or not _continues(slot.detail or {}, fragment):
+            fresh = f"{position}/{len(self._slots) + len(self._ended)}"
+            key = ("detail", position if key is None else fresh)
+            self._detail_keys[position] = key
+            listed.add(position)
             self._open(key, detail_part(fragment), updates).detail = dict(fragment)
             return
+        listed.add(position)
         merged = slot.detail if slot.detail is not None else {}
         for name, value in fragment.items():
             previous = merged.get(name)
@@ -335,6 +345,15 @@ def _with_text(part: Part, text: str) -> Part:
     if isinstance(part, ReasoningPart):
         return ReasoningPart(reasoning_kind=part.reasoning_kind, text=text, extra=part.extra)
     raise AssertionError(f"no text on a {part.kind} part")
+
+
+def _continues(detail: JsonObject, fragment: JsonObject) -> bool:
+    """True when ``fragment`` can be the next piece of ``detail`` (same type, id, format)."""
+    for name in ("type", "id", "format"):
+        value = fragment.get(name)
+        if value is not None and detail.get(name) is not None and value != detail[name]:
+            return False
+    return True
 
 
 def _started(chunk: JsonObject, path: str, prelude: JsonObject) -> ResponseStarted:

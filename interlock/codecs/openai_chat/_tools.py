@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from interlock.codecs.openai_chat._fields import AS_DECODED, FieldPolicy
 from interlock.codecs.openai_chat._reasoning import take_google_signature
 from interlock.codecs.openai_chat._wire import (
+    DIALECT,
     LAYOUT,
     as_bool,
     as_list,
@@ -31,6 +32,7 @@ from interlock.codecs.openai_chat._wire import (
 )
 from interlock.transcript import (
     DecodeError,
+    HostedToolSpec,
     JsonObject,
     JsonValue,
     ToolCallPart,
@@ -39,14 +41,38 @@ from interlock.transcript import (
 )
 
 _KINDS = ("function", "custom")
+HOSTED_PROVIDERS = ("openrouter", DIALECT)
+"""Issuers of the hosted tools a Chat request may declare: OpenRouter's server tools
+(``openrouter:web_search``…) and any other service's own tool type (Groq's
+``browser_search``…), both carried verbatim and sent only to a Chat upstream."""
 
 
-def decode_tools(value: JsonValue, path: str) -> tuple[ToolSpec, ...]:
-    """The ``tools`` array."""
-    return tuple(
-        _decode_tool(as_object(item, f"{path}[{i}]"), f"{path}[{i}]")
-        for i, item in enumerate(as_list(value, path))
-    )
+def hosted_provider(kind: str) -> str:
+    """Who runs a hosted tool of wire type ``kind``."""
+    return "openrouter" if kind.startswith("openrouter:") else DIALECT
+
+
+def decode_tools(
+    value: JsonValue, path: str
+) -> tuple[tuple[ToolSpec, ...], tuple[HostedToolSpec, ...], str]:
+    """The ``tools`` array: functions, hosted tools, and their interleaving (``f``/``h``).
+
+    A tool of another type than ``function`` / ``custom`` is a service's hosted tool
+    (OpenRouter server tools, Groq's built-in tools): kept verbatim, never rejected.
+    """
+    tools: list[ToolSpec] = []
+    hosted: list[HostedToolSpec] = []
+    order: list[str] = []
+    for i, item in enumerate(as_list(value, path)):
+        tool = as_object(item, f"{path}[{i}]")
+        kind = as_str(required(tool, "type", f"{path}[{i}]"), f"{path}[{i}].type")
+        if kind in _KINDS:
+            tools.append(_decode_tool(tool, f"{path}[{i}]"))
+            order.append("f")
+        else:
+            hosted.append(HostedToolSpec(provider=hosted_provider(kind), spec=tool))
+            order.append("h")
+    return tuple(tools), tuple(hosted), "".join(order)
 
 
 def _decode_tool(tool: JsonObject, path: str) -> ToolSpec:
@@ -76,9 +102,21 @@ def _decode_tool(tool: JsonObject, path: str) -> ToolSpec:
     )
 
 
-def encode_tools(tools: Iterable[ToolSpec]) -> list[JsonValue]:
-    """The ``tools`` array."""
-    return [_encode_tool(tool) for tool in tools]
+def encode_tools(
+    tools: Iterable[ToolSpec], hosted: Iterable[JsonObject] = (), order: object = None
+) -> list[JsonValue]:
+    """The ``tools`` array: functions first, then hosted tools, unless ``order`` (the
+    decoded interleaving) says otherwise and still fits."""
+    functions: list[JsonValue] = [_encode_tool(tool) for tool in tools]
+    specs: list[JsonValue] = [dict(spec) for spec in hosted]
+    if (
+        not isinstance(order, str)
+        or order.count("f") != len(functions)
+        or order.count("h") != len(specs)
+    ):
+        return [*functions, *specs]
+    function_iter, spec_iter = iter(functions), iter(specs)
+    return [next(function_iter) if kind == "f" else next(spec_iter) for kind in order]
 
 
 def _encode_tool(tool: ToolSpec) -> JsonObject:
@@ -111,7 +149,9 @@ def decode_tool_choice(value: JsonValue, path: str) -> tuple[ToolChoice, str | N
     if kind in _KINDS:
         return ToolChoice(mode="required", names=(_named(choice, kind, path),)), kind
     if kind != "allowed_tools":
-        raise DecodeError(f"{path}.type", f"unknown tool_choice type {kind!r}")
+        # A hosted tool forced by its type (OpenRouter's {"type": "openrouter:web_search"}):
+        # canonically "a tool is required"; the wire form is kept by the caller.
+        return ToolChoice(mode="required"), "hosted"
     where = f"{path}.allowed_tools"
     allowed = as_object(required(choice, "allowed_tools", path), where)
     mode = as_str(required(allowed, "mode", where), f"{where}.mode")

@@ -20,6 +20,7 @@ from interlock.codecs.openai_responses._tools import encode_tool_choice, encode_
 from interlock.codecs.openai_responses._wire import (
     DIALECT,
     ENCRYPTED_INCLUDE,
+    PROVIDER,
     merge_fields,
     own,
 )
@@ -63,7 +64,7 @@ def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> E
     if instructions is not None:
         body["instructions"] = instructions
     _put_input(body, items, hints)
-    _put_tools(body, request, hints)
+    _put_tools(body, request, hints, context)
     _put_options(body, request, hints, context.warnings, needs_include=regime == "stateless")
     _put_continuation(body, request, hints)
     if request.response_format is not None:
@@ -105,9 +106,16 @@ def _put_input(body: JsonObject, items: list[JsonValue], hints: JsonObject) -> N
     body["input"] = items
 
 
-def _put_tools(body: JsonObject, request: Request, hints: JsonObject) -> None:
-    if request.tools or request.hosted_tools or "tools" in hints:
-        body["tools"] = encode_tools(request.tools, request.hosted_tools, hints.get("~tool_order"))
+def _put_tools(
+    body: JsonObject, request: Request, hints: JsonObject, context: ReplayContext
+) -> None:
+    native = tuple(tool for tool in request.hosted_tools if tool.provider == PROVIDER)
+    for index, tool in enumerate(request.hosted_tools):
+        if tool.provider != PROVIDER:
+            reason = f"{tool.provider} hosted tool has no OpenAI Responses form"
+            context.lossy(f"hosted_tools[{index}]", reason, "hosted_tool_unsupported")
+    if request.tools or native or "tools" in hints:
+        body["tools"] = encode_tools(request.tools, native, hints.get("~tool_order"))
     if request.tool_choice is not None:
         raw = hints.get("~tool_choice")
         default = encode_tool_choice(request.tool_choice)

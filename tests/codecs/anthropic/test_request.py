@@ -11,7 +11,9 @@ from interlock.transcript import (
     DecodeError,
     GenerationOptions,
     HostedToolSpec,
+    LossyHistoryError,
     Message,
+    ReplayPolicy,
     Request,
     TextPart,
     ToolChoice,
@@ -107,15 +109,18 @@ def test_thinking_with_forced_tool_is_refused_before_sending() -> None:
         anthropic.encode_request(request)
 
 
-def test_foreign_hosted_tools_are_dropped_with_a_warning() -> None:
+def test_foreign_hosted_tools_are_refused_or_dropped_with_a_warning() -> None:
+    """As by every encoder (tests/codecs/test_hosted_tools.py)."""
     request = Request(
         model="m",
         messages=(Message(role="user", parts=(TextPart(text="x"),)),),
         hosted_tools=(HostedToolSpec(provider="google", spec={"googleSearch": {}}),),
     )
-    encoded = anthropic.encode_request(request)
+    with pytest.raises(LossyHistoryError):
+        anthropic.encode_request(request)
+    encoded = anthropic.encode_request(request, policy=ReplayPolicy(mode="degrade"))
     assert "tools" in encoded.payload and encoded.payload["tools"] == []
-    assert [warning.code for warning in encoded.warnings] == ["hosted_tool_dropped"]
+    assert [warning.code for warning in encoded.warnings] == ["hosted_tool_unsupported"]
 
 
 @pytest.mark.parametrize(

@@ -260,7 +260,7 @@ MALFORMED: list[tuple[dict[str, Any], str]] = [
         "messages[0].reasoning_details[0]",
     ),
     ({"model": "m", "messages": [], "tool_choice": "maybe"}, "tool_choice"),
-    ({"model": "m", "messages": [], "tools": [{"type": "web"}]}, "tools[0].type"),
+    ({"model": "m", "messages": [], "tools": [{"type": 7}]}, "tools[0].type"),
     ({"model": "m", "messages": [], "temperature": "hot"}, "temperature"),
     ({"model": "m", "messages": [], "stop": [1]}, "stop[0]"),
     (
@@ -301,3 +301,30 @@ def test_a_request_without_model_is_azure_style_and_round_trips() -> None:
     request = decode_request(body)
     assert request.model == ""
     assert encode_request(request).payload == body
+
+
+def test_openrouter_video_url_parts_round_trip_and_reach_gemini_as_video() -> None:
+    """Issue 11: OpenRouter's ``video_url`` content parts decode (as media) instead of being
+    rejected, come back exactly, and travel as media to another dialect."""
+    from interlock.codecs import gemini
+
+    body: dict[str, Any] = {
+        "model": "google/gemini-2.5-flash",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "what happens?"},
+                    {"type": "video_url", "video_url": {"url": "https://example.com/clip.mp4"}},
+                    {"type": "video_url", "video_url": {"url": "data:video/mp4;base64,AAAA"}},
+                ],
+            }
+        ],
+    }
+    request = decode_request(body)
+    assert encode_request(request).payload == body
+    parts = gemini.encode_request(request).payload["contents"][0]["parts"]  # type: ignore[index]
+    assert parts[1:] == [
+        {"fileData": {"fileUri": "https://example.com/clip.mp4"}},
+        {"inlineData": {"mimeType": "video/mp4", "data": "AAAA"}},
+    ]

@@ -364,3 +364,52 @@ def test_reasoning_that_resumes_after_the_answer_is_a_new_part() -> None:
         ("text", "Hi"),
         ("reasoning", "second"),
     ]
+
+
+GEMINI_VIA_ROUTER = [
+    {"type": "reasoning.text", "text": "Look", "index": 0, "format": "google-gemini-v1"},
+    {"type": "reasoning.text", "text": "ing up", "index": 0, "format": "google-gemini-v1"},
+    {"type": "reasoning.encrypted", "data": "CiQB", "index": 0, "format": "google-gemini-v1"},
+]
+
+
+def test_openrouter_details_of_another_type_under_one_index_stay_separate() -> None:
+    """Issue 11: OpenRouter re-streams Gemini's thought text and its encrypted signature
+    under one ``index``; merged, they would become one corrupted detail (text + data)."""
+    lines = [_chunk({"reasoning_details": [detail]}) for detail in GEMINI_VIA_ROUTER]
+    lines += [_chunk({"content": "ok"}, "stop"), "[DONE]"]
+    folded = fold_updates(decode_all(lines)).message.parts
+    details = [part.opaque.data for part in folded if isinstance(part, ReasoningPart)]  # type: ignore[union-attr]
+    whole = [
+        {"type": "reasoning.text", "text": "Looking up", "index": 0, "format": "google-gemini-v1"},
+        GEMINI_VIA_ROUTER[2],
+    ]
+    assert details == whole
+    # The same details, whole, in a non-streamed answer decode to the same parts.
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 5,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "ok", "reasoning_details": whole},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    assert decode_response(body).message.parts == folded
+
+
+def test_two_details_listed_in_one_delta_under_one_index_stay_separate() -> None:
+    first, second = (
+        {"type": "reasoning.summary", "summary": "A", "index": 0},
+        {"type": "reasoning.summary", "summary": "B", "index": 0},
+    )
+    lines = [_chunk({"reasoning_details": [first, second]}), _chunk({}, "stop"), "[DONE]"]
+    parts = fold_updates(decode_all(lines)).message.parts
+    assert [part.opaque.data for part in parts if isinstance(part, ReasoningPart)] == [  # type: ignore[union-attr]
+        first,
+        second,
+    ]
