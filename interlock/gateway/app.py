@@ -162,6 +162,7 @@ def build_gateway(
         vault=ReasoningVault(store),
         metrics=metrics,
         max_body_bytes=config.server.max_body_bytes,
+        offload_bytes=config.server.offload_bytes,
         lifecycle=lifecycle,
         operations=ProxyOperations(
             limiter=rate_limiter(config.operations.rate_limits, config.store.url),

@@ -73,6 +73,8 @@ class ServerConfig:
     seal_key: bytes | None = field(default=None, repr=False)
     state_dir: str = ".interlock"
     max_body_bytes: int = 16 * 1024 * 1024
+    offload_bytes: int = 256 * 1024
+    """Bodies this large are translated on a worker thread (0: never; see ``gateway.offload``)."""
     access_log: bool = True
     drain_seconds: float = 25.0
     """On SIGTERM, how long in-flight streams and runs may go on before they are ended
@@ -299,6 +301,7 @@ def _server(table: _Table, environ: Mapping[str, str]) -> ServerConfig:
             "seal_key_env": str,
             "state_dir": str,
             "max_body_bytes": _positive(int),
+            "offload_bytes": _non_negative_int,
             "access_log": bool,
             "drain_seconds": _positive(float),
             "allowed_origins": _origins,

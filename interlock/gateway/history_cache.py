@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import cast
@@ -283,6 +284,9 @@ class HistoryCache:
         self.checks_reused = 0
         """Requests whose known prefix was not checked again either."""
         self._chars = 0
+        self._lock = threading.Lock()
+        """Held by :meth:`find` and :meth:`keep`: large requests use the cache from a worker
+        thread (:mod:`interlock.gateway.offload`) while small ones use it on the loop."""
 
     def __len__(self) -> int:
         return len(self._order)
@@ -294,6 +298,10 @@ class HistoryCache:
 
     def find(self, scope: Scope, text: str) -> Entry | None:
         """The longest kept prefix of ``text`` in ``scope``."""
+        with self._lock:
+            return self._find(scope, text)
+
+    def _find(self, scope: Scope, text: str) -> Entry | None:
         entries = self._scopes.get(scope)
         if entries is None or len(text) < self.min_chars:
             return None
@@ -323,6 +331,10 @@ class HistoryCache:
         """
         if not self.min_chars <= len(entry.prefix) <= self.max_chars:
             return
+        with self._lock:
+            self._keep(scope, entry)
+
+    def _keep(self, scope: Scope, entry: Entry) -> None:
         entries = self._scopes.setdefault(scope, OrderedDict())
         number = next(self._ids)
         entries[number] = entry

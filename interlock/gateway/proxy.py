@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import httpx
 from starlette.requests import Request as HttpRequest
@@ -21,6 +21,13 @@ from starlette.responses import Response as HttpResponse
 from interlock.gateway import strict_json
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
+from interlock.gateway.bodies import (
+    ProxyError,
+    json_response,
+    parse_payload,
+    read_body,
+    required_headers,
+)
 from interlock.gateway.config import ModelRoute
 from interlock.gateway.dialects import (
     Dialect,
@@ -49,6 +56,7 @@ from interlock.gateway.history_cache import (
 from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.model_field import COMPACT, rewrite_model
+from interlock.gateway.offload import OFFLOAD_BYTES, encode_in_pieces, off_loop
 from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import ReasoningVault, needs
@@ -60,34 +68,12 @@ from interlock.transcript import (
     LossyHistoryError,
     ReplayPolicy,
     Request,
+    Response,
     TranslationWarning,
 )
 
 if TYPE_CHECKING:
     from interlock.gateway.routing import Router
-
-
-class ProxyError(Exception):
-    """A failure answered in the ingress dialect's error shape with ``status``.
-
-    ``headers`` go on the error answer too (``retry-after``, say).
-    """
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        code: str | None = None,
-        param: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
-        self.param = param
-        self.headers = headers or {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,23 +119,6 @@ class ProxyCall:
         return headers
 
 
-async def read_body(http_request: HttpRequest, limit: int) -> bytes:
-    """The request body, refusing (413) past ``limit`` bytes without reading it all."""
-    declared = http_request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ProxyError(413, f"request body exceeds the limit of {limit} bytes", code="too_large")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in http_request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ProxyError(
-                413, f"request body exceeds the limit of {limit} bytes", code="too_large"
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _full_parse(ingress: Dialect, body: bytes) -> ParsedBody:
     """``body`` parsed without the history cache (its prefix can still be remembered)."""
     try:
@@ -166,21 +135,6 @@ def _split(body: bytes, text: str, key: str) -> ParsedBody:
     return ParsedBody(split.payload, text, split.head, split.head_bytes, split.prefix_end)
 
 
-def parse_payload(body: bytes) -> JsonObject:
-    """The JSON object in ``body`` or a 400 (strictly: see :mod:`.strict_json`)."""
-    try:
-        payload = strict_json.loads(body)
-    except strict_json.StrictJsonError as error:
-        raise ProxyError(400, str(error), code="invalid_json", param=error.path or None) from error
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ProxyError(
-            400, f"malformed JSON in request body: {error}", code="invalid_json"
-        ) from error
-    if not isinstance(payload, dict):
-        raise ProxyError(400, "request body must be a JSON object", code="invalid_json")
-    return cast(JsonObject, payload)
-
-
 class Proxy:
     """Routes and translates provider requests; one per gateway process."""
 
@@ -192,6 +146,7 @@ class Proxy:
         vault: ReasoningVault,
         metrics: Metrics,
         max_body_bytes: int,
+        offload_bytes: int = OFFLOAD_BYTES,
         history: HistoryCache | None = None,
         lifecycle: Lifecycle | None = None,
         operations: ProxyOperations | None = None,
@@ -201,6 +156,8 @@ class Proxy:
         self.vault = vault
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.offload_bytes = offload_bytes
+        """Bodies this large are parsed and translated on a worker thread (:mod:`.offload`)."""
         self.history = history if history is not None else HistoryCache()
         self.operations = operations if operations is not None else ProxyOperations()
         """Rate limits and usage accounting (:mod:`.operations`)."""
@@ -226,28 +183,6 @@ class Proxy:
             raise ProxyError(404, message, code="model_not_found", param="model")
         return route
 
-    async def count_tokens(
-        self, ingress: Dialect, http_request: HttpRequest, record: AccessRecord
-    ) -> int:
-        """An estimate of a request's input tokens, checked like a generation request.
-
-        About four characters per token of the prompt's JSON (system, messages, tools).
-        """
-        record.tenant = self.tenant(http_request)
-        _required_headers(ingress, http_request)
-        payload = parse_payload(await read_body(http_request, self.max_body_bytes))
-        model = payload.get("model")
-        if not isinstance(model, str) or not model:
-            raise ProxyError(400, "model: Field required", param="model")
-        route = self.route(model, ingress)
-        record.model, record.upstream = route.model.name, route.upstream.name
-        try:
-            ingress.decode_request(payload)
-        except DecodeError as error:
-            raise ProxyError(400, str(error), code="invalid_request", param=error.path) from error
-        prompt = {key: payload[key] for key in ("system", "messages", "tools") if key in payload}
-        return max(1, -(-len(COMPACT.encode(prompt)) // 4))
-
     async def prepare(
         self,
         ingress: Dialect,
@@ -260,14 +195,12 @@ class Proxy:
         """Everything up to the upstream request: checks, routing, vault, encoding."""
         tenant = self.tenant(http_request)
         record.tenant = tenant
-        _required_headers(ingress, http_request)
+        required_headers(ingress, http_request)
         body = await read_body(http_request, self.max_body_bytes)
-        parsed = self.parse(ingress, tenant, body)
+        parsed = await off_loop(
+            len(body), self.offload_bytes, lambda: self.parse(ingress, tenant, body)
+        )
         payload = parsed.payload
-        try:
-            strict_json.check_body_surrogates(body, payload)
-        except strict_json.StrictJsonError as error:
-            raise ProxyError(400, str(error), code="invalid_json", param=error.path) from error
         stream_field = payload.get("stream")
         if stream_field is not None and not isinstance(stream_field, bool):
             raise ProxyError(
@@ -278,7 +211,9 @@ class Proxy:
             raise ProxyError(400, "you must provide a model parameter", param="model")
         route = self.route(model, ingress)
         record.model, record.upstream = route.model.name, route.upstream.name
-        parsed, request = self._decode(ingress, parsed, body)
+        parsed, request = await off_loop(
+            len(body), self.offload_bytes, lambda: self._decode(ingress, parsed, body)
+        )
         wants_stream = stream if stream is not None else payload.get("stream") is True
         record.stream = wants_stream
         request = replace(request, model=route.model.model, stream=wants_stream)
@@ -319,7 +254,16 @@ class Proxy:
         return target
 
     def parse(self, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:
-        """``body`` parsed (or a 400); continued from a known history prefix when one fits."""
+        """``body`` parsed and checked (or a 400); continued from a known history prefix
+        when one fits."""
+        parsed = self._parse(ingress, tenant, body)
+        try:
+            strict_json.check_body_surrogates(body, parsed.payload)
+        except strict_json.StrictJsonError as error:
+            raise ProxyError(400, str(error), code="invalid_json", param=error.path) from error
+        return parsed
+
+    def _parse(self, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:
         key = HISTORY_KEYS.get(ingress.name)
         if key is None or len(body) < self.history.min_chars:
             return ParsedBody(parse_payload(body))
@@ -379,8 +323,16 @@ class Proxy:
         request = call.request
         if not same:
             request = self._cross_dialect(request, upstream)
-        request, restored = await self.vault.restore(call.tenant, upstream.config, request)
-        call.request = request
+        call.request, restored = await self.vault.restore(call.tenant, upstream.config, request)
+        size = len(call.body)
+        await off_loop(
+            size, self.offload_bytes, lambda: self._encoded(call, client_model, restored)
+        )
+
+    def _encoded(self, call: ProxyCall, client_model: str, restored: int) -> None:
+        """The body for the upstream: the client's (checked, model spliced) or re-encoded."""
+        upstream, request = call.upstream, call.request
+        same = call.ingress.name == upstream.dialect.name
         policy = ReplayPolicy(mode=upstream.config.replay_mode)
         checked = (upstream.name, upstream.config.replay_mode)
         marker = upstream.dialect.http.minted_id_marker
@@ -400,7 +352,9 @@ class Proxy:
         self._remember(call, None)
         call.translation = translation_label(encoded.warnings, restored)
         call.warnings = encoded.warnings
-        call.body = COMPACT.encode(encoded.payload).encode()
+        large = 0 < self.offload_bytes <= len(call.body)
+        text = encode_in_pieces(encoded.payload) if large else COMPACT.encode(encoded.payload)
+        call.body = text.encode()
 
     def _encode_checked(
         self, upstream: Upstream, request: Request, policy: ReplayPolicy
@@ -538,9 +492,11 @@ class Proxy:
                     code="upstream_invalid_response",
                 )
             return HttpResponse(body, media_type=media_type, headers=headers)
-        upstream = call.upstream
+        upstream, size = call.upstream, len(body)
         try:
-            decoded = upstream.dialect.decode_response(json.loads(body))
+            decoded = await off_loop(
+                size, self.offload_bytes, lambda: upstream.dialect.decode_response(json.loads(body))
+            )
         except (ValueError, DecodeError) as error:
             self.metrics.upstream_errors[upstream.name, "invalid_response"] += 1
             raise ProxyError(
@@ -551,13 +507,7 @@ class Proxy:
         await self.vault.remember(call.tenant, upstream.config, decoded.message)
         if call.passthrough:
             return HttpResponse(body, media_type=media_type, headers=headers)
-        answer = call.ingress.encode_response(decoded)
-        if call.warnings and call.ingress.name != "gemini":  # google-genai forbids extra fields
-            answer["interlock"] = {
-                "translation": call.translation,
-                "warnings": warning_list(call.warnings),
-            }
-        return json_response(answer, 200, headers=headers)
+        return await off_loop(size, self.offload_bytes, lambda: _answer(call, decoded, headers))
 
     def finish(self, record: AccessRecord, status: int) -> None:
         """Account for a finished request (metrics and access log)."""
@@ -568,25 +518,15 @@ class Proxy:
         record.write()
 
 
-def _required_headers(ingress: Dialect, http_request: HttpRequest) -> None:
-    """A 400 in the dialect's words when a header its clients must send is missing."""
-    for header, missing in ingress.http.required_headers:
-        if not http_request.headers.get(header):
-            raise ProxyError(400, missing, code="missing_header", param=header)
-
-
-def json_response(
-    payload: JsonObject,
-    status: int,
-    translation: str | None = None,
-    *,
-    headers: dict[str, str] | None = None,
-) -> HttpResponse:
-    """A compact JSON response; ``translation`` (bounded) or ``headers`` when given."""
-    if translation is not None:
-        headers = {**(headers or {}), TRANSLATION_HEADER: header_value(translation)}
-    body = COMPACT.encode(payload).encode()
-    return HttpResponse(body, status_code=status, media_type="application/json", headers=headers)
+def _answer(call: ProxyCall, decoded: Response, headers: dict[str, str]) -> HttpResponse:
+    """A translated answer in the client's dialect (with the warnings, where allowed)."""
+    answer = call.ingress.encode_response(decoded)
+    if call.warnings and call.ingress.name != "gemini":  # google-genai forbids extra fields
+        answer["interlock"] = {
+            "translation": call.translation,
+            "warnings": warning_list(call.warnings),
+        }
+    return json_response(answer, 200, headers=headers)
 
 
 def vault_needed(call: ProxyCall) -> bool:

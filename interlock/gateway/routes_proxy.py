@@ -17,6 +17,7 @@ from interlock.gateway import tracing
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.client_watch import ClientWatch
 from interlock.gateway.config import Protocol
+from interlock.gateway.counting import count_tokens
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
 from interlock.gateway.operations import answer_usage
@@ -189,7 +190,7 @@ class CountTokens:
             method="POST", path=scope["path"], endpoint="count_tokens", started=time.perf_counter()
         )
         try:
-            tokens = await self.proxy.count_tokens(self.ingress, http_request, record)
+            tokens = await count_tokens(self.proxy, self.ingress, http_request, record)
             answer = json_response({self.key: tokens}, 200)
         except ProxyError as error:
             record.error = error.code or "error"
