@@ -206,7 +206,9 @@ class Socket:
         await self.connection.send(frame if isinstance(frame, str) else json.dumps(frame))
 
     async def receive(self) -> dict[str, Any]:
-        raw = await asyncio.wait_for(self.connection.recv(), timeout=20)
+        # A hang guard, not a timing check: generous, since a restarted gateway under a
+        # loaded CI machine can take many seconds to answer its first frame.
+        raw = await asyncio.wait_for(self.connection.recv(), timeout=60)
         frame = json.loads(raw)
         self.frames.append(frame)
         return frame
