@@ -59,12 +59,14 @@ from interlock.core_loop._ledger import (
     load_journal_entry,
 )
 from interlock.core_loop._model import ChatModel, ScriptedModel, ScriptEntry, ScriptExhaustedError
+from interlock.core_loop._retry import retry_interrupted
 from interlock.core_loop._run import run_agent, run_loop
 from interlock.core_loop._state import AgentState
 from interlock.core_loop._tools import (
     ApprovalMode,
     InputQuestion,
     NeedsInput,
+    OnInterrupt,
     Tool,
     ToolArgumentsError,
     ToolContext,
@@ -105,6 +107,7 @@ __all__ = [
     "ModelUpdate",
     "NeedsInput",
     "Next",
+    "OnInterrupt",
     "Outcome",
     "PlannedCall",
     "RunFinished",
@@ -135,6 +138,7 @@ __all__ = [
     "output_parts",
     "project_history",
     "random_ids",
+    "retry_interrupted",
     "run_agent",
     "run_loop",
     "sequential_ids",

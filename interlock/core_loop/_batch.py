@@ -29,10 +29,12 @@ from interlock.core_loop._ledger import (
     Budget,
     Disposition,
     HeldBatch,
+    JournalEntry,
     LedgerStore,
     PlannedCall,
     arguments_digest,
 )
+from interlock.core_loop._retry import retry_tool
 from interlock.core_loop._step import (
     AwaitingApproval,
     AwaitingClient,
@@ -118,6 +120,7 @@ class BatchSettler:
     agent: Agent
     ledger: LedgerStore
     thread_id: str
+    exclusive: bool
     ids: IdSource
     counters: Counters
     toolset: ToolSet
@@ -284,8 +287,32 @@ class BatchSettler:
                 return _Slot(call=call, waiting=entry.requests, emit=False)
             answers = tuple(self.answers[request.request_id] for request in entry.requests)
         elif entry is not None:
+            retried = await self._retry(call, entry, record)
+            if retried is not None:
+                return retried
             return await self._done(call, make_result(call, INDETERMINATE, "interrupted"))
         return await self._begin(call, record, answers, resumed=entry is not None)
+
+    async def _retry(
+        self, call: ToolCallPart, entry: JournalEntry, record: ApprovalRecord | None
+    ) -> _Slot | None:
+        """An interrupted execution of a tool declared ``on_interrupt="retry"`` runs once
+        more — only in an exclusive run, where no other run can be executing it."""
+        tool = retry_tool(self.toolset.by_name, call.name)
+        if not self.exclusive or entry.state != "started" or tool is None:
+            return None
+        if not await self.ledger.retry_execution(self.thread_id, call.occurrence_id or ""):
+            return None
+        work = execute(
+            tool,
+            call,
+            thread_id=self.thread_id,
+            middleware=self.agent.middleware,
+            approval=record,
+            detailed_errors=self.agent.detailed_errors,
+            toolset=self.toolset,
+        )
+        return _Slot(call=call, work=work)
 
     async def _begin(
         self,

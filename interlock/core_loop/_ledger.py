@@ -30,7 +30,7 @@ from interlock.transcript import (
 Disposition: TypeAlias = Literal["execute", "approval", "client", "unknown"]
 """How the loop treats one call of a batch (decided for the whole batch before anything runs)."""
 
-JournalState: TypeAlias = Literal["started", "awaiting_input", "completed"]
+JournalState: TypeAlias = Literal["started", "retrying", "awaiting_input", "completed"]
 
 
 def arguments_digest(arguments: str) -> str:
@@ -118,7 +118,9 @@ class JournalEntry:
     ``started`` is written before the tool runs; ``completed`` (with ``result``) after.
     ``awaiting_input`` means the tool asked the user (``requests``) and may run again only
     with the answers. A ``started`` entry that never completes is indeterminate: it is
-    reported, never silently run again.
+    reported, never silently run again — unless its tool's ``on_interrupt`` is ``retry``:
+    then it moves to ``retrying`` and runs once more; a ``retrying`` entry that never
+    completes is reported (never a third run).
     """
 
     occurrence_id: str
@@ -158,6 +160,8 @@ class LedgerStore(Protocol):
     - :meth:`begin_execution` is an atomic compare-and-set: it moves an occurrence from
       absent or ``awaiting_input`` to ``started`` and returns ``True``; for an occurrence
       already ``started`` or ``completed`` it changes nothing and returns ``False``.
+    - :meth:`retry_execution` is an atomic compare-and-set from ``started`` to
+      ``retrying`` (``True``); in any other state it changes nothing (``False``).
     - :meth:`complete_execution` and :meth:`pause_execution` overwrite the occurrence's entry
       and must be durable before they return (a result is recorded before the next model
       call).
@@ -193,6 +197,11 @@ class LedgerStore(Protocol):
         """Mark the occurrence started (compare-and-set); ``False`` if it ran or is running."""
         ...
 
+    async def retry_execution(self, thread_id: str, occurrence_id: str) -> bool:
+        """Mark an interrupted (``started``) occurrence as being run once more
+        (compare-and-set); ``False`` if it is in any other state."""
+        ...
+
     async def pause_execution(
         self, thread_id: str, occurrence_id: str, requests: Sequence[InputRequestPart]
     ) -> None:
@@ -218,9 +227,10 @@ class LedgerStore(Protocol):
         ...
 
 
-_Journaled: TypeAlias = "ToolResultPart | tuple[InputRequestPart, ...] | None"
-"""An occurrence's journal state in its cheapest form: ``None`` started, a tuple of
-requests awaiting input, a result completed. :class:`JournalEntry` is built on read."""
+_Journaled: TypeAlias = "ToolResultPart | tuple[InputRequestPart, ...] | Literal[True] | None"
+"""An occurrence's journal state in its cheapest form: ``None`` started, ``True``
+retrying, a tuple of requests awaiting input, a result completed. :class:`JournalEntry`
+is built on read."""
 
 
 @dataclass(slots=True)
@@ -292,6 +302,14 @@ class InMemoryLedgerStore:
         journal[occurrence_id] = None
         return True
 
+    async def retry_execution(self, thread_id: str, occurrence_id: str) -> bool:
+        """Compare-and-set the occurrence from started to retrying."""
+        journal = self._thread(thread_id).journal
+        if occurrence_id not in journal or journal[occurrence_id] is not None:
+            return False
+        journal[occurrence_id] = True
+        return True
+
     async def pause_execution(
         self, thread_id: str, occurrence_id: str, requests: Sequence[InputRequestPart]
     ) -> None:
@@ -312,6 +330,8 @@ class InMemoryLedgerStore:
         state = journal[occurrence_id]
         if state is None:
             return JournalEntry(occurrence_id=occurrence_id, state="started")
+        if state is True:
+            return JournalEntry(occurrence_id=occurrence_id, state="retrying")
         if isinstance(state, tuple):
             return JournalEntry(occurrence_id=occurrence_id, state="awaiting_input", requests=state)
         return JournalEntry(occurrence_id=occurrence_id, state="completed", result=state)

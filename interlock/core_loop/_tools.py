@@ -34,6 +34,10 @@ from interlock.transcript import (
 )
 
 ApprovalMode: TypeAlias = "Literal['never', 'always'] | Callable[[JsonObject], bool]"
+OnInterrupt: TypeAlias = Literal["report", "retry"]
+"""What happens to an execution that started and never recorded a result (a crash, a
+cancel): ``report`` (the default) closes it as ``interrupted`` and never runs it again;
+``retry``, for idempotent tools, runs it once more on recovery."""
 """``never``, ``always``, or a rule on the parsed arguments (``True`` = needs approval)."""
 
 
@@ -177,7 +181,9 @@ class Tool:
 
     ``function`` is ``None`` for a client-owned (declaration-only) tool: its calls end the
     run with the calls pending for the client. ``approval`` decides which calls need a
-    human decision first. Build local tools with :meth:`from_function` or :func:`tool`.
+    human decision first. ``on_interrupt`` is the policy for an execution that was
+    interrupted before its result was recorded (:data:`OnInterrupt`). Build local tools
+    with :meth:`from_function` or :func:`tool`.
     """
 
     name: str
@@ -187,6 +193,7 @@ class Tool:
     approval: ApprovalMode = "never"
     arguments_model: type[pydantic.BaseModel] | None = None
     context_parameter: str | None = None
+    on_interrupt: OnInterrupt = "report"
     _coroutine: bool = field(default=False, init=False, repr=False, compare=False)
     """Whether ``function`` is a coroutine function (worked out once, not per call)."""
     _argument_names: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
@@ -235,6 +242,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         approval: ApprovalMode = "never",
+        on_interrupt: OnInterrupt = "report",
     ) -> Tool:
         """A local tool from a sync or async callable; schema from its signature."""
         model, context_parameter = _arguments_model(function)
@@ -248,6 +256,7 @@ class Tool:
             approval=approval,
             arguments_model=model,
             context_parameter=context_parameter,
+            on_interrupt=on_interrupt,
         )
 
     @classmethod
@@ -304,7 +313,11 @@ class Tool:
 def tool(function: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, approval: ApprovalMode = "never"
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    approval: ApprovalMode = "never",
+    on_interrupt: OnInterrupt = "report",
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     function: Callable[..., Any] | None = None,
@@ -313,11 +326,19 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     approval: ApprovalMode = "never",
+    on_interrupt: OnInterrupt = "report",
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Decorator: ``@tool`` or ``@tool(approval="always")`` turns a callable into a Tool."""
+    """Decorator: ``@tool`` or ``@tool(approval="always", on_interrupt="retry")`` turns a
+    callable into a Tool."""
 
     def wrap(inner: Callable[..., Any]) -> Tool:
-        return Tool.from_function(inner, name=name, description=description, approval=approval)
+        return Tool.from_function(
+            inner,
+            name=name,
+            description=description,
+            approval=approval,
+            on_interrupt=on_interrupt,
+        )
 
     return wrap(function) if function is not None else wrap
 

@@ -179,6 +179,9 @@ class AgentConfig:
     max_function_calls: int = 20
     approval_edits_forbidden: tuple[str, ...] = ()
     trust_client_instructions: bool = False
+    retry_on_interrupt: tuple[str, ...] = ()
+    """Tools (idempotent ones) run once more after a crash interrupted them, instead of
+    being reported ``interrupted`` (``Tool.on_interrupt = "retry"``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -421,6 +424,7 @@ def _agent(table: _Table) -> AgentConfig:
             "max_function_calls": _non_negative_int,
             "approval_edits_forbidden": _strings,
             "trust_client_instructions": bool,
+            "retry_on_interrupt": _strings,
         }
     )
     for index, tool in enumerate(fields.get("tools", ())):
@@ -428,7 +432,7 @@ def _agent(table: _Table) -> AgentConfig:
         if not module or not attribute:
             raise ConfigError(f"{table.key('tools')}[{index}]", "expected 'module:attribute'")
     tool_names = {cast(str, tool).rpartition(":")[2] for tool in fields.get("tools", ())}
-    for listed in ("approval_required", "approval_edits_forbidden"):
+    for listed in ("approval_required", "approval_edits_forbidden", "retry_on_interrupt"):
         for index, name in enumerate(fields.get(listed, ())):
             if name not in tool_names:
                 raise ConfigError(

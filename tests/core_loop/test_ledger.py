@@ -113,6 +113,14 @@ async def test_journal_runs_an_occurrence_once() -> None:
     assert await store.execution("t", "occ_1") == JournalEntry(
         occurrence_id="occ_1", state="completed", result=result
     )
+    assert await store.retry_execution("t", "occ_1") is False  # completed
+    assert await store.begin_execution("t", "occ_2") is True
+    assert await store.retry_execution("t", "occ_2") is True
+    assert await store.retry_execution("t", "occ_2") is False
+    assert await store.begin_execution("t", "occ_2") is False
+    assert await store.execution("t", "occ_2") == JournalEntry(
+        occurrence_id="occ_2", state="retrying"
+    )
     assert await store.budget("t") == Budget()
     await store.save_budget("t", Budget(iterations=1))
     assert await store.budget("t") == Budget(iterations=1)

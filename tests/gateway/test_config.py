@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from interlock.codecs.registry import DIALECT_NAMES
+from interlock.gateway.agui._agents import load_tool
 from interlock.gateway.config import ConfigError, load_config, parse_config
 
 VALID = """
@@ -100,6 +101,23 @@ def test_agent_approval_must_name_one_of_its_tools() -> None:
     with pytest.raises(ConfigError) as raised:
         parse_config(text, {"UPSTREAM_KEY": "k"})
     assert raised.value.key == "agents[0].approval_required[0]"
+
+
+def test_retry_on_interrupt_names_tools_and_sets_their_policy() -> None:
+    agent = "\n[[agents]]\nname='x'\nmodel='fast'\ntools=['tests.gateway.agui.tools:get_weather']\n"
+    config = parse_config(
+        VALID + agent + "retry_on_interrupt=['get_weather']\n", {"UPSTREAM_KEY": "k"}
+    )
+    assert config.agents[0].retry_on_interrupt == ("get_weather",)
+    loaded = load_tool("tests.gateway.agui.tools:get_weather", approval=False, key="k", retry=True)
+    assert loaded.on_interrupt == "retry"
+    assert (
+        load_tool("tests.gateway.agui.tools:get_weather", approval=False, key="k").on_interrupt
+        == "report"
+    )
+    with pytest.raises(ConfigError) as raised:
+        parse_config(VALID + agent + "retry_on_interrupt=['nope']\n", {"UPSTREAM_KEY": "k"})
+    assert raised.value.key == "agents[0].retry_on_interrupt[0]"
 
 
 def test_missing_or_broken_files_are_config_errors(tmp_path: Path) -> None:

@@ -69,8 +69,9 @@ class AgentRuntime:
         return replace(agent, tools=(*agent.tools, *declared))
 
 
-def load_tool(path: str, *, approval: bool, key: str) -> Tool:
-    """The tool at ``module:attribute``; ``approval`` forces a decision before each call."""
+def load_tool(path: str, *, approval: bool, key: str, retry: bool = False) -> Tool:
+    """The tool at ``module:attribute``; ``approval`` forces a decision before each call,
+    ``retry`` makes an interrupted execution run once more (``on_interrupt="retry"``)."""
     module_name, _, attribute = path.partition(":")
     try:
         target: object = getattr(importlib.import_module(module_name), attribute)
@@ -78,10 +79,12 @@ def load_tool(path: str, *, approval: bool, key: str) -> Tool:
         raise ConfigError(key, f"cannot import tool {path!r}: {error}") from error
     mode = "always" if approval else "never"
     if isinstance(target, Tool):
-        return replace(target, approval=mode) if approval else target
+        loaded = replace(target, approval=mode) if approval else target
+        return replace(loaded, on_interrupt="retry") if retry else loaded
     if not callable(target):
         raise ConfigError(key, f"{path!r} is neither a Tool nor a callable")
-    return Tool.from_function(target, name=attribute, approval=mode)
+    on_interrupt = "retry" if retry else "report"
+    return Tool.from_function(target, name=attribute, approval=mode, on_interrupt=on_interrupt)
 
 
 def build_agent(config: AgentConfig, routes: Mapping[str, Route], model: ChatModel) -> AgentRuntime:
@@ -93,6 +96,7 @@ def build_agent(config: AgentConfig, routes: Mapping[str, Route], model: ChatMod
             path,
             approval=path.rpartition(":")[2] in required,
             key=f"agents.{config.name}.tools[{index}]",
+            retry=path.rpartition(":")[2] in config.retry_on_interrupt,
         )
         for index, path in enumerate(config.tools)
     )

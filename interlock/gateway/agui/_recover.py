@@ -6,7 +6,9 @@ holder of the thread's lease (:mod:`._lease`) looks, so no other run is executin
 and the journal tells what became of each call, which is never run again:
 
 - ``completed``: its recorded result (the tool finished; the save after it did not);
-- ``started``: it was interrupted mid-execution → an ``interrupted`` result, journaled;
+- ``started``: it was interrupted mid-execution → an ``interrupted`` result, journaled —
+  or, when recovering after a crash and its tool is declared ``on_interrupt="retry"``
+  (idempotent), it runs once more and its result is used (``retry_interrupted``);
 - no entry, not held for a decision: it never started → an ``interrupted`` result too;
 - held for approval or a client's result, or awaiting input: still pending, left alone.
 
@@ -19,12 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from interlock.core_loop import (
+    Agent,
+    AgentState,
     LedgerStore,
     LoopEvent,
     ModelUpdate,
     RunFinished,
     fold_events,
     random_ids,
+    retry_interrupted,
 )
 from interlock.transcript import (
     Message,
@@ -64,10 +69,16 @@ def open_calls(messages: Sequence[Message]) -> list[ToolCallPart]:
 
 
 async def close_open_calls(
-    messages: Sequence[Message], ledger: LedgerStore, thread_id: str
+    messages: Sequence[Message],
+    ledger: LedgerStore,
+    thread_id: str,
+    retry: tuple[Agent, AgentState] | None = None,
 ) -> Message | None:
     """The tool message closing every call left open by a run that stopped (see module
-    docstring); ``None`` when nothing is open. Call only while holding the thread's lease."""
+    docstring); ``None`` when nothing is open. Call only while holding the thread's lease.
+
+    With ``retry`` (the agent and the state its tools see), an interrupted call whose tool
+    is declared ``on_interrupt="retry"`` runs once more instead of being reported."""
     pending = open_calls(messages)
     if not pending:
         return None
@@ -85,6 +96,14 @@ async def close_open_calls(
         if entry is not None and entry.result is not None:
             results.append(entry.result)
             continue
+        if entry is not None and retry is not None:
+            agent, state = retry
+            retried = await retry_interrupted(
+                agent, call, ledger=ledger, thread_id=thread_id, state=state
+            )
+            if retried is not None:
+                results.append(retried)
+                continue
         text = NOT_STARTED_TEXT if entry is None else INTERRUPTED_TEXT
         result = _interrupted(call, text)
         await ledger.complete_execution(thread_id, occurrence, result)

@@ -36,6 +36,7 @@ from interlock.codecs.agui import (
     window_messages,
 )
 from interlock.core_loop import (
+    Agent,
     AgentState,
     ApprovalRequested,
     ClientCallsPending,
@@ -352,13 +353,16 @@ class AguiRun:
             loaded = await store.load_thread(self.tenant, thread_id)
         except CorruptThreadError as error:
             raise RunRefusedError("THREAD_CORRUPT", str(error)) from None
-        thread = await self._recovered(loaded or ThreadRecord(), ledger)
-        state = self.input.state if self.input.state is not None else thread.state
+        loaded = loaded or ThreadRecord()
+        state = self.input.state if self.input.state is not None else loaded.state
         shared = application_block(self.input.context, state)
         try:
             agent = self.runtime.for_run(self.input.tools, shared)
         except ToolNameConflictError as error:
             raise RunRefusedError("TOOL_NAME_CONFLICT", str(error)) from None
+        thread = await self._recovered(loaded, ledger, agent)
+        if self.input.state is None:
+            state = thread.state
         plan: Plan = await reconcile(
             thread,
             self.input,
@@ -512,12 +516,22 @@ class AguiRun:
         else:
             self._terminal = self.encoder.finish()
 
-    async def _recovered(self, thread: ThreadRecord, ledger: LedgerStore) -> ThreadRecord:
-        """The thread with the calls an earlier run left open closed (see ``_recover``)."""
-        closing = await close_open_calls(thread.messages, ledger, self.input.thread_id)
+    async def _recovered(
+        self, thread: ThreadRecord, ledger: LedgerStore, agent: Agent
+    ) -> ThreadRecord:
+        """The thread with the calls an earlier run left open closed (see ``_recover``);
+        a tool declared ``on_interrupt="retry"`` runs once more, seeing the thread's state."""
+        state = AgentState(thread.state)
+        closing = await close_open_calls(
+            thread.messages, ledger, self.input.thread_id, retry=(agent, state)
+        )
         if closing is None:
             return thread
-        record = replace(thread, messages=(*thread.messages, closing))
+        record = replace(
+            thread,
+            messages=(*thread.messages, closing),
+            state=state.value if state.version else thread.state,
+        )
         saved = await self.context.store.save_thread(self.tenant, self.input.thread_id, record)
         if saved is None:
             raise RunRefusedError("THREAD_CONFLICT", "the thread changed while it was recovered")

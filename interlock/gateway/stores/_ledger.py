@@ -114,6 +114,15 @@ class KeyValueLedgerStore:
             return False
         return await self._backend.replace_if(key, raw, started)
 
+    async def retry_execution(self, thread_id: str, occurrence_id: str) -> bool:
+        """Move the occurrence from started to retrying (compare-and-set)."""
+        key = self._key(thread_id, "journal", occurrence_id)
+        raw = await self._backend.get(key)
+        if raw is None or load_journal_entry(json.loads(raw)).state != "started":
+            return False
+        retrying = JournalEntry(occurrence_id=occurrence_id, state="retrying")
+        return await self._backend.replace_if(key, raw, _dumps(dump_journal_entry(retrying)))
+
     async def pause_execution(
         self, thread_id: str, occurrence_id: str, requests: Sequence[InputRequestPart]
     ) -> None:

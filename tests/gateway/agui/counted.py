@@ -49,6 +49,15 @@ def delete_file(path: str = "default") -> str:
     return f"deleted {path}"
 
 
+def check_stock(item: str = "default") -> str:
+    """How many of ``item`` are in stock (idempotent: declared ``on_interrupt = "retry"``)."""
+    _log("check_stock", item, "started")
+    _boundary("tool_running")
+    _log("check_stock", item, "finished")
+    _boundary("tool_returned")
+    return f"7 of {item} in stock"
+
+
 def send_email(to: str = "default") -> str:
     """Send an email to ``to`` (needs approval)."""
     _log("send_email", to, "started")

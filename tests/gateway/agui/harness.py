@@ -55,10 +55,11 @@ model = "model"
 instructions = "Be helpful."
 tools = [
     "{tools}:get_weather", "{tools}:delete_file", "{tools}:send_email", "{tools}:slow_task",
-    "{tools}:paced_task", "{tools}:cut_emoji",
+    "{tools}:paced_task", "{tools}:cut_emoji", "{tools}:check_stock",
 ]
 approval_required = ["delete_file", "send_email"]
 approval_style = "interrupt"
+retry_on_interrupt = ["check_stock"]
 
 [[agents]]
 name = "confirmer"

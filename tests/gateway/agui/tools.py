@@ -22,6 +22,12 @@ def delete_file(path: str = "default") -> str:
     return f"deleted {path}"
 
 
+def check_stock(item: str = "default") -> str:
+    """How many of ``item`` are in stock (idempotent)."""
+    EXECUTIONS["check_stock", item] += 1
+    return f"7 of {item} in stock"
+
+
 def send_email(to: str = "default") -> str:
     """Send an email to ``to`` (needs approval)."""
     EXECUTIONS["send_email", to] += 1

@@ -108,6 +108,23 @@ async def test_execution_journal_runs_an_occurrence_once(store: Store) -> None:
     assert await ledger.begin_execution("th", "o1") is False
 
 
+async def test_an_interrupted_execution_is_retried_at_most_once(store: Store) -> None:
+    """``retry_execution``: started → retrying for exactly one of concurrent callers; an
+    absent, retrying or completed occurrence is never retried, nor begun again."""
+    ledger = store.ledger("tenant")
+    assert await ledger.retry_execution("th", "o1") is False  # never started
+    assert await ledger.begin_execution("th", "o1")
+    retries = await asyncio.gather(*(ledger.retry_execution("th", "o1") for _ in range(10)))
+    assert retries.count(True) == 1
+    entry = await ledger.execution("th", "o1")
+    assert entry is not None and entry.state == "retrying"
+    assert await ledger.retry_execution("th", "o1") is False
+    assert await ledger.begin_execution("th", "o1") is False
+    result = ToolResultPart(call_id="call_1", output=(TextPart(text="done"),), occurrence_id="o1")
+    await ledger.complete_execution("th", "o1", result)
+    assert await ledger.retry_execution("th", "o1") is False
+
+
 async def test_paused_execution_may_begin_again(store: Store) -> None:
     ledger = store.ledger("tenant")
     assert await ledger.begin_execution("th", "o1")
