@@ -40,6 +40,7 @@ from interlock.core_loop._history import (
 from interlock.core_loop._ledger import (
     ApprovalDecision,
     ApprovalRecord,
+    ApprovalRule,
     Budget,
     Disposition,
     HeldBatch,
@@ -53,10 +54,12 @@ from interlock.core_loop._ledger import (
     dump_batch,
     dump_budget,
     dump_journal_entry,
+    dump_rule,
     load_approval,
     load_batch,
     load_budget,
     load_journal_entry,
+    load_rule,
 )
 from interlock.core_loop._model import ChatModel, ScriptedModel, ScriptEntry, ScriptExhaustedError
 from interlock.core_loop._retry import retry_interrupted
@@ -83,6 +86,7 @@ __all__ = [
     "ApprovalMode",
     "ApprovalRecord",
     "ApprovalRequested",
+    "ApprovalRule",
     "Budget",
     "ChatModel",
     "ClientCallsPending",
@@ -127,6 +131,7 @@ __all__ = [
     "dump_batch",
     "dump_budget",
     "dump_journal_entry",
+    "dump_rule",
     "fold_event_stream",
     "fold_events",
     "group_messages",
@@ -135,6 +140,7 @@ __all__ = [
     "load_batch",
     "load_budget",
     "load_journal_entry",
+    "load_rule",
     "output_parts",
     "project_history",
     "random_ids",

@@ -102,7 +102,8 @@ class DecisionRefusedError(ValueError):
     """A caller's decision does not match live server-held state; nothing was executed.
 
     ``code`` is one of ``unknown_approval``, ``approval_consumed``, ``approval_tampered``,
-    ``approval_call_missing``, ``invalid_edit``, ``duplicate_decision``,
+    ``approval_call_missing``, ``invalid_edit``, ``invalid_rule`` (``remember`` on a
+    rejection or on a hosted tool's decision), ``duplicate_decision``,
     ``unknown_input_request``. ``target`` is the approval or input request id.
     ``approval_consumed`` means the approval was already decided and this decision is not
     an identical replay of it whose result is journaled (such a replay is accepted and runs

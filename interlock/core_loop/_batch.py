@@ -26,6 +26,7 @@ from interlock.core_loop._events import (
 from interlock.core_loop._execute import Execution, execute
 from interlock.core_loop._ledger import (
     ApprovalRecord,
+    ApprovalRule,
     Budget,
     Disposition,
     HeldBatch,
@@ -125,6 +126,8 @@ class BatchSettler:
     counters: Counters
     toolset: ToolSet
     known_results: dict[str, ToolResultPart]
+    rules: tuple[ApprovalRule, ...] | None
+    """The thread's standing approval rules, read once, when a call first needs them."""
     answers: dict[str, JsonValue]
     step: Step
     """How the current step ends; :class:`RunAgain` until something ends the run."""
@@ -141,8 +144,15 @@ class BatchSettler:
             return "client"
         if tool.needs_approval(call):
             auto = self.agent.auto_approve
-            return "execute" if auto is not None and auto(call) else "approval"
+            rules = self.rules or ()
+            if (auto is not None and auto(call)) or any(rule.matches(call) for rule in rules):
+                return "execute"
+            return "approval"
         return "execute"
+
+    def _needs_approval(self, call: ToolCallPart) -> bool:
+        tool = self.toolset.by_name.get(call.name)
+        return tool is not None and not tool.client_owned and tool.needs_approval(call)
 
     async def plan_batch(self, calls: tuple[ToolCallPart, ...]) -> HeldBatch | None:
         """Classify a fresh batch from the model; the batch if it can be settled now.
@@ -150,6 +160,8 @@ class BatchSettler:
         Otherwise the batch is held for decisions (approval requests in the outbox) or,
         with ``terminate_on_unknown_calls``, refused whole.
         """
+        if self.rules is None and any(self._needs_approval(call) for call in calls):
+            self.rules = await self.ledger.approval_rules(self.thread_id)
         planned: list[PlannedCall] = []
         for call in calls:
             disposition = self.classify(call)

@@ -25,6 +25,7 @@ from interlock.core_loop._agent import DecisionRefusedError, IdSource
 from interlock.core_loop._ledger import (
     ApprovalDecision,
     ApprovalRecord,
+    ApprovalRule,
     HeldBatch,
     LedgerStore,
     arguments_digest,
@@ -120,8 +121,7 @@ async def claim_decisions(
     decisions = [
         part
         for part in trailing
-        if isinstance(part, ApprovalResponsePart)
-        and not (part.approval_id in requests and requests[part.approval_id].call.owner == "hosted")
+        if isinstance(part, ApprovalResponsePart) and not _hosted_decision(part, requests)
     ]
     checked = [
         await _check_approval(run, decision, calls, requests, continuing) for decision in decisions
@@ -133,7 +133,9 @@ async def claim_decisions(
     replayed = [record for record, decision in checked if decision is None]
     touched = {record.batch_id for record in replayed if record.batch_id in held_ids}
     claims = {record.approval_id: decision for record, decision in checked if decision}
-    touched.update(record.batch_id for record in await _claim_all(run, claims))
+    claimed = await _claim_all(run, claims)
+    touched.update(record.batch_id for record in claimed)
+    await run.ledger.add_approval_rules(run.thread_id, _rules(claimed))
     touched.update(_answered_or_returned(trailing, held, waiting))
     batches = tuple(batch for batch in held if batch.batch_id in touched)
     return Resumption(
@@ -145,6 +147,36 @@ async def claim_decisions(
         answers=answers,
         replays=_replayed_batches(assigned, [r for r in replayed if r.batch_id not in held_ids]),
     )
+
+
+def _hosted_decision(part: ApprovalResponsePart, requests: dict[str, ApprovalRequestPart]) -> bool:
+    """True for a decision on a hosted request (sent to the model, not checked here);
+    refused when it asks for a standing rule (rules never cover hosted servers)."""
+    request = requests.get(part.approval_id)
+    if request is None or request.call.owner != "hosted":
+        return False
+    if part.remember is not None:
+        raise DecisionRefusedError(
+            "invalid_rule",
+            part.approval_id,
+            "standing approval rules cover local tools only; "
+            f"a hosted server's tool ({request.call.server_label or 'hosted'}) is decided each time",
+        )
+    return True
+
+
+def _rules(claimed: Sequence[ApprovalRecord]) -> list[ApprovalRule]:
+    """The standing rules the claimed decisions asked for: the tool, or the tool with the
+    arguments that run (the approved edit, else the recorded call's)."""
+    rules: list[ApprovalRule] = []
+    for record in claimed:
+        decision = record.decision
+        if decision is None or not decision.approved or decision.remember is None:
+            continue
+        arguments = decision.edited_arguments or record.call.arguments
+        digest = arguments_digest(arguments) if decision.remember == "arguments" else None
+        rules.append(ApprovalRule(tool_name=record.tool_name, arguments_digest=digest))
+    return rules
 
 
 async def _claim_all(
@@ -296,6 +328,7 @@ async def _is_replay(
         approved=decision.approved,
         reason=decision.reason,
         edited_arguments=decision.edited_arguments,
+        remember=decision.remember,
     ):
         return False
     entry = await run.ledger.execution(run.thread_id, record.occurrence_id)
@@ -344,8 +377,15 @@ def _decision(decision: ApprovalResponsePart) -> ApprovalDecision:
                 problem = "edited arguments are not valid JSON"
         if problem is not None:
             raise DecisionRefusedError("invalid_edit", decision.approval_id, problem)
+    if decision.remember is not None and not decision.approved:
+        raise DecisionRefusedError(
+            "invalid_rule", decision.approval_id, "only an approval can be remembered"
+        )
     return ApprovalDecision(
-        approved=decision.approved, reason=decision.reason, edited_arguments=edited
+        approved=decision.approved,
+        reason=decision.reason,
+        edited_arguments=edited,
+        remember=decision.remember,
     )
 
 

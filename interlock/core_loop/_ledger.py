@@ -53,11 +53,44 @@ def arguments_digest(arguments: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalDecision:
-    """A human decision as recorded; ``edited_arguments`` is an explicit approve-with-edits."""
+    """A human decision as recorded; ``edited_arguments`` is an explicit approve-with-edits;
+    ``remember`` made a standing rule from it (:class:`ApprovalRule`)."""
 
     approved: bool
     reason: str | None = None
     edited_arguments: str | None = None
+    remember: Literal["tool", "arguments"] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRule:
+    """A standing approval in one thread: later calls it matches need no decision.
+
+    Made by a human approval with ``remember``. It matches a call of the local tool
+    ``tool_name`` — with exactly these arguments when ``arguments_digest`` is set (an
+    empty-argument rule covers only calls with empty arguments, never the whole tool).
+    Rules are for local tools only: a hosted tool's approvals (whatever its
+    ``server_label``) are decided each time, so no rule ever crosses to a hosted server.
+    """
+
+    tool_name: str
+    arguments_digest: str | None = None
+
+    def matches(self, call: ToolCallPart) -> bool:
+        """True if ``call`` needs no decision under this rule."""
+        return (
+            call.owner == "local"
+            and call.name == self.tool_name
+            and (
+                self.arguments_digest is None
+                or self.arguments_digest == arguments_digest(call.arguments)
+            )
+        )
+
+    @property
+    def key(self) -> str:
+        """A stable identity (the same rule remembered twice is stored once)."""
+        return f"{self.tool_name}:{self.arguments_digest or '*'}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,6 +255,14 @@ class LedgerStore(Protocol):
         """The thread's current budget counters (zero when none were saved)."""
         ...
 
+    async def add_approval_rules(self, thread_id: str, rules: Sequence[ApprovalRule]) -> None:
+        """Remember standing rules for the thread (adding a known rule changes nothing)."""
+        ...
+
+    async def approval_rules(self, thread_id: str) -> tuple[ApprovalRule, ...]:
+        """The thread's standing rules."""
+        ...
+
     async def save_budget(self, thread_id: str, budget: Budget) -> None:
         """Replace the thread's budget counters."""
         ...
@@ -239,6 +280,7 @@ class _Thread:
     approvals: dict[str, ApprovalRecord]
     journal: dict[str, _Journaled]
     budget: Budget
+    rules: dict[str, ApprovalRule]
 
 
 class InMemoryLedgerStore:
@@ -253,7 +295,7 @@ class InMemoryLedgerStore:
     def _thread(self, thread_id: str) -> _Thread:
         thread = self._threads.get(thread_id)
         if thread is None:
-            thread = _Thread(batches={}, approvals={}, journal={}, budget=Budget())
+            thread = _Thread(batches={}, approvals={}, journal={}, budget=Budget(), rules={})
             self._threads[thread_id] = thread
         return thread
 
@@ -343,6 +385,14 @@ class InMemoryLedgerStore:
     async def save_budget(self, thread_id: str, budget: Budget) -> None:
         """Replace the thread's budget counters."""
         self._thread(thread_id).budget = budget
+
+    async def add_approval_rules(self, thread_id: str, rules: Sequence[ApprovalRule]) -> None:
+        """Remember standing rules for the thread."""
+        self._thread(thread_id).rules.update((rule.key, rule) for rule in rules)
+
+    async def approval_rules(self, thread_id: str) -> tuple[ApprovalRule, ...]:
+        """The thread's standing rules."""
+        return tuple(self._thread(thread_id).rules.values())
 
 
 # JSON forms, for stores that keep text ------------------------------------------------
@@ -437,3 +487,13 @@ def dump_budget(budget: Budget) -> JsonObject:
 def load_budget(value: JsonValue) -> Budget:
     """Budget counters from :func:`dump_budget` output."""
     return Budget(**_object(value, "budget"))
+
+
+def dump_rule(rule: ApprovalRule) -> JsonObject:
+    """A standing approval rule as JSON."""
+    return cast(JsonObject, to_json(rule))
+
+
+def load_rule(value: JsonValue) -> ApprovalRule:
+    """A standing approval rule from :func:`dump_rule` output."""
+    return ApprovalRule(**_object(value, "rule"))

@@ -33,7 +33,7 @@ from interlock.core_loop._events import (
     fold_event_stream,
 )
 from interlock.core_loop._history import project_history
-from interlock.core_loop._ledger import HeldBatch, LedgerStore
+from interlock.core_loop._ledger import ApprovalRule, HeldBatch, LedgerStore
 from interlock.core_loop._model import ChatModel
 from interlock.core_loop._state import AgentState
 from interlock.core_loop._step import (
@@ -103,6 +103,7 @@ class Run(BatchSettler):
         self.toolset = ToolSet(agent.tools, state)
         self.counters = Counters()
         self.known_results: dict[str, ToolResultPart] = {}
+        self.rules: tuple[ApprovalRule, ...] | None = None
         self.answers: dict[str, JsonValue] = {}
         self.step: Step = RUN_AGAIN
         self.settled: list[Message] = []

@@ -188,7 +188,9 @@ class ApprovalResponsePart:
     """A human decision on an approval request.
 
     ``edited_arguments`` (JSON text) is an explicit "approve with edits"; it is only
-    meaningful with ``approved``.
+    meaningful with ``approved``. ``remember`` (only with ``approved``) also makes a
+    standing rule for later calls in the same thread: ``"tool"`` approves every later
+    call of this tool, ``"arguments"`` later calls with exactly these arguments.
     """
 
     kind: Literal["approval_response"] = "approval_response"
@@ -196,6 +198,7 @@ class ApprovalResponsePart:
     approved: bool
     reason: str | None = None
     edited_arguments: str | None = None
+    remember: Literal["tool", "arguments"] | None = None
     extra: Extra = field(default_factory=_no_extra)
 
 

@@ -42,6 +42,14 @@ APPROVAL_RESPONSE_SCHEMA: JsonObject = {
             "description": "Replacement arguments (all of them); only with approved: true.",
         },
         "reason": {"type": "string", "description": "Why, shown to the model on rejection."},
+        "remember": {
+            "type": "string",
+            "enum": ["tool", "arguments"],
+            "description": (
+                "Only with approved: true. Approve later calls in this thread without asking:"
+                " every call of this tool, or calls with exactly these arguments."
+            ),
+        },
     },
     "required": ["approved"],
     "additionalProperties": False,
@@ -58,7 +66,8 @@ FIXED_APPROVAL_RESPONSE_SCHEMA: JsonObject = {
 }
 """The ``responseSchema`` of an approval whose arguments may not be edited."""
 
-_APPROVAL_KEYS = frozenset({"approved", "editedArgs", "reason"})
+_APPROVAL_KEYS = frozenset({"approved", "editedArgs", "reason", "remember"})
+_REMEMBER = ("tool", "arguments")
 
 
 def approval_interrupt(part: ApprovalRequestPart, *, editable: bool = True) -> JsonObject:
@@ -149,11 +158,15 @@ def _approval_from_payload(
         )
     if edited is not None and not approved:
         raise DecodeError(f"{path}.editedArgs", "edits are only meaningful with approved: true")
+    remember = payload.get("remember")
+    if remember is not None and (remember not in _REMEMBER or not approved):
+        raise DecodeError(f"{path}.remember", '"tool" or "arguments", and only with approved: true')
     return ApprovalResponsePart(
         approval_id=approval_id,
         approved=approved,
         reason=reason,
         edited_arguments=compact_json(edited) if edited is not None else None,
+        remember="tool" if remember == "tool" else "arguments" if remember else None,
         extra={DIALECT: own},
     )
 

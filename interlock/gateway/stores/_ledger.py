@@ -1,6 +1,7 @@
 """The core loop's ``LedgerStore`` over a key-value backend, scoped by tenant.
 
-Keys: ``ledger/<tenant>/<thread>/{batch/<seq>-<id> | approval/<id> | journal/<occ> | budget}``.
+Keys: ``ledger/<tenant>/<thread>/{batch/<seq>-<id> | approval/<id> | journal/<occ> | budget
+| rule/<tool>:<digest>}`` (standing approval rules, per tenant and thread).
 Held batches carry a time-ordered sequence in their key, so a prefix scan lists them
 oldest first. Compare-and-set steps map onto the backend's atomic ``add``, ``replace_if``
 and ``replace_all_if`` (a batch of decisions is claimed all or nothing), which hold
@@ -18,6 +19,7 @@ from urllib.parse import quote
 from interlock.core_loop import (
     ApprovalDecision,
     ApprovalRecord,
+    ApprovalRule,
     Budget,
     HeldBatch,
     JournalEntry,
@@ -25,10 +27,12 @@ from interlock.core_loop import (
     dump_batch,
     dump_budget,
     dump_journal_entry,
+    dump_rule,
     load_approval,
     load_batch,
     load_budget,
     load_journal_entry,
+    load_rule,
 )
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.transcript import InputRequestPart, JsonValue, ToolResultPart
@@ -152,6 +156,18 @@ class KeyValueLedgerStore:
     async def save_budget(self, thread_id: str, budget: Budget) -> None:
         """Replace the thread's budget counters."""
         await self._put(self._key(thread_id, "budget"), dump_budget(budget))
+
+    async def add_approval_rules(self, thread_id: str, rules: Sequence[ApprovalRule]) -> None:
+        """Remember standing rules (one key per rule: adding a known one changes nothing)."""
+        if rules:
+            await self._backend.set_many(
+                {self._key(thread_id, "rule", rule.key): _dumps(dump_rule(rule)) for rule in rules}
+            )
+
+    async def approval_rules(self, thread_id: str) -> tuple[ApprovalRule, ...]:
+        """The thread's standing rules."""
+        rows = await self._backend.scan(self._key(thread_id, "rule") + "/")
+        return tuple(load_rule(json.loads(value)) for _, value in rows)
 
     async def _put(self, key: str, value: JsonValue) -> None:
         await self._backend.set_many({key: _dumps(value)})

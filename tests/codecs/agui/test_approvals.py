@@ -144,3 +144,29 @@ def test_reason_must_be_text() -> None:
             "resume[0]",
         )
     assert raised.value.path == "resume[0].payload.reason"
+
+
+@pytest.mark.parametrize("scope", ["tool", "arguments"])
+def test_an_approval_may_be_remembered(scope: str) -> None:
+    part = decode_resume_entry(
+        entry(
+            interruptId="approval:ap1",
+            status="resolved",
+            payload={"approved": True, "remember": scope},
+        ),
+        "resume[0]",
+    )
+    assert isinstance(part, ApprovalResponsePart) and part.remember == scope
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{"approved": False, "remember": "tool"}, {"approved": True, "remember": "forever"}],
+    ids=["rejection", "unknown-scope"],
+)
+def test_remember_is_refused_on_a_rejection_or_an_unknown_scope(payload: dict[str, object]) -> None:
+    with pytest.raises(DecodeError) as raised:
+        decode_resume_entry(
+            entry(interruptId="approval:a", status="resolved", payload=payload), "resume[1]"
+        )
+    assert raised.value.path == "resume[1].payload.remember"
