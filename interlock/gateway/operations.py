@@ -25,7 +25,7 @@ from interlock.gateway import tracing
 from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
 from interlock.gateway.rate_limits import RateLimiter, Refusal
 from interlock.gateway.tracing import Tracer
-from interlock.gateway.usage import UsageLedger
+from interlock.gateway.usage import UsageLedger, labels
 from interlock.transcript import DecodeError, JsonObject, JsonValue, Update, Usage, UsageUpdate
 
 if TYPE_CHECKING:
@@ -130,8 +130,8 @@ class ProxyOperations:
             f"# HELP {name} Requests refused with 429 by a rate limit (tenant, model, limit)."
         )
         lines.append(f"# TYPE {name} counter")
-        for (tenant, model, kind), count in sorted(self.refused.items()):
-            lines.append(f'{name}{{tenant="{tenant}",model="{model}",limit="{kind}"}} {count}')
+        for scope, count in sorted(self.refused.items()):
+            lines.append(f"{name}{labels(('tenant', 'model', 'limit'), scope)} {count}")
         return "\n".join(lines) + "\n"
 
     async def start(self) -> None:

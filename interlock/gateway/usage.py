@@ -63,14 +63,14 @@ class UsageCounters:
 
     def render(self, lines: list[str]) -> None:
         """``interlock_usage_requests_total`` and ``interlock_usage_tokens_total``."""
-        labels = ("tenant", "model", "deployment")
+        scope_names = ("tenant", "model", "deployment")
         name = "interlock_usage_requests_total"
         lines.append(
-            f"# HELP {name} Proxied answers counted for usage, by tenant, model, deployment."
+            f"# HELP {name} Answers (and AG-UI model calls) counted, by tenant, model, deployment."
         )
         lines.append(f"# TYPE {name} counter")
         for scope, total in sorted(self.totals.items()):
-            lines.append(f"{name}{_labels(labels, scope)} {total[0]}")
+            lines.append(f"{name}{labels(scope_names, scope)} {total[0]}")
         name = "interlock_usage_tokens_total"
         lines.append(
             f"# HELP {name} Tokens by tenant, model, deployment and kind "
@@ -80,10 +80,14 @@ class UsageCounters:
         for scope, total in sorted(self.totals.items()):
             for kind, count in zip(COUNTS[1:], total[1:], strict=True):
                 kind_label = kind.removesuffix("_tokens")
-                lines.append(f"{name}{_labels((*labels, 'kind'), (*scope, kind_label))} {count}")
+                lines.append(
+                    f"{name}{labels((*scope_names, 'kind'), (*scope, kind_label))} {count}"
+                )
 
 
-def _labels(names: tuple[str, ...], values: tuple[str, ...]) -> str:
+def labels(names: tuple[str, ...], values: tuple[str, ...]) -> str:
+    """Prometheus labels ``{name="value",…}``, values escaped."""
+
     def escape(value: str) -> str:
         return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 

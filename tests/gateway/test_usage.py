@@ -163,3 +163,38 @@ def test_text_quoting_a_usage_member_is_not_taken_for_it() -> None:
     }
     usage = answer_usage(dialect("openai-chat"), json.dumps(answer).encode())
     assert counts_of(usage) == (1, 7, 0, 3, 0)
+
+
+def test_an_agui_run_counts_each_model_call_under_the_agents_model() -> None:
+    """Two model calls (a tool round trip): two requests, the tokens RUN_FINISHED reported."""
+    import httpx
+
+    from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
+    from interlock.gateway.app import build_gateway, create_app
+    from interlock.gateway.config import parse_config
+    from interlock.gateway.stores import open_store
+    from tests.gateway.agui.harness import new_id, run_input, sse_events, user
+    from tests.gateway.serving import app_on_loopback
+
+    config = DEFAULT_CONFIG_TOML.replace("[server]\n", "[server]\naccess_log = false\n", 1)
+    config += '\n[admin]\nkey_env = "ADMIN"\n'
+    gateway = build_gateway(parse_config(config, {"ADMIN": "a"}), store=open_store("memory://"))
+    with app_on_loopback(create_app(gateway)) as url:
+        local = url.replace("127.0.0.1", "localhost")
+        body = run_input(new_id("t"), [user('call get_weather with {"city": "Paris"}')])
+        answer = httpx.post(f"{local}/agui/demo", json=body, timeout=60)
+        finished = next(e for e in sse_events(answer.text) if e["type"] == "RUN_FINISHED")
+        (told,) = finished["usage"]
+        usage = httpx.get(f"{local}/admin/usage", headers={"authorization": "Bearer a"})
+    (row,) = usage.json()["usage"]
+    assert (row["tenant"], row["model"], row["deployment"]) == (
+        "default",
+        "demo-gemini",
+        "emulated-gemini",
+    )
+    assert row["requests"] == 2
+    assert (row["input_tokens"], row["output_tokens"]) == (
+        told["inputTokens"],
+        told["outputTokens"],
+    )
+    assert row["reasoning_tokens"] == told["reasoningTokens"] > 0

@@ -92,6 +92,7 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
             lease_seconds=gateway.config.store.thread_lease_seconds,
             lease_wait_seconds=gateway.config.store.thread_lease_wait_seconds,
             tracer=gateway.proxy.operations.tracer,
+            usage=gateway.proxy.operations.ledger,
         ),
         keys=KeyRing(gateway.config.server.api_keys),
         max_frame_bytes=gateway.config.server.max_body_bytes,

@@ -40,6 +40,10 @@ class AgentRuntime:
     provider: str
     fixed_tools: frozenset[str] = frozenset()
     trust_client_instructions: bool = False
+    usage_model: str = ""
+    """The configured model name its calls are counted under (:mod:`..usage`)."""
+    deployment: str = ""
+    """The upstream serving its model calls."""
 
     @property
     def server_tools(self) -> frozenset[str]:
@@ -118,4 +122,6 @@ def build_agent(config: AgentConfig, routes: Mapping[str, Route], model: ChatMod
         provider=route.upstream.dialect.http.provider,
         fixed_tools=frozenset(config.approval_edits_forbidden),
         trust_client_instructions=config.trust_client_instructions,
+        usage_model=config.model,
+        deployment=route.upstream.name,
     )

@@ -54,6 +54,7 @@ from interlock.core_loop import (
 )
 from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
 from interlock.gateway.agui._lease import LEASE_SECONDS, LEASE_WAIT_SECONDS, thread_lease
+from interlock.gateway.agui._observe import RunUsage
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._patch import state_patch
 from interlock.gateway.agui._recover import close_open_calls, consistent_prefix, fold_partial
@@ -68,6 +69,7 @@ from interlock.gateway.stores import (
     ThreadRecord,
 )
 from interlock.gateway.tracing import Tracer
+from interlock.gateway.usage import UsageLedger
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -165,6 +167,8 @@ class RunContext:
     lease_seconds: float = LEASE_SECONDS
     lease_wait_seconds: float = LEASE_WAIT_SECONDS
     tracer: Tracer | None = None
+    usage: UsageLedger | None = None
+    """Counts every model call of every run (:class:`~._observe.RunUsage`)."""
     """With ``[tracing]``: every run's spans (:mod:`interlock.gateway.agui._trace`)."""
 
 
@@ -214,6 +218,7 @@ class AguiRun:
         self._sent_state: tuple[int, JsonValue] = (0, None)
         self._client_state_known = False
         self.trace = RunTrace(context.tracer)
+        self.usage = RunUsage(context.usage, tenant, runtime.usage_model, runtime.deployment)
 
     @property
     def run_id(self) -> str:
@@ -399,6 +404,7 @@ class AguiRun:
                 async for event in loop:
                     events.append(event)
                     self.trace.observe(event)
+                    self.usage.observe(event)
                     if isinstance(event, ToolStarted) and event.message_id != checkpointed:
                         # Before the batch's first tool runs (its journal entry is written).
                         checkpointed = event.message_id
