@@ -305,6 +305,9 @@ class Router:
             code = f"upstream_{unavailable.kind}"
             failed = ProxyError(unavailable.status, unavailable.message, code=code)
             raise self._raise(attempts, failed, prepared) from error
+        except BaseException:  # the client went away (cancelled): free the connection
+            await response.aclose()
+            raise
         if failure is None:
             return _replayed(response, held, rest)
         await response.aclose()
@@ -397,23 +400,46 @@ async def _peek(
     held: list[bytes] = []
     async for chunk in rest:
         held.append(chunk)
-        events = parser.feed(chunk)
-        if events:
-            return held, rest, _early_failure(upstream, events)
+        start = 0
+        while start < len(chunk):  # event by event: the relay parses the rest anyway
+            end = _event_end(chunk, start)
+            events = parser.feed(chunk[start:end])
+            if events:
+                return held, rest, _early_failure(upstream, events)
+            start = end
     return held, rest, None
 
 
+_BLANK_LINES = (b"\n\n", b"\r\n\r\n", b"\r\r")
+
+
+def _event_end(chunk: bytes, start: int) -> int:
+    """Where the first blank line after ``start`` ends (the chunk's end if none)."""
+    ends = [
+        found + len(blank) for blank in _BLANK_LINES if (found := chunk.find(blank, start)) >= 0
+    ]
+    return min(ends) if ends else len(chunk)
+
+
 def _early_failure(upstream: Upstream, events: list[SseEvent]) -> StreamFailed | None:
+    """Decoded one event at a time, up to the first content or failure (no further).
+
+    Every dialect's error event says ``error`` (its event name or a JSON key): without
+    the word, the events are not decoded at all (the relay decodes them anyway)."""
+    if not any("error" in event.data or event.event == "error" for event in events):
+        return None
     decoder = upstream.dialect.stream_decoder()
-    try:
-        updates = [update for event in events for update in decoder.feed(event)]
-    except DecodeError:
-        return None  # the relay reports it, in the client's dialect
-    for update in updates:
-        if isinstance(update, PartStarted | PartDelta | PartFinished | ResponseFinished):
-            return None
-        if isinstance(update, StreamFailed):
-            return update if update.status is not None and retryable(update.status) else None
+    for event in events:
+        try:
+            updates = decoder.feed(event)
+        except DecodeError:
+            return None  # the relay reports it, in the client's dialect
+        for update in updates:
+            if isinstance(update, PartStarted | PartDelta | PartFinished | ResponseFinished):
+                return None
+            if isinstance(update, StreamFailed):
+                status = update.status
+                return update if status is not None and retryable(status) else None
     return None
 
 

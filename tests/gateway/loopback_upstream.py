@@ -2,7 +2,7 @@
 
 The server answers every request with a scripted :class:`Reply`: chosen body chunks (each
 written and flushed on its own, with a pause between, so a split lands in a separate read
-on the gateway's side), and a chosen ending: complete, reset mid-body, never answering, or closing without an
+on the gateway's side), and a chosen ending: complete, reset mid-body, never answering, stalling after its head (and chunks), or closing without an
 answer after reading the request.
 The gateway is built in-process with its real upstream transport (no mock), so every byte
 crosses a socket; clients reach it through ``httpx.ASGITransport``.
@@ -24,7 +24,7 @@ from interlock.gateway.app import Gateway, build_gateway, create_app
 from interlock.gateway.config import parse_config
 from interlock.gateway.stores import open_store
 
-Ending = Literal["complete", "reset", "hang", "drop"]
+Ending = Literal["complete", "reset", "hang", "drop", "stall"]
 
 
 @dataclass
@@ -101,6 +101,9 @@ class Upstream:
         if reply.ending == "reset":
             transport = writer.transport
             transport.abort()
+            return False
+        if reply.ending == "stall":  # the head and chunks, then nothing until closed
+            await reader.read()
             return False
         writer.write(b"0\r\n\r\n")
         await writer.drain()

@@ -8,18 +8,21 @@ every deployment cools down, a per-deployment key, timeouts never retried.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import deque
 
 import httpx
 import pytest
+from starlette.types import Message
 
-from interlock.gateway.app import Gateway, build_gateway
+from interlock.gateway.app import Gateway, build_gateway, create_app
 from interlock.gateway.config import parse_config
 from interlock.gateway.config_routing import RoutingConfig
 from interlock.gateway.routing import Health, Router
 from interlock.gateway.stores import open_store
 from tests.gateway.helpers import UPSTREAM_KEY, Handler, chat_completion, client
+from tests.gateway.loopback_upstream import Reply, until, upstream
 
 CONFIG = """
 [server]
@@ -438,3 +441,63 @@ async def test_when_every_stream_fails_at_its_first_event_the_client_gets_an_err
     assert answer.status_code == 503
     assert answer.headers["content-type"] == "application/json"
     assert "busy" in answer.json()["error"]["message"]
+
+
+async def test_a_client_gone_while_a_stream_waits_for_its_first_event_closes_the_upstream() -> None:
+    """The gateway holds a routed stream until its first event: a client leaving meanwhile
+    must still free (close) the upstream connection."""
+    head_only = Reply([b": keep-alive\n\n"], ending="stall")  # a comment: no event yet
+    async with upstream(lambda _path, _body: head_only) as server:
+        config = f"""
+[store]
+url = "memory://"
+
+[[upstreams]]
+name = "chat"
+protocol = "openai-chat"
+base_url = "{server.url}/v1"
+
+[[models]]
+name = "routed"
+fallbacks = ["plain"]
+deployments = [{{ upstream = "chat", model = "m-routed" }}]
+
+[[models]]
+name = "plain"
+upstream = "chat"
+model = "m-plain"
+"""
+        built = build_gateway(parse_config(config, {}), store=open_store("memory://"))
+        app = create_app(built)
+        gone = asyncio.Event()
+        sent: list[Message] = []
+        body = json.dumps({**ASK, "model": "routed", "stream": True}).encode()
+        read: list[bool] = []
+
+        async def receive() -> Message:
+            if not read:
+                read.append(True)
+                return {"type": "http.request", "body": body}
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/v1/chat/completions",
+            "raw_path": b"/v1/chat/completions",
+            "root_path": "",
+            "query_string": b"",
+            "headers": [(b"host", b"localhost"), (b"content-type", b"application/json")],
+        }
+        call = asyncio.ensure_future(app(scope, receive, send))
+        await until(lambda: server.open_connections == 1 and bool(server.requests))
+        gone.set()
+        await asyncio.wait_for(call, 5)
+        await until(lambda: not server.open_connections)  # closed by the gateway
+        await built.close()
+    assert sent == []  # nothing, not even the status line, reached the client
+    assert len(server.requests) == 1
