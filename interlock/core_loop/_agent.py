@@ -76,6 +76,10 @@ class Agent:
     provider's stored conversation (``store`` + ``previous_response_id``) whenever the
     model reports a response id. ``compaction`` maps the model-bound history before each
     stateless model call (for example ``lambda h: keep_last_groups(h, 20)``).
+    With ``invoke_functions=False`` the loop executes nothing: every local call the
+    model makes is handed to the caller like a client tool's (outcome
+    ``awaiting_client``), with no approval asked; the model request is the same (tools,
+    options, continuation), and results the caller sends back resume the loop.
     """
 
     model: str
@@ -90,6 +94,7 @@ class Agent:
     detailed_errors: bool = False
     fallback_text: str = FALLBACK_TEXT
     compaction: Callable[[Sequence[Message]], Sequence[Message]] | None = None
+    invoke_functions: bool = True
 
     def __post_init__(self) -> None:
         names = [tool.name for tool in self.tools]

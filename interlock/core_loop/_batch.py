@@ -132,11 +132,15 @@ class BatchSettler:
     step: Step
     """How the current step ends; :class:`RunAgain` until something ends the run."""
     settled: list[Message]
+    delivered: list[Message]
+    response_id: str | None
     outbox: list[LoopEvent]
     """Events of steps that are plain coroutines; the run yields them after each step."""
 
     def classify(self, call: ToolCallPart) -> Disposition:
         """How one call is treated; depends only on the call, never on its position."""
+        if not self.agent.invoke_functions:
+            return "client"  # the caller executes every call
         tool = self.toolset.by_name.get(call.name)
         if tool is None:
             return "unknown"
@@ -190,6 +194,7 @@ class BatchSettler:
             arguments_digest=arguments_digest(item.call.arguments),
             owner=item.call.owner,
             call=item.call,
+            response_id=self.response_id,
         )
 
     def _surface_approvals(self, records: list[ApprovalRecord]) -> list[LoopEvent]:
@@ -212,12 +217,14 @@ class BatchSettler:
             self.outbox.append(ToolFinished(message_id=message_id, call=item.call, result=result))
         self.step = Terminated(reason="unknown_tool")
 
-    async def replay(self, calls: tuple[ToolCallPart, ...]) -> None:
+    async def replay(self, calls: tuple[ToolCallPart, ...], *, delivered: bool = False) -> None:
         """Re-surface the recorded results of a released batch; nothing runs.
 
         Used when a consumed approval is replayed identically (a retry after the model
         call that followed the execution failed). Results the caller's transcript lacks
-        are emitted (outbox); all of them join the history the next model call sees.
+        are emitted (outbox); all of them join the history the next model call sees —
+        except, when ``delivered``, the new items sent under continuation (the service
+        already holds them).
         """
         message_id = self.ids("msg")
         results: list[ToolResultPart] = []
@@ -234,7 +241,8 @@ class BatchSettler:
             elif known is not None:
                 results.append(known)  # a client's own result, as the caller returned it
         if results:
-            self.settled.append(Message(role="tool", parts=tuple(results), id=message_id))
+            message = Message(role="tool", parts=tuple(results), id=message_id)
+            (self.delivered if delivered else self.settled).append(message)
 
     async def settle(
         self, batch: HeldBatch, records: Mapping[str, ApprovalRecord], *, held: bool = True

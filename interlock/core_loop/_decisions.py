@@ -56,7 +56,8 @@ class Resumption:
 
     ``batches`` are held batches to settle; ``replays`` are the calls of released batches
     whose consumed approvals were replayed identically (their results are re-surfaced
-    from the journal, never executed again), each in model order.
+    from the journal, never executed again), each in model order, with the service
+    response id that made the calls (see :attr:`ApprovalRecord.response_id`).
     """
 
     messages: tuple[Message, ...]
@@ -65,7 +66,7 @@ class Resumption:
     records: dict[str, ApprovalRecord]
     known_results: dict[str, ToolResultPart]
     answers: dict[str, JsonValue]
-    replays: tuple[tuple[ToolCallPart, ...], ...] = ()
+    replays: tuple[tuple[tuple[ToolCallPart, ...], str | None], ...] = ()
 
 
 def _adopt(messages: Sequence[Message], held: Sequence[HeldBatch]) -> list[Message]:
@@ -339,21 +340,22 @@ async def _is_replay(
 
 def _replayed_batches(
     messages: Sequence[Message], records: Sequence[ApprovalRecord]
-) -> tuple[tuple[ToolCallPart, ...], ...]:
-    """The calls of each released batch a replayed decision belongs to, in model order.
+) -> tuple[tuple[tuple[ToolCallPart, ...], str | None], ...]:
+    """The calls of each released batch a replayed decision belongs to, in model order,
+    with the response id that made them.
 
     A batch is every local/client call of the model message holding the recorded call
     (just the recorded call when the transcript does not show it, under continuation).
     """
-    batches: dict[str, tuple[ToolCallPart, ...]] = {}
+    batches: dict[str, tuple[tuple[ToolCallPart, ...], str | None]] = {}
     wanted = {record.occurrence_id: record for record in records}
     for message in messages:
         for part in message.parts:
             if isinstance(part, ToolCallPart) and part.occurrence_id in wanted:
                 record = wanted.pop(part.occurrence_id)
-                batches.setdefault(record.batch_id, _local_calls(message))
+                batches.setdefault(record.batch_id, (_local_calls(message), record.response_id))
     for record in wanted.values():
-        batches.setdefault(record.batch_id, (record.call,))
+        batches.setdefault(record.batch_id, ((record.call,), record.response_id))
     return tuple(batches.values())
 
 

@@ -100,6 +100,9 @@ class ApprovalRecord:
     ``call`` is the exact call that was surfaced (with its occurrence id); it is what runs
     when approved, never a call echoed back by the caller. ``decision`` is ``None`` while
     the record is live; once set the record is consumed and never accepts another decision.
+    ``response_id`` is the service's id of the response that made the call (with
+    service-side state): a replayed decision continuing from a later response must not
+    send the call's result to the service again.
     """
 
     approval_id: str
@@ -110,6 +113,7 @@ class ApprovalRecord:
     owner: ToolOwner
     call: ToolCallPart
     decision: ApprovalDecision | None = None
+    response_id: str | None = None
 
     @property
     def live(self) -> bool:
@@ -429,6 +433,7 @@ def load_approval(value: JsonValue) -> ApprovalRecord:
         owner=data.get("owner", "local"),
         call=_call(data["call"], "approval.call"),
         decision=None if decision is None else ApprovalDecision(**_object(decision, "decision")),
+        response_id=data.get("response_id"),
     )
 
 

@@ -107,6 +107,7 @@ class Run(BatchSettler):
         self.answers: dict[str, JsonValue] = {}
         self.step: Step = RUN_AGAIN
         self.settled: list[Message] = []
+        self.delivered: list[Message] = []
         self.outbox: list[LoopEvent] = []
         self.history: list[Message] = []
         self.unsent: list[Message] = []
@@ -181,8 +182,11 @@ class Run(BatchSettler):
         if resumption.batches or resumption.replays:
             self.counters = Counters.of(await self.ledger.budget(self.thread_id))
         self.calls_made = self.counters.iterations
-        for calls in resumption.replays:
-            await self.replay(calls)
+        for calls, made_by in resumption.replays:
+            # Under continuation from a later response than the one that made the calls,
+            # the service already holds their results: shown to the caller, not re-sent.
+            delivered = None not in (self.response_id, made_by) and self.response_id != made_by
+            await self.replay(calls, delivered=delivered)
         for event in self._drain():
             yield event
         for batch in resumption.batches:
@@ -206,7 +210,8 @@ class Run(BatchSettler):
         if self.response_id is not None:
             trailing = project_history(assigned[current:], current_from=0)
             self.unsent = [*self.settled, *trailing]
-        self.history = list(project_history([*assigned, *self.settled], current_from=current))
+        settled = [*self.delivered, *self.settled]
+        self.history = list(project_history([*assigned, *settled], current_from=current))
         self.settled.clear()
 
     def _check_limits(self) -> None:

@@ -1,0 +1,182 @@
+"""Contract rows that need a dedicated test: function invocation disabled, approved tools
+that raise or get invalid arguments, and a service-owned ``previous_response_id``
+continuation that must never run a terminal approval again. Streaming and non-streaming
+agree on every scenario."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from interlock.core_loop import DecisionRefusedError, Tool, tool
+from interlock.transcript import (
+    ApprovalResponsePart,
+    GenerationOptions,
+    Message,
+    ToolResultPart,
+)
+from tests.core_loop.harness import (
+    Calls,
+    Mode,
+    World,
+    both,
+    call,
+    decide,
+    reply,
+    results,
+    say,
+    shape,
+    user,
+)
+
+
+def counted_tools(calls: Calls) -> list[Tool]:
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        calls("lookup", city=city)
+        return f"found {city}"
+
+    @tool(approval="always")
+    def delete(path: str) -> str:
+        """Delete a path."""
+        calls("delete", path=path)
+        if path == "/boom":
+            raise RuntimeError("kaboom")
+        return f"deleted {path}"
+
+    return [lookup, delete]
+
+
+# Function invocation disabled --------------------------------------------------------
+
+
+async def test_function_invocation_disabled_returns_the_calls_and_runs_nothing() -> None:
+    options = GenerationOptions(temperature=0.25, max_output_tokens=77)
+
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        world = World(
+            [
+                reply(call("c1", "lookup", '{"city":"A"}'), call("c2", "delete", '{"path":"/a"}')),
+                say("thanks"),
+            ],
+            counted_tools(calls),
+            {"invoke_functions": False, "options": options},
+            mode=mode,
+        )
+        first = await world.run([user("go")])
+        assert first.outcome == "awaiting_client" and first.pending_approvals == ()
+        assert [c.name for c in first.pending_calls] == ["lookup", "delete"]
+        request = world.requests[0]
+        assert request.options == options, "the invocation's options reach the model as given"
+        assert [spec.name for spec in request.tools] == ["lookup", "delete"]
+        returned = Message(
+            role="tool",
+            parts=tuple(
+                ToolResultPart(
+                    call_id=pending.call_id,
+                    occurrence_id=pending.occurrence_id,
+                    name=pending.name,
+                    output=(),
+                )
+                for pending in first.pending_calls
+            ),
+        )
+        second = await world.run([user("go"), *first.messages, returned])
+        assert second.text == "thanks"
+        assert shape(world.requests[1].messages)[-1] == ("tool", ["tool_result", "tool_result"])
+        assert world.requests[1].options == options
+        return first, second, calls.count()
+
+    _, _, count = await both(scenario)
+    assert count == 0, "with invocation disabled nothing is executed, not even after results"
+
+
+# Approved tool exception / validation error -----------------------------------------
+
+
+@pytest.mark.parametrize("detailed", [False, True])
+async def test_approved_tool_exception_gives_one_result_and_one_execution(detailed: bool) -> None:
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        world = World(
+            [reply(call("c1", "delete", '{"path":"/boom"}')), say("sorry")],
+            counted_tools(calls),
+            {"detailed_errors": detailed},
+            mode=mode,
+        )
+        first = await world.run([user("delete")])
+        history = [user("delete"), *first.messages]
+        second = await world.run([*history, decide((first.pending_approvals[0].approval_id, True))])
+        (failed,) = results(second.messages)
+        assert failed.outcome == "failed" and failed.call_id == "c1"
+        assert failed.text.startswith("Error: tool 'delete' failed.")
+        assert ("kaboom" in failed.text) is detailed
+        assert second.text == "sorry"
+        return second, calls.count()
+
+    _, count = await both(scenario)
+    assert count == 1
+
+
+async def test_approved_validation_error_never_invokes_the_function_body() -> None:
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        world = World(
+            [reply(call("c1", "delete", '{"path": 5}')), say("fixed")],
+            counted_tools(calls),
+            mode=mode,
+        )
+        first = await world.run([user("delete")])
+        history = [user("delete"), *first.messages]
+        second = await world.run([*history, decide((first.pending_approvals[0].approval_id, True))])
+        (failed,) = results(second.messages)
+        assert failed.outcome == "failed" and "invalid arguments" in failed.text
+        assert "path" in failed.text
+        return second, calls.count()
+
+    _, count = await both(scenario)
+    assert count == 0
+
+
+# Service-owned previous_response_id continuation -------------------------------------
+
+
+async def test_previous_response_id_continuation_never_runs_a_terminal_approval_again() -> None:
+    """Turns continue from the service's response id and send only new items. After an
+    approved call ran, a later turn that carries the old decision again (a stale client,
+    a replayed input) runs nothing and sends the model no second result; a different
+    decision on it is refused."""
+
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        world = World(
+            [
+                reply(call("c1", "delete", '{"path":"/a"}'), response_id="resp_1"),
+                say("deleted", response_id="resp_2"),
+                say("anything else?", response_id="resp_3"),
+            ],
+            counted_tools(calls),
+            {"service_state": True},
+            mode=mode,
+        )
+        first = await world.run([user("delete /a")])
+        approval_id = first.pending_approvals[0].approval_id
+        decision = decide((approval_id, True))
+        second = await world.run([decision], previous_response_id=first.response_id)
+        assert second.response_id == "resp_2" and calls.count() == 1
+        third = await world.run([decision, user("thanks")], previous_response_id="resp_2")
+        assert third.text == "anything else?" and calls.count() == 1
+        assert world.requests[-1].continuation.previous_response_id == "resp_2"
+        sent = [part for m in world.requests[-1].messages for part in m.parts]
+        assert not any(isinstance(part, ToolResultPart) for part in sent), "no second result"
+        rejected = ApprovalResponsePart(approval_id=approval_id, approved=False)
+        with pytest.raises(DecisionRefusedError) as refused:
+            await world.run([decide(rejected), user("undo")], previous_response_id="resp_3")
+        assert refused.value.code == "approval_consumed"
+        return third, calls.count()
+
+    _, count = await both(scenario)
+    assert count == 1
