@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 LOGGER = logging.getLogger("interlock.gateway")
 RATE_LIMITED = "rate_limit_exceeded"
 """The error code of a 429 the gateway answers itself."""
+LIMITER_UNAVAILABLE = "rate_limiter_unavailable"
+"""The error code of the 503 when the shared rate limits cannot be read."""
 
 
 class ProxyOperations:
@@ -61,7 +63,16 @@ class ProxyOperations:
         if self.limiter is None:
             return None
         model = call.route.model.name
-        refusal = await self.limiter.admit(call.tenant, model)
+        try:
+            refusal = await self.limiter.admit(call.tenant, model)
+        except Exception:  # Redis unreachable: refuse rather than run unmetered
+            LOGGER.warning("rate limits of %s cannot be checked", call.tenant, exc_info=True)
+            self.routed(call)
+            call.record.error = LIMITER_UNAVAILABLE
+            call.record.translation = NOT_SENT
+            message = "rate limits cannot be checked now (the shared store is unreachable)"
+            body = ingress.error(503, message, code=LIMITER_UNAVAILABLE)
+            return _json(body, 503, {"retry-after": "1", TRANSLATION_HEADER: NOT_SENT})
         if refusal is None:
             return None
         self.routed(call)
@@ -154,15 +165,19 @@ class ProxyOperations:
 def rate_limited_answer(ingress: Dialect, refusal: Refusal, tenant: str) -> HttpResponse:
     """The 429 in ``ingress``'s error shape, with ``retry-after`` (seconds) and
     ``retry-after-ms``; nothing was sent upstream."""
-    from interlock.gateway.proxy import json_response
-
     body = ingress.error(429, refusal.message(tenant), code=RATE_LIMITED)
     headers = {
         "retry-after": str(refusal.retry_after_seconds),
         "retry-after-ms": str(max(1, round(refusal.retry_after * 1000))),
         TRANSLATION_HEADER: NOT_SENT,
     }
-    return json_response(body, 429, headers=headers)
+    return _json(body, 429, headers)
+
+
+def _json(body: JsonObject, status: int, headers: dict[str, str]) -> HttpResponse:
+    from interlock.gateway.proxy import json_response  # proxy imports this module
+
+    return json_response(body, status, headers=headers)
 
 
 def upstream_attributes(call: ProxyCall) -> tracing.Attributes:

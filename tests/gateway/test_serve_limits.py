@@ -292,3 +292,37 @@ async def test_without_an_admin_key_configured_the_admin_api_is_refused() -> Non
         assert answer.json()["error"]["code"] == "admin_disabled"
         assert "[admin] key_env" in answer.json()["error"]["message"]
     await gateway.close()
+
+
+async def test_an_unreachable_redis_for_limits_is_a_503_in_the_dialect_with_nothing_sent() -> None:
+    from interlock.gateway.app import build_gateway, create_app
+    from interlock.gateway.config import load_config
+    from interlock.gateway.config_ops import RateLimit
+    from interlock.gateway.rate_limits import RateLimiter, RedisBuckets
+    from interlock.gateway.stores import open_store
+    from tests.gateway.serving import free_port
+
+    gateway = build_gateway(load_config(None, environ={}), store=open_store("memory://"))
+    nowhere = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    limiter = RateLimiter([RateLimit(requests_per_minute=5)], RedisBuckets(nowhere))
+    gateway.proxy.operations.limiter = limiter
+    transport = httpx.ASGITransport(app=create_app(gateway))
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        answer = await client.post(
+            "/v1/messages",
+            headers={"anthropic-version": "2023-06-01"},
+            json={
+                "model": "demo-anthropic",
+                "max_tokens": 64,
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+        )
+    await gateway.close()
+    assert answer.status_code == 503
+    assert answer.headers["x-interlock-translation"] == "none"
+    assert answer.headers["retry-after"] == "1"
+    body = answer.json()
+    assert body["type"] == "error"
+    assert "rate limits cannot be checked" in body["error"]["message"]
+    emulator: Any = gateway.emulators["emulated-anthropic"]
+    assert len(emulator.received) == 0  # nothing reached the upstream
