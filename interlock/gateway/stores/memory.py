@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 
 
 class MemoryBackend:
-    """A dict. Every method body runs without awaiting, so each call is atomic on one loop."""
+    """A dict. Every method body runs without awaiting, so each call is atomic on one loop.
+
+    The keys are also kept in a sorted list, so a prefix scan (every AG-UI run scans its
+    thread's run logs and held batches) costs the keys it returns, not every key stored.
+    """
 
     def __init__(self) -> None:
         self._values: dict[str, str] = {}
+        self._keys: list[str] = []
+        """Every key of ``_values``, sorted."""
 
     async def get(self, key: str) -> str | None:
         return self._values.get(key)
@@ -18,11 +25,15 @@ class MemoryBackend:
         return [self._values.get(key) for key in keys]
 
     async def set_many(self, items: Mapping[str, str]) -> None:
+        for key in items:
+            if key not in self._values:
+                insort(self._keys, key)
         self._values.update(items)
 
     async def add(self, key: str, value: str) -> bool:
         if key in self._values:
             return False
+        insort(self._keys, key)
         self._values[key] = value
         return True
 
@@ -39,10 +50,19 @@ class MemoryBackend:
         return True
 
     async def delete(self, key: str) -> None:
-        self._values.pop(key, None)
+        if self._values.pop(key, None) is not None:
+            del self._keys[bisect_left(self._keys, key)]
 
     async def scan(self, prefix: str) -> list[tuple[str, str]]:
-        return sorted((key, value) for key, value in self._values.items() if key.startswith(prefix))
+        rows: list[tuple[str, str]] = []
+        keys = self._keys
+        for index in range(bisect_left(keys, prefix), len(keys)):
+            key = keys[index]
+            if not key.startswith(prefix):
+                break
+            rows.append((key, self._values[key]))
+        return rows
 
     async def close(self) -> None:
         self._values.clear()
+        self._keys.clear()

@@ -79,3 +79,27 @@ async def test_delete(store: Store) -> None:
     await store.backend.delete("k")
     await store.backend.delete("never-there")
     assert await store.backend.get("k") is None
+
+
+async def test_scan_after_adds_replaces_and_deletes_sees_exactly_the_live_keys(
+    store: Store,
+) -> None:
+    """Every backend against a plain dict after a mixed sequence of writes (the memory
+    backend keeps a sorted key index for scans: it must follow every write)."""
+    backend, expected = store.backend, dict[str, str]()
+    keys = [f"{group}/{number:02d}" for group in ("a", "a/b", "ab", "b") for number in (3, 1, 2)]
+    for round_number in range(3):
+        for position, key in enumerate(keys):
+            value = f"{round_number}-{position}"
+            if position % 3 == 0:
+                await backend.set_many({key: value, "z/" + key: value})
+                expected.update({key: value, "z/" + key: value})
+            elif position % 3 == 1 and await backend.add(key, value):
+                assert key not in expected
+                expected[key] = value
+            elif key in expected:
+                await backend.delete(key)
+                del expected[key]
+        for prefix in ("", "a", "a/", "a/b/", "ab", "b/", "z/a", "c"):
+            rows = sorted((key, value) for key, value in expected.items() if key.startswith(prefix))
+            assert await backend.scan(prefix) == rows, (round_number, prefix)
