@@ -27,8 +27,12 @@ against the median over the last ten turns.
 ``--baseline DIR``: a second gateway run from another checkout (``git worktree add``),
 measured in the same rounds, interleaved, so the two columns are comparable.
 
+``--saturate SECONDS``: the continued sizes and the 200 KB tool result again under ``wrk``
+(16 connections, cycling through 50 continuations of one history), server CPU per request:
+the saturating driver next to the one-at-a-time pairs.
+
 Usage: python bench/history_bench.py [--sizes 10,100,1000,2000] [--rounds 5]
-       [--requests 100] [--turns 500] [--baseline DIR] [--wrk SECONDS]
+       [--requests 100] [--turns 500] [--baseline DIR] [--wrk SECONDS] [--saturate SECONDS]
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -361,6 +366,62 @@ def wrk_cpu(variants: list[Variant], seconds: float) -> None:
     print(f"{line}   [load {pb.load_average()}]", flush=True)
 
 
+WRK_CYCLE = """wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local bodies, next_body = {{}}, 0
+for number = 1, {count} do
+  local file = io.open("{directory}/" .. number .. ".json", "rb")
+  bodies[number] = file:read("*a")
+  file:close()
+end
+request = function()
+  next_body = next_body % #bodies + 1
+  return wrk.format(nil, nil, nil, bodies[next_body])
+end
+"""
+
+
+def saturated(
+    label: str, messages: list[JsonObject], cross: bool, variants: list[Variant], seconds: float
+) -> None:
+    """Server CPU per request under ``wrk -t1 -c16`` (saturating), continued histories.
+
+    The history is sent twice first (so the gateway holds it, as after a conversation's
+    second request); then wrk cycles through 50 continuations of it, each one step longer.
+    """
+    model = "cross" if cross else "same"
+    bodies = bodies_for(messages, cross, model, "continue")
+    directory = Path(tempfile.mkdtemp(prefix="interlock-wrk-bodies-"))
+    for number in range(1, 51):
+        (directory / f"{number}.json").write_bytes(bodies(number + 1)[1])
+    script = directory / "cycle.lua"
+    script.write_text(WRK_CYCLE.format(count=50, directory=directory))
+    line = f"{label:<14} {len(messages):>5} msgs, wrk -c16"
+    for variant in variants:
+        warm = pb.Connection(variant.port)
+        for index in range(2):
+            warm.post(pb.CHAT_PATH, bodies(index)[1])
+        warm.close()
+        started, begun = cpu_ns(variant.pid), time.perf_counter()
+        command = ["wrk", "-t1", "-c16", f"-d{seconds:.0f}s", "-s", str(script)]
+        output = subprocess.run(
+            [*command, f"http://127.0.0.1:{variant.port}{pb.CHAT_PATH}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        elapsed = time.perf_counter() - begun
+        found = re.search(r"Requests/sec:\s+([\d.]+)", output)
+        rate = float(found.group(1)) if found else 0.0
+        errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+        used = (cpu_ns(variant.pid) - started) / 1e6
+        line += (
+            f" | {variant.name}: {rate:,.0f} req/s, CPU {used / max(rate * elapsed, 1):.3f} ms/req,"
+            f" non-2xx {errors.group(1) if errors else 0}"
+        )
+    print(f"{line}   [load {pb.load_average()}]", flush=True)
+
+
 def start_gateway(arguments: list[str], work: Path, source: str | None) -> subprocess.Popen[bytes]:
     """``interlock serve`` with its errors kept in ``work`` (access lines are dropped)."""
     environment = dict(os.environ)
@@ -382,6 +443,9 @@ def main() -> int:
     parser.add_argument("--baseline", help="another checkout's gateway, measured alongside")
     parser.add_argument("--wrk", type=float, default=0, help="seconds of wrk (0: skip)")
     parser.add_argument("--only", default="", help="comma list: small,sweep,tool,conversation")
+    parser.add_argument(
+        "--saturate", type=float, default=0, help="seconds of wrk per continued case (0: skip)"
+    )
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="interlock-history-bench-"))
     ports = {"chat": pb.free_port(), "responses": pb.free_port()}
@@ -433,6 +497,14 @@ def run_cases(
             conversation(ports, variants, arguments, cross)
     if arguments.wrk:
         wrk_cpu(variants, arguments.wrk)
+    if arguments.saturate:
+        for size in (int(size) for size in arguments.sizes.split(",")):
+            for cross in (False, True):
+                label = "history " + ("cross" if cross else "same")
+                saturated(label, history(size), cross, variants, arguments.saturate)
+        for cross in (False, True):
+            label = "tool200k " + ("cross" if cross else "same")
+            saturated(label, tool_result_history(200_000), cross, variants, arguments.saturate)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from starlette.responses import Response as HttpResponse
 from interlock.gateway import strict_json
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.headers import TRANSLATION_HEADER, header_value
-from interlock.gateway.model_field import COMPACT
+from interlock.gateway.model_field import compact_json
 from interlock.transcript import JsonObject
 
 
@@ -92,5 +92,5 @@ def json_response(
     """A compact JSON response; ``translation`` (bounded) or ``headers`` when given."""
     if translation is not None:
         headers = {**(headers or {}), TRANSLATION_HEADER: header_value(translation)}
-    body = COMPACT.encode(payload).encode()
+    body = compact_json(payload)
     return HttpResponse(body, status_code=status, media_type="application/json", headers=headers)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from interlock.gateway import strict_json
+from interlock.gateway.translation_cache import Translation
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -93,6 +94,9 @@ class Entry:
     call_ids: frozenset[str]
     checked_for: tuple[str, str] | None
     """(upstream name, replay mode) whose replay check every message passed, if any."""
+    translation: Translation | None = None
+    """The prefix as translated for another dialect's upstream (:mod:`.translation_cache`);
+    kept, like ``messages``, only for a history a request continued."""
 
 
 def split_body(text: str, history_key: str) -> Split | None:
@@ -283,6 +287,8 @@ class HistoryCache:
         """Requests whose known prefix was not decoded again."""
         self.checks_reused = 0
         """Requests whose known prefix was not checked again either."""
+        self.translations_reused = 0
+        """Cross-dialect requests whose known prefix was not restored and encoded again."""
         self._chars = 0
         self._lock = threading.Lock()
         """Held by :meth:`find` and :meth:`keep`: large requests use the cache from a worker
@@ -374,6 +380,11 @@ class ParsedBody:
     """The messages after a known prefix (a continuation only)."""
     continues: bool = False
     """True when this request continued a known prefix (so its own prefix keeps messages)."""
+    continued: Entry | None = None
+    """The kept entry this request continues (also when it was decoded whole)."""
+    known_bytes: int = 0
+    """Bytes at the start of the body that an earlier request passed with (a continued
+    prefix): its surrogate check searches only the rest."""
 
     @property
     def model_within(self) -> int | None:

@@ -55,11 +55,19 @@ from interlock.gateway.history_cache import (
 )
 from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import Metrics
-from interlock.gateway.model_field import COMPACT, rewrite_model
+from interlock.gateway.model_field import compact_json, rewrite_model
 from interlock.gateway.offload import OFFLOAD_BYTES, encode_in_pieces, off_loop
 from interlock.gateway.operations import ProxyOperations
+from interlock.gateway.translation_cache import (
+    SPLICES,
+    Translation,
+    hold_translation,
+    kept,
+    key_of,
+    splice,
+)
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
-from interlock.gateway.vault import ReasoningVault, needs
+from interlock.gateway.vault import Lookup, ReasoningVault, needs, restore_messages, wanted_keys
 from interlock.transcript import (
     Continuation,
     DecodeError,
@@ -106,6 +114,8 @@ class ProxyCall:
     source: Request | None = None
     """The decoded request before any upstream's vault or encoding (:meth:`Proxy.retarget`)."""
     source_body: bytes = b""
+    translated: Translation | None = None
+    """This request's history as translated for its upstream, to keep with its prefix."""
 
     @property
     def upstream(self) -> Upstream:
@@ -258,6 +268,16 @@ class Proxy:
         when one fits."""
         parsed = self._parse(ingress, tenant, body)
         try:
+            strict_json.check_body_surrogates(body, parsed.payload, parsed.known_bytes)
+        except strict_json.StrictJsonError as error:
+            if parsed.continuation is not None:  # answered with its place in the whole body
+                return self._checked(_full_parse(ingress, body), body)
+            raise ProxyError(400, str(error), code="invalid_json", param=error.path) from error
+        return parsed
+
+    @staticmethod
+    def _checked(parsed: ParsedBody, body: bytes) -> ParsedBody:
+        try:
             strict_json.check_body_surrogates(body, parsed.payload)
         except strict_json.StrictJsonError as error:
             raise ProxyError(400, str(error), code="invalid_json", param=error.path) from error
@@ -276,7 +296,11 @@ class Proxy:
             continuation = continue_body(entry, text, key)
             if continuation is not None:
                 payload, end = continuation.payload, continuation.prefix_end
-                return ParsedBody(payload, text, entry.head, entry.head_bytes, end, continuation)
+                parsed = ParsedBody(payload, text, entry.head, entry.head_bytes, end, continuation)
+                # The known prefix passed the surrogate check already: only the rest is searched.
+                parsed.known_bytes = len(body) - len(text[len(entry.prefix) :].encode())
+                parsed.continued = entry
+                return parsed
         return _split(body, text, key)
 
     def _decode(
@@ -288,6 +312,7 @@ class Proxy:
         if not held:
             parsed = _full_parse(ingress, body)  # a second request: decoded whole, once
             parsed.continues = True
+            parsed.continued = continuation.entry if continuation is not None else None
         elif continuation is not None:
             entry = continuation.entry
             try:
@@ -323,15 +348,30 @@ class Proxy:
         request = call.request
         if not same:
             request = self._cross_dialect(request, upstream)
-        call.request, restored = await self.vault.restore(call.tenant, upstream.config, request)
+            if call.parsed is not None:
+                spliced = await splice(self.vault, call.tenant, upstream, request, call.parsed)
+                if spliced is not None:
+                    self.history.translations_reused += 1
+                    call.request, call.translated = spliced.request, spliced.translation
+                    encoded, restored = spliced.encoded, spliced.restored
+                    await off_loop(
+                        len(call.body),
+                        self.offload_bytes,
+                        lambda: self._translated(call, encoded, restored),
+                    )
+                    return
+        keys = wanted_keys(request.messages, upstream.config)
+        lookup = await self.vault.look(call.tenant, upstream.config, keys)
+        if lookup.found:
+            request = replace(request, messages=restore_messages(request.messages, lookup.found))
+        call.request = request
         size = len(call.body)
-        await off_loop(
-            size, self.offload_bytes, lambda: self._encoded(call, client_model, restored)
-        )
+        await off_loop(size, self.offload_bytes, lambda: self._encoded(call, client_model, lookup))
 
-    def _encoded(self, call: ProxyCall, client_model: str, restored: int) -> None:
+    def _encoded(self, call: ProxyCall, client_model: str, lookup: Lookup) -> None:
         """The body for the upstream: the client's (checked, model spliced) or re-encoded."""
         upstream, request = call.upstream, call.request
+        restored = len(lookup.found)
         same = call.ingress.name == upstream.dialect.name
         policy = ReplayPolicy(mode=upstream.config.replay_mode)
         checked = (upstream.name, upstream.config.replay_mode)
@@ -349,12 +389,21 @@ class Proxy:
                 call.body = rewrite_model(call.body, client_model, request.model, within)
             return
         encoded = self._encode_checked(upstream, request, policy)
+        dialect = upstream.dialect.name
+        if call.ingress.name != dialect and dialect in SPLICES and call.parsed is not None:
+            key = key_of(request, upstream.name, upstream.config.replay_mode)
+            call.translated = kept(key, dialect, encoded, request.messages, lookup)
+            hold_translation(call.parsed, call.translated, upstream, request)
+        self._translated(call, encoded, restored)
+
+    def _translated(self, call: ProxyCall, encoded: Encoded, restored: int) -> None:
         self._remember(call, None)
         call.translation = translation_label(encoded.warnings, restored)
         call.warnings = encoded.warnings
         large = 0 < self.offload_bytes <= len(call.body)
-        text = encode_in_pieces(encoded.payload) if large else COMPACT.encode(encoded.payload)
-        call.body = text.encode()
+        call.body = (
+            encode_in_pieces(encoded.payload).encode() if large else compact_json(encoded.payload)
+        )
 
     def _encode_checked(
         self, upstream: Upstream, request: Request, policy: ReplayPolicy
@@ -416,6 +465,7 @@ class Proxy:
             messages=parsed.messages if held else None,
             call_ids=call_ids,
             checked_for=checked,
+            translation=call.translated if held else None,
         )
         self.history.keep((call.tenant, call.ingress.name), entry)
 

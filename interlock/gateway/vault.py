@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from interlock.codecs.registry import wire_codec
 from interlock.gateway.config import Protocol, UpstreamConfig
-from interlock.gateway.stores import Store
+from interlock.gateway.stores import Store, vault_entries
 from interlock.transcript import (
     JsonValue,
     Message,
@@ -150,17 +150,76 @@ class ReasoningVault:
         self, tenant: str, upstream: UpstreamConfig, request: Request
     ) -> tuple[Request, int]:
         """``request`` with missing opaque payloads put back; returns how many entries."""
-        wanted = needs(upstream)
-        keys = _wanted_keys(request.messages, wanted) if wanted.any else []
-        if not keys:
-            return request, 0
-        found = await self.store.vault_get(tenant, upstream.name, keys)
+        keys = wanted_keys(request.messages, upstream)
+        found = await self.lookup(tenant, upstream, keys)
         if not found:
             return request, 0
-        messages = tuple(
-            _restore_message(message, found)
-            if message.role == "assistant" and message.tool_calls
-            else message
-            for message in request.messages
-        )
+        messages = restore_messages(request.messages, found)
         return replace(request, messages=messages), len(found)
+
+    async def lookup(
+        self, tenant: str, upstream: UpstreamConfig, keys: Sequence[str]
+    ) -> dict[str, JsonValue]:
+        """The stored entries among ``keys`` (one store round trip; none without keys)."""
+        return (await self.look(tenant, upstream, keys)).found
+
+    async def look(
+        self,
+        tenant: str,
+        upstream: UpstreamConfig,
+        keys: Sequence[str],
+        known: Lookup | None = None,
+    ) -> Lookup:
+        """The entries among ``keys``, after those of ``known`` (an earlier lookup whose
+        backend keys are read again as they are: one round trip for both, and the texts
+        of an unchanged ``known`` part are not parsed again)."""
+        before = known if known is not None else _NOTHING
+        backend_keys = before.backend_keys + tuple(
+            self.store.vault_keys(tenant, upstream.name, keys)
+        )
+        texts = tuple(await self.store.vault_raw(backend_keys))
+        ids = before.ids + tuple(keys)
+        if texts[: len(before.texts)] == before.texts:
+            found = {**before.found, **vault_entries(keys, texts[len(before.texts) :])}
+        else:
+            found = vault_entries(ids, texts)
+        return Lookup(ids, backend_keys, texts, found)
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """One vault lookup: the ids asked for, their backend keys, the stored texts (``None``
+    where absent) and the entries parsed from them."""
+
+    ids: tuple[str, ...]
+    backend_keys: tuple[str, ...]
+    texts: tuple[str | None, ...]
+    found: dict[str, JsonValue]
+
+    def head(self, count: int) -> Lookup:
+        """The lookup of the first ``count`` ids alone."""
+        ids = self.ids[:count]
+        found = {key: self.found[key] for key in ids if key in self.found}
+        return Lookup(ids, self.backend_keys[:count], self.texts[:count], found)
+
+
+_NOTHING = Lookup((), (), (), {})
+
+
+def wanted_keys(messages: Sequence[Message], upstream: UpstreamConfig) -> list[str]:
+    """The vault keys ``messages`` would be restored from, in message order (each message's
+    keys depend on that message alone)."""
+    wanted = needs(upstream)
+    return _wanted_keys(messages, wanted) if wanted.any else []
+
+
+def restore_messages(
+    messages: Sequence[Message], found: dict[str, JsonValue]
+) -> tuple[Message, ...]:
+    """``messages`` with the ``found`` entries put back (each message from its own keys)."""
+    return tuple(
+        _restore_message(message, found)
+        if message.role == "assistant" and message.tool_calls
+        else message
+        for message in messages
+    )

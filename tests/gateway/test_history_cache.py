@@ -272,6 +272,24 @@ async def test_broken_continuations_get_the_full_paths_own_errors() -> None:
     assert cache.reused >= 2
 
 
+def _lone_surrogate(turn: int, messages: list[JsonObject]) -> None:
+    if turn == 3:  # a valid pair in the prefix from now on (the body still holds an escape)
+        messages.append({"role": "user", "content": "pair \U0001f600"})
+    if turn == 6:  # a lone surrogate in the new part: refused, with its whole-body location
+        messages[-1]["content"] = "lone \ud800"
+
+
+async def test_a_lone_surrogate_after_a_known_prefix_is_refused_where_it_is() -> None:
+    conversation = growing("to-chat", 8, _lone_surrogate)
+    cache = HistoryCache(min_chars=0)
+    with_cache = await replay(cache, conversation)
+    assert with_cache == await replay(HistoryCache(min_chars=10**9), conversation)
+    status, _, answer = with_cache[0][6]  # type: ignore[misc]
+    assert status == 400
+    assert answer["error"]["param"] == "messages[16].content"  # type: ignore[index]
+    assert cache.reused >= 2
+
+
 async def test_a_one_off_request_keeps_no_messages_a_continued_one_does() -> None:
     cache = HistoryCache(min_chars=0)
     await replay(cache, growing("to-chat", 1))

@@ -19,6 +19,7 @@ import httpx
 
 from interlock.codecs._sse import SseParser
 from interlock.gateway import tracing
+from interlock.gateway.model_field import compact_json
 from interlock.gateway.tracing import Span
 from interlock.gateway.upstream import Upstream, UpstreamUnavailable
 from interlock.transcript import (
@@ -80,7 +81,7 @@ class UpstreamChatModel:
         except LossyHistoryError as error:
             yield StreamFailed(code="LOSSY_HISTORY", message=str(error), status=400)
             return
-        body = json.dumps(encoded.payload, ensure_ascii=False, separators=(",", ":")).encode()
+        body = compact_json(encoded.payload)
         span = tracing.NULL_SPAN
         if tracing.active() is not None:
             span = tracing.start(f"chat {prepared.model}", "client", self._attributes(prepared))

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import json.encoder
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, TypeAlias, assert_never, cast
+from typing import Literal, TypeAlias, assert_never
 
 from interlock.codecs.agui import (
     SNAPSHOT_LIMIT,
@@ -60,6 +58,7 @@ from interlock.gateway.agui._patch import state_patch
 from interlock.gateway.agui._recover import close_open_calls, consistent_prefix, fold_partial
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
 from interlock.gateway.agui._trace import RunTrace
+from interlock.gateway.model_field import compact_json
 from interlock.gateway.stores import (
     CorruptThreadError,
     RunKey,
@@ -91,25 +90,11 @@ STALL_SECONDS = 60.0
 REATTACH_SECONDS = 30.0
 """How long a run whose client left goes on without any client re-attached to it."""
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
-_MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # absent from the stubs
-_C_ENCODER = cast(
-    "Callable[[JsonValue, int], list[str]] | None",
-    _MAKE_C_ENCODER
-    and _MAKE_C_ENCODER(
-        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
-    ),
-)
-"""The C encoder behind ``_ENCODER``, built once: ``JSONEncoder.encode`` builds it anew on
-every call, which costs as much as encoding a small event (frames are trees, so the
-circular-reference check it would skip is not needed)."""
-
 
 def dumps(frame: JsonValue) -> str:
-    """Compact JSON text of one frame (UTF-8 kept, no spaces), as ``_ENCODER`` writes it."""
-    if _C_ENCODER is None:
-        return _ENCODER.encode(frame)
-    return "".join(_C_ENCODER(frame, 0))
+    """Compact JSON text of one frame (UTF-8 kept, no spaces), as :func:`compact_json`
+    writes it (orjson: ~10× the standard library's C encoder on an AG-UI event)."""
+    return compact_json(frame).decode()
 
 
 def epoch_millis() -> int:

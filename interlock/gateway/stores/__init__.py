@@ -13,7 +13,13 @@ from interlock.gateway.stores._runlog import (
     RunStatus,
 )
 from interlock.gateway.stores._storable import unstorable_field
-from interlock.gateway.stores._store import CorruptThreadError, Store, ThreadRecord, store_key
+from interlock.gateway.stores._store import (
+    CorruptThreadError,
+    Store,
+    ThreadRecord,
+    store_key,
+    vault_entries,
+)
 from interlock.gateway.stores.memory import MemoryBackend
 from interlock.gateway.stores.sqlite import SqliteBackend
 
@@ -54,4 +60,5 @@ __all__ = [
     "open_store",
     "store_key",
     "unstorable_field",
+    "vault_entries",
 ]

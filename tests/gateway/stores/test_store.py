@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from interlock.gateway.stores import CorruptThreadError, Store, ThreadRecord, open_store, store_key
 from interlock.transcript import Message, TextPart
@@ -21,6 +24,20 @@ async def test_vault_is_scoped_by_tenant_and_upstream(store: Store) -> None:
 
 def test_keys_of_different_components_never_collide() -> None:
     assert store_key("vault", "a/b", "c") != store_key("vault", "a", "b/c")
+
+
+@given(st.text(), st.lists(st.text(), max_size=3))
+def test_keys_are_every_component_percent_encoded(tenant: str, parts: list[str]) -> None:
+    """Unquoted components (the common case) are skipped by a fast check: same keys."""
+    quoted = [quote(component, safe="") for component in [tenant, *parts]]
+    assert store_key("vault", tenant, *parts) == "/".join(["vault", *quoted])
+
+
+@pytest.mark.parametrize(
+    "part", ["call_1", "sig:c", "reasoning:a/b", "a.b~c-d", "", "é", "a b", "%41", "x\n"]
+)
+def test_a_key_component_is_quoted_exactly_when_it_needs_it(part: str) -> None:
+    assert store_key("thread", "t", part) == f"thread/t/{quote(part, safe='')}"
 
 
 async def test_thread_round_trip_and_optimistic_concurrency(store: Store) -> None:

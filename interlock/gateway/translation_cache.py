@@ -1,0 +1,233 @@
+"""A known history prefix is not translated again for another dialect's upstream.
+
+The history cache (:mod:`.history_cache`) saves decoding a resent prefix; across dialects
+the proxy then still restored (vault) and encoded the whole history for the upstream on
+every request. A kept prefix that was sent across dialects also keeps its translation:
+the prefix's messages as the vault restored them, the vault keys and the entries found
+for them, and the upstream history items its encoding produced. A request continuing it
+has only its new messages restored and encoded; the upstream body is the new messages'
+encoding with the kept items in front of their items.
+
+Correctness first, so a spliced body is the body the full path would send:
+
+* the prefix text matched byte for byte (the history cache), so the canonical prefix is
+  the same;
+* the vault is asked about every key of the whole history, as on the full path, and the
+  stored texts read for the prefix's keys must equal those read when the prefix was
+  translated (a new, changed or removed entry misses; the prefix's backend keys are kept,
+  so they are not built again, and unchanged texts are not parsed again);
+* the same upstream, replay mode and service-state regime (:attr:`Translation.key`);
+* the upstream encodes each message on its own (:data:`SPLICES`), the new messages are
+  of the kinds that cannot change how an earlier message is encoded
+  (:func:`splices_alone`), and neither the kept translation nor the new messages'
+  encoding carries a warning (warnings name absolute message positions) or a member
+  taken from the first messages (Responses ``instructions``).
+
+Anything else takes the full path, which answers with its own result or error.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from interlock.gateway.upstream import Upstream
+from interlock.gateway.vault import Lookup, ReasoningVault, restore_messages, wanted_keys
+from interlock.transcript import (
+    Continuation,
+    Encoded,
+    JsonObject,
+    JsonValue,
+    LossyHistoryError,
+    Message,
+    ReasoningPart,
+    ReplayPolicy,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+if TYPE_CHECKING:
+    from interlock.gateway.history_cache import ParsedBody
+
+SPLICES: dict[str, str] = {"openai-responses": "input"}
+"""Upstream dialects whose encoding is one run of items per message, in order, with the
+history array each request carries them in. Responses: ``encode_message`` per message;
+what spans messages is the leading ``instructions`` message, hosted approvals (ruled out
+below) and the *current turn* (it starts after the last user message: with none among the
+new messages, the prefix's steps keep the turn they had and every new step is current, as
+when encoded alone). Gemini (adjacent contents merged, results
+paired by position) and Anthropic (consecutive same-role turns merged) need rules of
+their own and are not here."""
+
+_NO_HEAD_MEMBERS: dict[str, tuple[str, ...]] = {"openai-responses": ("instructions",)}
+"""Members an upstream body takes from the first messages: a translation holding one is
+not kept (the new messages' body would not carry it)."""
+
+TranslationKey = tuple[str, str, Continuation]
+"""(upstream name, replay mode, the request's service-state fields)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """What translating one history prefix for one upstream produced."""
+
+    key: TranslationKey
+    restored: tuple[Message, ...]
+    """The prefix's messages after the vault put back what it holds for them."""
+    lookup: Lookup
+    """The vault lookup of the prefix's keys when it was translated."""
+    items: tuple[JsonValue, ...]
+    """The upstream history items of the prefix, as encoded."""
+
+
+def key_of(request: Request, upstream_name: str, replay_mode: str) -> TranslationKey:
+    """The key a translation of ``request``'s history is kept and found under."""
+    return (upstream_name, replay_mode, request.continuation)
+
+
+_PLAIN_PARTS = (TextPart, ReasoningPart, ToolCallPart, ToolResultPart)
+
+
+def splices_alone(new: Sequence[Message]) -> bool:
+    """True when encoding ``new`` alone gives the items encoding them after the prefix
+    would, and cannot change the prefix's items.
+
+    Assistant steps and tool results made of text, reasoning, calls and results, without a
+    participant name: no approval (hosted approvals are looked up across the history), no
+    user, system or developer message, nothing carrying a refusal or media.
+    """
+    if not new:
+        return False
+    for message in new:
+        if message.role not in ("assistant", "tool") or message.name:
+            return False
+        if not all(type(part) in _PLAIN_PARTS for part in message.parts):
+            return False
+    return True
+
+
+def kept(
+    key: TranslationKey,
+    dialect: str,
+    encoded: Encoded,
+    restored: tuple[Message, ...],
+    lookup: Lookup,
+) -> Translation | None:
+    """The translation to keep for a whole request's history, if it can be reused."""
+    history = SPLICES.get(dialect)
+    items = encoded.payload.get(history) if history is not None else None
+    if encoded.warnings or not isinstance(items, list):
+        return None
+    if any(member in encoded.payload for member in _NO_HEAD_MEMBERS.get(dialect, ())):
+        return None
+    return Translation(key, restored, lookup, tuple(items))
+
+
+def prefix_found(translation: Translation, lookup: Lookup) -> bool:
+    """True when ``lookup`` (the prefix's keys first) read for the prefix exactly the
+    texts the vault held when it was translated."""
+    known = translation.lookup.texts
+    return lookup.texts[: len(known)] == known
+
+
+def spliced(translation: Translation, dialect: str, encoded: Encoded) -> Encoded | None:
+    """The whole request's encoding: ``encoded`` (the new messages alone) with the kept
+    items in front of its items; ``None`` when it cannot stand for the full encoding."""
+    history = SPLICES[dialect]
+    items = encoded.payload.get(history)
+    if encoded.warnings or not isinstance(items, list):
+        return None
+    if any(member in encoded.payload for member in _NO_HEAD_MEMBERS.get(dialect, ())):
+        return None
+    payload: JsonObject = dict(encoded.payload)
+    payload[history] = [*translation.items, *items]
+    return replace(encoded, payload=payload)
+
+
+def prefix_translation(
+    whole: Translation, prefix: int, new_keys: int, dialect: str, new_alone: Encoded
+) -> Translation | None:
+    """The translation of ``whole``'s first ``prefix`` messages, when the rest of it is
+    ``new_alone`` (the other messages, restored, encoded alone; ``new_keys`` vault keys):
+    how a continued history that was translated whole gets its prefix's translation."""
+    items = new_alone.payload.get(SPLICES[dialect])
+    if new_alone.warnings or not isinstance(items, list) or len(items) > len(whole.items):
+        return None
+    cut = len(whole.items) - len(items)
+    if list(whole.items[cut:]) != items:
+        return None
+    lookup = whole.lookup.head(len(whole.lookup.ids) - new_keys)
+    return Translation(whole.key, whole.restored[:prefix], lookup, whole.items[:cut])
+
+
+@dataclass(frozen=True, slots=True)
+class Splice:
+    """A request whose known prefix's translation stood for all but its new messages."""
+
+    encoded: Encoded
+    request: Request
+    """The request with every message, as the vault restored them."""
+    translation: Translation | None
+    """The translation to keep with this request's own prefix."""
+    restored: int
+    """Vault entries found for the whole history (the translation label's count)."""
+
+
+async def splice(
+    vault: ReasoningVault, tenant: str, upstream: Upstream, request: Request, parsed: ParsedBody
+) -> Splice | None:
+    """``request`` encoded for ``upstream`` from its known prefix's translation and its new
+    messages alone (restored from the vault, encoded), or ``None`` for the full path."""
+    continuation = parsed.continuation
+    translation = continuation.entry.translation if continuation is not None else None
+    key = key_of(request, upstream.name, upstream.config.replay_mode)
+    if translation is None or translation.key != key or not splices_alone(parsed.new):
+        return None
+    new_keys = wanted_keys(parsed.new, upstream.config)
+    lookup = await vault.look(tenant, upstream.config, new_keys, translation.lookup)
+    if not prefix_found(translation, lookup):
+        return None
+    found = lookup.found
+    new = restore_messages(parsed.new, found) if found else parsed.new
+    policy = ReplayPolicy(mode=upstream.config.replay_mode)
+    try:
+        alone = upstream.dialect.encode_request(replace(request, messages=new), policy)
+    except LossyHistoryError:
+        return None  # the full path answers, with the whole history's locations
+    encoded = spliced(translation, upstream.dialect.name, alone)
+    if encoded is None:
+        return None
+    messages = translation.restored + new
+    kept_now = kept(key, upstream.dialect.name, encoded, messages, lookup)
+    return Splice(encoded, replace(request, messages=messages), kept_now, len(found))
+
+
+def hold_translation(
+    parsed: ParsedBody, whole: Translation | None, upstream: Upstream, request: Request
+) -> None:
+    """Give the entry ``parsed`` continued (which just got its messages, see ``hold``) the
+    translation of its prefix, cut from ``whole`` (this request's): the new messages are
+    encoded alone and must be exactly the tail of this request's items."""
+    entry = parsed.continued
+    if whole is None or entry is None or entry.messages is None:
+        return
+    if entry.translation is not None and entry.translation.key == whole.key:
+        return
+    count = len(entry.messages)
+    new = parsed.messages[count:]
+    if not all(map(operator.is_, entry.messages, parsed.messages)) or not splices_alone(new):
+        return
+    policy = ReplayPolicy(mode=upstream.config.replay_mode)
+    try:
+        alone = upstream.dialect.encode_request(
+            replace(request, messages=whole.restored[count:]), policy
+        )
+    except LossyHistoryError:
+        return
+    new_keys = len(wanted_keys(new, upstream.config))
+    dialect = upstream.dialect.name
+    entry.translation = prefix_translation(whole, count, new_keys, dialect, alone)

@@ -1,0 +1,69 @@
+"""Compact request bodies: orjson's bytes are the standard library's, and what orjson
+refuses is answered by the standard library as before."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from interlock.gateway.model_field import COMPACT, compact_json, rewrite_model
+from interlock.transcript import JsonValue
+
+TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="+"))
+"""Any text a UTF-8 body can hold (no lone surrogates; no "+", see below)."""
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(TEXT, children, max_size=4),
+    max_leaves=20,
+)
+
+
+def _exponent_free(text: str) -> str:
+    return text.replace("e+", "e")
+
+
+@given(JSON)
+def test_compact_json_is_the_standard_encoding(value: JsonValue) -> None:
+    standard = COMPACT.encode(value)
+    written = compact_json(value)
+    assert json.loads(written) == json.loads(standard)
+    # Byte for byte, but for the "+" of a positive exponent (1e16 for 1e+16).
+    assert written.decode() == _exponent_free(standard)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [2**64, -(2**63) - 1, {"a": [10**30]}, {1: "x"}, {"a": {2.5: True}}],
+)
+def test_what_orjson_refuses_is_written_by_the_standard_library(value: JsonValue) -> None:
+    assert compact_json(value) == COMPACT.encode(value).encode()
+
+
+def test_a_lone_surrogate_fails_as_before() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        COMPACT.encode("\ud800").encode()
+    with pytest.raises(UnicodeEncodeError):
+        compact_json({"text": "\ud800"})
+
+
+def test_floats_keep_their_value() -> None:
+    for number in (1e16, 1e-7, 5e-324, 1.7976931348623157e308, 0.1, -0.0):
+        assert json.loads(compact_json([number])) == [number]
+        assert math.copysign(1, json.loads(compact_json(number))) == math.copysign(1, number)
+
+
+def test_rewrite_model_falls_back_to_a_compact_body_when_ambiguous() -> None:
+    body = json.dumps({"model": "a", "x": {"model": "a"}, "n": 10**20}).encode()
+    assert json.loads(rewrite_model(body, "a", "b")) == {
+        "model": "b",
+        "x": {"model": "a"},
+        "n": 10**20,
+    }

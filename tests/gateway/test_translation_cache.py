@@ -1,0 +1,162 @@
+"""A translated history prefix is reused across dialects only when the full path would
+send the very same body: same prefix text, same vault entries, new messages that encode
+on their own; every other request takes the full path."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from interlock.gateway.history_cache import HistoryCache
+from interlock.gateway.stores import Store
+from interlock.gateway.translation_cache import Translation, kept, spliced, splices_alone
+from interlock.gateway.vault import Lookup
+from interlock.transcript import (
+    OPENAI_ENCRYPTED_CONTENT,
+    ApprovalRequestPart,
+    Continuation,
+    Encoded,
+    JsonObject,
+    JsonValue,
+    Message,
+    Opaque,
+    ReasoningPart,
+    RefusalPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    TranslationWarning,
+    to_json,
+)
+from tests.gateway.helpers import Recorder, client
+from tests.gateway.test_history_cache import Conversation, built, growing, responses_answer
+
+Hook = Callable[[int, Store], Awaitable[None]]
+NOTHING = Lookup((), (), (), {})
+
+
+async def replay(
+    cache: HistoryCache, turns: Conversation, hook: Hook | None = None
+) -> tuple[list[object], list[bytes]]:
+    """Every body in order (``hook`` runs before each); answers and upstream bodies."""
+    upstream = Recorder(responses_answer)
+    gateway = built(cache, upstream)
+    answers: list[object] = []
+    async with client(gateway) as http:
+        for number, (content, path) in enumerate(turns):
+            if hook is not None:
+                await hook(number, gateway.store)
+            answer = await http.post(path, content=content)
+            answers.append(
+                (answer.status_code, answer.headers.get("x-interlock-translation"), answer.json())
+            )
+    return answers, [request.content for request in upstream.requests]
+
+
+async def same_with_and_without(turns: Conversation, hook: Hook | None = None) -> HistoryCache:
+    cache = HistoryCache(min_chars=0)
+    assert await replay(cache, turns, hook) == await replay(
+        HistoryCache(min_chars=10**9), turns, hook
+    )
+    return cache
+
+
+async def test_a_growing_conversation_across_dialects_reuses_its_translation() -> None:
+    cache = await same_with_and_without(growing("to-responses", 12))
+    # The first request keeps no messages; the second is translated whole and gives the
+    # first one's prefix its translation; every later one is spliced.
+    assert cache.translations_reused == 10
+
+
+def _edit_first(turn: int, messages: list[JsonObject]) -> None:
+    if turn == 6:  # one character of an early message changed: the prefix text misses
+        messages[1]["content"] = "gp"
+
+
+async def test_a_changed_character_anywhere_misses() -> None:
+    cache = await same_with_and_without(growing("to-responses", 10, _edit_first))
+    assert cache.translations_reused == 10 - 2 - 2  # turn 6 decoded whole, turn 7 too
+
+
+def _reasoning(call_id: str) -> dict[str, JsonValue]:
+    opaque = Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="enc-" + call_id)
+    return {
+        f"reasoning:{call_id}": [to_json(ReasoningPart(reasoning_kind="encrypted", opaque=opaque))]
+    }
+
+
+async def _vault_entry_for_a_prefix_call(number: int, store: Store) -> None:
+    if number == 6:  # an entry appears for a call the known prefix holds
+        await store.vault_put("default", "responses", _reasoning("call_2"))
+    if number == 8:  # and changes
+        await store.vault_put("default", "responses", {"reasoning:call_2": []})
+
+
+async def test_a_vault_entry_for_the_prefix_that_appeared_or_changed_misses() -> None:
+    turns = growing("to-responses", 10)
+    cache = await same_with_and_without(turns, _vault_entry_for_a_prefix_call)
+    upstream = Recorder(responses_answer)
+    gateway = built(HistoryCache(min_chars=0), upstream)
+    async with client(gateway) as http:
+        for number, (content, path) in enumerate(turns):
+            await _vault_entry_for_a_prefix_call(number, gateway.store)
+            await http.post(path, content=content)
+    assert b"enc-call_2" not in upstream.requests[5].content
+    assert b"enc-call_2" in upstream.requests[6].content
+    assert b"enc-call_2" in upstream.requests[7].content
+    assert b"enc-call_2" not in upstream.requests[8].content
+    assert cache.translations_reused == 10 - 2 - 2
+
+
+def _user_turn(turn: int, messages: list[JsonObject]) -> None:
+    if turn in (4, 7):  # a new user message: encoded with the whole history
+        messages.append({"role": "user", "content": f"and now {turn}"})
+
+
+def _named(turn: int, messages: list[JsonObject]) -> None:
+    if turn == 5:  # a participant name: Responses warns at its absolute position
+        messages[-2]["name"] = "agent_b"
+
+
+@pytest.mark.parametrize("edit", [_user_turn, _named])
+async def test_new_messages_that_do_not_encode_alone_take_the_full_path(
+    edit: Callable[[int, list[JsonObject]], None],
+) -> None:
+    cache = await same_with_and_without(growing("to-responses", 10, edit))
+    assert 0 < cache.translations_reused < 8
+
+
+async def test_gemini_upstream_is_never_spliced() -> None:
+    cache = await same_with_and_without(growing("to-gemini", 6))
+    assert cache.translations_reused == 0 and cache.reused == 4
+
+
+def test_only_plain_assistant_steps_and_tool_results_splice() -> None:
+    call = ToolCallPart(call_id="c", name="f", arguments={})
+    result = ToolResultPart(call_id="c", name="f", output=(TextPart(text="ok"),))
+    step = Message(role="assistant", parts=(ReasoningPart(reasoning_kind="raw", text="r"), call))
+    assert splices_alone((step, Message(role="tool", parts=(result,))))
+    assert not splices_alone(())
+    assert not splices_alone((Message(role="user", parts=(TextPart(text="x"),)),))
+    assert not splices_alone((Message(role="assistant", parts=(RefusalPart(text="no"),)),))
+    assert not splices_alone((Message(role="assistant", name="b", parts=(call,)),))
+    approval = ApprovalRequestPart(approval_id="a", call=call)
+    assert not splices_alone((Message(role="assistant", parts=(approval,)),))
+
+
+def test_an_encoding_with_a_warning_or_instructions_is_neither_kept_nor_spliced() -> None:
+    key = ("responses", "strict", Continuation(store=False))
+    plain = Encoded(payload={"model": "m", "input": [{"n": 2}]})
+    known = kept(key, "openai-responses", Encoded(payload={"input": [{"n": 1}]}), (), NOTHING)
+    assert known == Translation(key, (), NOTHING, ({"n": 1},))
+    whole = spliced(known, "openai-responses", plain)
+    assert whole is not None and whole.payload == {"model": "m", "input": [{"n": 1}, {"n": 2}]}
+    warned = Encoded(
+        payload=plain.payload, warnings=(TranslationWarning(code="c", location="l", message="m"),)
+    )
+    instructed = Encoded(payload={**plain.payload, "instructions": "be brief"})
+    for encoded in (warned, instructed):
+        assert kept(key, "openai-responses", encoded, (), NOTHING) is None
+        assert spliced(known, "openai-responses", encoded) is None
+    assert kept(key, "gemini", plain, (), NOTHING) is None
