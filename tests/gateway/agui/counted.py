@@ -58,6 +58,12 @@ def check_stock(item: str = "default") -> str:
     return f"7 of {item} in stock"
 
 
+def shred_file(path: str = "default") -> str:
+    """Shred ``path`` (needs approval); always fails after it started."""
+    _log("shred_file", path, "started")
+    raise OSError(f"cannot shred {path}")
+
+
 def send_email(to: str = "default") -> str:
     """Send an email to ``to`` (needs approval)."""
     _log("send_email", to, "started")

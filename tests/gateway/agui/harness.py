@@ -55,9 +55,9 @@ model = "model"
 instructions = "Be helpful."
 tools = [
     "{tools}:get_weather", "{tools}:delete_file", "{tools}:send_email", "{tools}:slow_task",
-    "{tools}:paced_task", "{tools}:cut_emoji", "{tools}:check_stock",
+    "{tools}:paced_task", "{tools}:cut_emoji", "{tools}:check_stock", "{tools}:shred_file",
 ]
-approval_required = ["delete_file", "send_email"]
+approval_required = ["delete_file", "send_email", "shred_file"]
 approval_style = "interrupt"
 retry_on_interrupt = ["check_stock"]
 

@@ -28,6 +28,12 @@ def check_stock(item: str = "default") -> str:
     return f"7 of {item} in stock"
 
 
+def shred_file(path: str = "default") -> str:
+    """Shred ``path`` (needs approval); always fails after it started."""
+    EXECUTIONS["shred_file", path] += 1
+    raise OSError(f"cannot shred {path}")
+
+
 def send_email(to: str = "default") -> str:
     """Send an email to ``to`` (needs approval)."""
     EXECUTIONS["send_email", to] += 1

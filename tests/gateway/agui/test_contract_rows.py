@@ -1,0 +1,82 @@
+"""AG-UI rows of the loop contract, from the client's side (real HTTP and WebSocket).
+
+- An approved tool that raises ends in exactly one terminal error result for the approved
+  call (one ``TOOL_CALL_RESULT``), having run once.
+- A tool that needs no approval gets exactly one ``TOOL_CALL_RESULT`` and no interrupt or
+  approval event of any kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.gateway.agui.harness import (
+    Server,
+    binding_for,
+    make_gateway,
+    new_id,
+    of_type,
+    open_socket,
+    resume_all,
+    run_input,
+    serve,
+    sse_events,
+    user,
+)
+from tests.gateway.agui.tools import EXECUTIONS
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    directory = tmp_path_factory.mktemp("agui-contract")
+    yield from serve(binding_for(make_gateway(str(directory), store=f"sqlite:///{directory}/s.db")))
+
+
+async def send(server: Server, body: dict[str, Any], transport: str) -> list[dict[str, Any]]:
+    if transport == "ws":
+        async with open_socket(server) as socket:
+            return await socket.run(body)
+    async with httpx.AsyncClient(timeout=60) as client:
+        response = await client.post(f"{server.url}/agui/assistant", json=body)
+    assert response.status_code == 200, response.text
+    return sse_events(response.text)
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+async def test_an_approved_tool_that_raises_gives_one_error_result(
+    server: Server, transport: str
+) -> None:
+    thread, path = new_id("t"), new_id("shred")
+    ask = run_input(thread, [user(f'call shred_file with {{"path":"{path}"}}')])
+    paused = await send(server, ask, transport)
+    assert paused[-1]["outcome"]["type"] == "interrupt"
+    call_id = paused[-1]["outcome"]["interrupts"][0]["toolCallId"]
+    resume = run_input(thread, resume=resume_all(paused[-1], {"approved": True}))
+    events = await send(server, resume, transport)
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "success"}
+    (result,) = of_type(events, "TOOL_CALL_RESULT")
+    assert result["toolCallId"] == call_id
+    assert result["content"] == "Error: tool 'shred_file' failed."
+    assert EXECUTIONS["shred_file", path] == 1
+    again = await send(server, resume, transport)  # the same resume again: nothing runs
+    assert of_type(again, "TOOL_CALL_RESULT") == [] and EXECUTIONS["shred_file", path] == 1
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+async def test_an_ordinary_tool_result_gets_no_extra_event(server: Server, transport: str) -> None:
+    thread, city = new_id("t"), new_id("city")
+    events = await send(
+        server, run_input(thread, [user(f'call get_weather with {{"city":"{city}"}}')]), transport
+    )
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["outcome"] == {"type": "success"}
+    (result,) = of_type(events, "TOOL_CALL_RESULT")
+    (start,) = of_type(events, "TOOL_CALL_START")
+    assert start["toolCallName"] == "get_weather" and result["toolCallId"] == start["toolCallId"]
+    assert result["content"] == f"sunny in {city}"
+    names = {event["type"] for event in events}
+    assert not any("INTERRUPT" in name or "CUSTOM" in name for name in names), names
+    assert EXECUTIONS["get_weather", city] == 1
