@@ -56,9 +56,13 @@ class KeyValueLedgerStore:
     async def hold_batch(
         self, thread_id: str, batch: HeldBatch, approvals: Sequence[ApprovalRecord]
     ) -> None:
-        """Hold ``batch`` and its live approval records (one atomic write)."""
-        sequence = f"{time.time_ns():020d}-{batch.batch_id}"
-        items = {self._key(thread_id, "batch", sequence): _dumps(dump_batch(batch))}
+        """Hold ``batch`` and its live approval records (one atomic write). A batch held
+        again (paused anew, e.g. for input) replaces its entry and keeps its place."""
+        key = await self._held_key(thread_id, batch.batch_id)
+        if key is None:
+            sequence = f"{time.time_ns():020d}-{batch.batch_id}"
+            key = self._key(thread_id, "batch", sequence)
+        items = {key: _dumps(dump_batch(batch))}
         for record in approvals:
             items[self._key(thread_id, "approval", record.approval_id)] = _dumps(
                 dump_approval(record)
@@ -69,6 +73,13 @@ class KeyValueLedgerStore:
         """Every held batch of the thread, oldest first."""
         rows = await self._backend.scan(self._key(thread_id, "batch") + "/")
         return tuple(load_batch(json.loads(value)) for _, value in rows)
+
+    async def _held_key(self, thread_id: str, batch_id: str) -> str | None:
+        suffix = "-" + quote(batch_id, safe="")
+        for key, _ in await self._backend.scan(self._key(thread_id, "batch") + "/"):
+            if key.endswith(suffix):
+                return key
+        return None
 
     async def release_batch(self, thread_id: str, batch_id: str) -> None:
         """Forget a resolved batch (its approval records stay, consumed)."""

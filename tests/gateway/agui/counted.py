@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from interlock.core_loop import NeedsInput, ToolContext
+
 
 def _log(tool: str, key: str, event: str) -> None:
     directory = Path(os.environ["INTERLOCK_TEST_COUNTS"])
@@ -62,6 +64,14 @@ def shred_file(path: str = "default") -> str:
     """Shred ``path`` (needs approval); always fails after it started."""
     _log("shred_file", path, "started")
     raise OSError(f"cannot shred {path}")
+
+
+def book_room(context: ToolContext, hotel: str = "default") -> str:
+    """Book ``hotel`` (needs approval); asks which day before it books."""
+    if not context.answers:
+        raise NeedsInput("Which day?", schema={"type": "string"})
+    _log("book_room", hotel, "finished")
+    return f"booked {hotel} on {context.answers[0]}"
 
 
 def send_email(to: str = "default") -> str:

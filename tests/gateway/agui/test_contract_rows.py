@@ -4,6 +4,8 @@
   call (one ``TOOL_CALL_RESULT``), having run once.
 - A tool that needs no approval gets exactly one ``TOOL_CALL_RESULT`` and no interrupt or
   approval event of any kind.
+- An approved tool that asks for input pauses with an ``input_required`` interrupt and no
+  ``TOOL_CALL_RESULT``; the thread keeps the call open until the answer, then one result.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tests.gateway.agui.harness import (
     resume_all,
     run_input,
     serve,
+    snapshot,
     sse_events,
     user,
 )
@@ -80,3 +83,29 @@ async def test_an_ordinary_tool_result_gets_no_extra_event(server: Server, trans
     names = {event["type"] for event in events}
     assert not any("INTERRUPT" in name or "CUSTOM" in name for name in names), names
     assert EXECUTIONS["get_weather", city] == 1
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+async def test_an_approved_tool_asking_for_input_pauses_without_a_result(
+    server: Server, transport: str
+) -> None:
+    thread, hotel = new_id("t"), new_id("hotel")
+    paused = await send(
+        server, run_input(thread, [user(f'call book_room with {{"hotel":"{hotel}"}}')]), transport
+    )
+    call_id = paused[-1]["outcome"]["interrupts"][0]["toolCallId"]
+    approved = run_input(thread, resume=resume_all(paused[-1], {"approved": True}))
+    asked = await send(server, approved, transport)
+    (interrupt,) = asked[-1]["outcome"]["interrupts"]
+    assert interrupt["reason"] == "input_required" and interrupt["toolCallId"] == call_id
+    assert interrupt["message"] == "Which day?"
+    assert of_type(asked, "TOOL_CALL_RESULT") == []
+    held = snapshot(asked)
+    assert [c["id"] for m in held for c in m.get("toolCalls", [])] == [call_id]
+    assert not [m for m in held if m["role"] == "tool"], "the call stays open, no result"
+    assert EXECUTIONS["book_room", hotel] == 0
+    answered = run_input(thread, resume=resume_all(asked[-1], "monday"))
+    events = await send(server, answered, transport)
+    (result,) = of_type(events, "TOOL_CALL_RESULT")
+    assert result["toolCallId"] == call_id and result["content"] == f"booked {hotel} on monday"
+    assert EXECUTIONS["book_room", hotel] == 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+from interlock.core_loop import NeedsInput, ToolContext
+
 EXECUTIONS: Counter[tuple[str, str]] = Counter()
 """(tool, key argument) → completed executions. Tests use unique arguments."""
 STARTED: Counter[str] = Counter()
@@ -32,6 +34,14 @@ def shred_file(path: str = "default") -> str:
     """Shred ``path`` (needs approval); always fails after it started."""
     EXECUTIONS["shred_file", path] += 1
     raise OSError(f"cannot shred {path}")
+
+
+def book_room(context: ToolContext, hotel: str = "default") -> str:
+    """Book ``hotel`` (needs approval); asks which day before it books."""
+    if not context.answers:
+        raise NeedsInput("Which day?", schema={"type": "string"})
+    EXECUTIONS["book_room", hotel] += 1
+    return f"booked {hotel} on {context.answers[0]}"
 
 
 def send_email(to: str = "default") -> str:

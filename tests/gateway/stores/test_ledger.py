@@ -43,6 +43,21 @@ async def test_hold_list_and_release_batches_oldest_first(store: Store) -> None:
     assert await ledger.approval("th", "a1") is not None
 
 
+async def test_holding_a_batch_again_replaces_it_in_place(store: Store) -> None:
+    """A batch paused again (an approved call now awaiting input) is held once, not twice:
+    settling it twice would emit its results twice."""
+    ledger = store.ledger("tenant")
+    first = HeldBatch(
+        batch_id="b1",
+        calls=(PlannedCall(call=_call("o1"), disposition="approval", approval_id="a1"),),
+    )
+    second = HeldBatch(batch_id="b2", calls=(PlannedCall(call=_call("o2"), disposition="execute"),))
+    await ledger.hold_batch("th", first, [_record("a1", "o1")])
+    await ledger.hold_batch("th", second, [])
+    await ledger.hold_batch("th", first, ())
+    assert await ledger.held_batches("th") == (first, second)
+
+
 async def test_claim_approval_is_single_use_under_concurrency(store: Store) -> None:
     ledger = store.ledger("tenant")
     await ledger.hold_batch("th", HeldBatch(batch_id="b1", calls=()), [_record("a1", "o1")])
