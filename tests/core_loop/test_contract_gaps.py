@@ -180,3 +180,48 @@ async def test_previous_response_id_continuation_never_runs_a_terminal_approval_
 
     _, count = await both(scenario)
     assert count == 1
+
+
+# Multiple reused-id rounds -------------------------------------------------------------
+
+
+async def test_approved_and_rejected_rounds_with_one_call_id_stay_separate() -> None:
+    """Two rounds reuse call id ``c1``: the first approved (runs), the second rejected
+    (never runs). Each occurrence keeps its own call/result pair with the right outcome,
+    and the model sees both pairs, in order."""
+
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        again = call("c1", "delete", '{"path":"/a"}')
+        world = World(
+            [reply(again), say("one"), reply(again), say("two")], counted_tools(calls), mode=mode
+        )
+        history: list[Message] = [user("delete /a")]
+        first = await world.run(history)
+        history += [*first.messages, decide((first.pending_approvals[0].approval_id, True))]
+        history += (await world.run(history)).messages
+        history.append(user("and again"))
+        third = await world.run(history)
+        rejected = ApprovalResponsePart(
+            approval_id=third.pending_approvals[0].approval_id, approved=False
+        )
+        history += [*third.messages, decide(rejected)]
+        fourth = await world.run(history)
+        assert fourth.text == "two"
+        sent = [p for m in world.requests[-1].messages for p in m.parts]
+        pairs = [
+            (type(p).__name__, p.call_id, p.occurrence_id, getattr(p, "outcome", None))
+            for p in sent
+            if hasattr(p, "occurrence_id") and hasattr(p, "call_id")
+        ]
+        occurrences = [occurrence for _, _, occurrence, _ in pairs]
+        assert [(kind, call_id, outcome) for kind, call_id, _, outcome in pairs] == [
+            ("ToolCallPart", "c1", None),
+            ("ToolResultPart", "c1", "success"),
+            ("ToolCallPart", "c1", None),
+            ("ToolResultPart", "c1", "denied"),
+        ]
+        assert occurrences[0] == occurrences[1] != occurrences[2] == occurrences[3]
+        return calls.count()
+
+    assert await both(scenario) == 1
