@@ -147,24 +147,42 @@ def json_schema(response_format: ResponseFormat) -> JsonObject:
     schema = response_format.schema or {}
     if response_format.schema_dialect == "json_schema":
         return schema
+    return openapi_to_json_schema(schema)
+
+
+def openapi_to_json_schema(schema: JsonObject) -> JsonObject:
+    """An OpenAPI-subset schema (Gemini ``Schema``: upper-case ``type``, ``nullable``) as JSON
+    Schema; a schema that is JSON Schema already comes back equal."""
     converted = _from_openapi(schema)
     assert isinstance(converted, dict)
     return converted
 
 
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+"""Keywords whose value maps names (never keywords) to subschemas."""
+_SCHEMA_ONE = frozenset({"items", "additionalProperties", "not"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+
+
 def _from_openapi(value: JsonValue) -> JsonValue:
-    if isinstance(value, list):
-        return [_from_openapi(item) for item in value]
+    """One schema converted; only subschema positions are walked (a property named ``type``
+    or ``nullable``, an ``enum`` or ``default`` value, are data and stay as they are)."""
     if not isinstance(value, dict):
         return value
     out: JsonObject = {}
     for key, item in value.items():
         if key == "type" and isinstance(item, str):
             out[key] = item.lower()
-        elif key == "nullable":
+        elif key == "nullable" and isinstance(item, bool):
             continue
-        else:
+        elif key in _SCHEMA_MAPS and isinstance(item, dict):
+            out[key] = {name: _from_openapi(entry) for name, entry in item.items()}
+        elif key in _SCHEMA_ONE:
             out[key] = _from_openapi(item)
+        elif key in _SCHEMA_LISTS and isinstance(item, list):
+            out[key] = [_from_openapi(entry) for entry in item]
+        else:
+            out[key] = item
     if value.get("nullable") is True and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
     return out

@@ -262,3 +262,45 @@ def test_server_side_tool_parts_are_refused_before_reaching_another_upstream(
     error = answer.json()["error"]
     assert error["status"] == "INVALID_ARGUMENT" and "messages[1].parts[0]" in error["message"]
     assert len(emulators["openai-chat"].received) == before
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_google_genai_schema_tool_reaches_a_chat_upstream_as_json_schema(
+    stack: tuple[str, dict[str, Emulator]], stream: bool
+) -> None:
+    """google-genai writes ``types.Schema`` as the OpenAPI subset (``"type": "OBJECT"``), which
+    OpenAI rejects; the Chat upstream gets JSON Schema."""
+    url, emulators = stack
+    declaration = types.FunctionDeclaration(
+        name="sum_numbers",
+        parameters=types.Schema(
+            type=types.Type.OBJECT,
+            properties={"a": types.Schema(type=types.Type.NUMBER, nullable=True)},
+            required=["a"],
+        ),
+    )
+    config = types.GenerateContentConfig(tools=[types.Tool(function_declarations=[declaration])])
+    client = _client(url)
+    if stream:
+        list(client.models.generate_content_stream(model="via-chat", contents="hi", config=config))
+    else:
+        client.models.generate_content(model="via-chat", contents="hi", config=config)
+    sent = emulators["openai-chat"].received[-1]["tools"][0]["function"]["parameters"]
+    assert sent == {
+        "type": "object",
+        "properties": {"a": {"type": ["number", "null"]}},
+        "required": ["a"],
+    }
+
+
+def test_tools_sent_as_one_object_are_read(stack: tuple[str, dict[str, Emulator]]) -> None:
+    url, emulators = stack
+    body: JsonObject = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "tools": {
+            "functionDeclarations": [{"name": "namer", "parametersJsonSchema": {"type": "object"}}]
+        },
+    }
+    answer = _post_gemini(url, "via-chat", body, False)
+    assert answer.status_code == 200, answer.text
+    assert emulators["openai-chat"].received[-1]["tools"][0]["function"]["name"] == "namer"

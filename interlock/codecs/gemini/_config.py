@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, TypeVar
 
+from interlock.codecs._structured import openapi_to_json_schema
 from interlock.codecs.gemini._encode import PartEncoder
 from interlock.codecs.gemini._wire import (
     DIALECT,
@@ -62,6 +63,9 @@ def decode_tools(
     tools: list[ToolSpec] = []
     hosted: list[HostedToolSpec] = []
     layout: list[tuple[int, bool]] = []
+    if isinstance(value, dict):  # one Tool object instead of a list of them (seen in traffic)
+        marks["toolsObject"] = True
+        value = [value]
     for index, item in enumerate(as_list(value, path)):
         where = f"{path}[{index}]"
         body = as_object(item, where)
@@ -94,6 +98,13 @@ def _decode_declaration(value: JsonValue, path: str) -> ToolSpec:
             marks["fields"] = unknown
         schema = fields["parameters"]
         marks["schemaKey"] = "parameters"
+        if isinstance(schema, dict):
+            # The OpenAPI-subset Schema ("type": "OBJECT", "nullable") as JSON Schema, which
+            # every other dialect takes; the original is written back to Gemini unchanged.
+            converted = openapi_to_json_schema(schema)
+            if converted != schema:
+                marks["openapi"] = schema
+                schema = converted
     description = fields.get("description")
     if description is None and "description" in fields:
         unknown["description"] = None  # an explicit null, written back as it came
@@ -166,7 +177,9 @@ def _encode_declaration(tool: ToolSpec, index: int, encoder: PartEncoder) -> Jso
         wire["description"] = tool.description
     if tool.parameters is not None:
         key = "parameters" if own.get("schemaKey") == "parameters" else "parametersJsonSchema"
-        wire[key] = tool.parameters
+        original = own.get("openapi")
+        unchanged = isinstance(original, dict) and openapi_to_json_schema(original) == tool.parameters
+        wire[key] = original if unchanged else tool.parameters
     wire.update(object_entry(own, "fields"))
     if tool.strict:
         encoder.warn(

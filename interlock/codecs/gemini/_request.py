@@ -125,7 +125,8 @@ def encode_request(
     if system is not None:
         payload["systemInstruction"] = system
     if request.tools or request.hosted_tools or "toolLayout" in marks:
-        payload["tools"] = encode_tools(request.tools, request.hosted_tools, marks, encoder)
+        tools = encode_tools(request.tools, request.hosted_tools, marks, encoder)
+        payload["tools"] = tools[0] if marks.get("toolsObject") and len(tools) == 1 else tools
     tool_config = encode_tool_config(request.tool_choice, marks)
     if tool_config is not None:
         payload["toolConfig"] = tool_config

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from interlock.codecs import gemini
+from interlock.codecs import gemini, openai_chat
 from interlock.transcript import (
     GenerationOptions,
     HostedToolSpec,
@@ -168,3 +168,52 @@ def test_an_explicit_null_description_and_empty_stop_list_come_back_as_sent() ->
     assert request.tools[0].description is None and request.options.stop == ()
     encoded = gemini.encode_request(request)
     assert encoded.payload == body and encoded.warnings == ()
+
+
+def test_tools_given_as_one_object_decode_and_come_back_as_one_object() -> None:
+    declaration: JsonObject = {"name": "f", "parametersJsonSchema": {"type": "object"}}
+    body: JsonObject = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "tools": {"functionDeclarations": [declaration]},
+    }
+    request = gemini.decode_request(body)
+    assert [tool.name for tool in request.tools] == ["f"]
+    assert gemini.encode_request(request).payload == body
+    # Translated elsewhere and back, the request is an ordinary list again.
+    again = gemini.decode_request({**body, "tools": [{"functionDeclarations": [declaration]}]})
+    assert gemini.encode_request(again).payload["tools"] == [
+        {"functionDeclarations": [declaration]}
+    ]
+
+
+OPENAPI_PARAMETERS: JsonObject = {
+    "type": "OBJECT",
+    "properties": {
+        "a": {"type": "NUMBER", "description": "first"},
+        "type": {"type": "STRING", "enum": ["UPPER", "lower"], "nullable": True},
+        "nullable": {"type": "ARRAY", "items": {"type": "INTEGER"}},
+    },
+    "required": ["a"],
+}
+
+
+def test_openapi_parameters_become_json_schema_and_go_back_to_gemini_unchanged() -> None:
+    """Gemini's ``parameters`` is the OpenAPI subset (upper-case types, ``nullable``); every
+    other dialect needs JSON Schema. Property names and enum values are data, not keywords."""
+    body: JsonObject = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "tools": [{"functionDeclarations": [{"name": "f", "parameters": OPENAPI_PARAMETERS}]}],
+    }
+    request = gemini.decode_request(body)
+    assert request.tools[0].parameters == {
+        "type": "object",
+        "properties": {
+            "a": {"type": "number", "description": "first"},
+            "type": {"type": ["string", "null"], "enum": ["UPPER", "lower"]},
+            "nullable": {"type": "array", "items": {"type": "integer"}},
+        },
+        "required": ["a"],
+    }
+    assert gemini.encode_request(request).payload == body
+    chat = openai_chat.encode_request(request).payload
+    assert chat["tools"][0]["function"]["parameters"] == request.tools[0].parameters
