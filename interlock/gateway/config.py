@@ -42,6 +42,7 @@ ChatReasoningDialect: TypeAlias = Literal[
 ]
 ApprovalStyle: TypeAlias = Literal["interrupt", "confirm_changes"]
 ReplayModeName: TypeAlias = Literal["strict", "degrade"]
+ThoughtSignatures: TypeAlias = Literal["required", "optional"]
 TransportName: TypeAlias = Literal["interlock", "httpx"]
 
 PROTOCOLS: tuple[Protocol, ...] = DIALECT_NAMES
@@ -153,6 +154,10 @@ class ModelRoute:
     replay_mode: RouteReplayMode | None = None
     """The replay policy for this route's deployments (``None``: each upstream's own) and
     its fallbacks (``None``: strict)."""
+    thought_signatures: ThoughtSignatures | None = None
+    """Whether the model requires Gemini thought signatures on the current turn's function
+    calls; unset: by the model's name (the Gemini 3 family and unknown names require them,
+    Gemini 1.x / 2.x and Gemma do not)."""
 
     @property
     def places(self) -> tuple[Deployment, ...]:
@@ -163,6 +168,13 @@ class ModelRoute:
     def routed(self) -> bool:
         """True when a request may go to more than one place."""
         return len(self.deployments) > 1 or bool(self.fallbacks)
+
+    @property
+    def signatures_required(self) -> bool | None:
+        """The configured signature rule (``None``: decided by the model's name)."""
+        if self.thought_signatures is None:
+            return None
+        return self.thought_signatures == "required"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -402,7 +414,10 @@ def _model(table: _Table, environ: Mapping[str, str], upstreams: set[str]) -> Mo
     if "name" not in table.values:
         raise ConfigError(table.key("name"), "required")
     table.seen.add("deployments")  # read by parse_deployments below
-    fields = table.take({"name": str, "upstream": str, "model": str, **MODEL_ROUTING_KEYS})
+    signatures = {"thought_signatures": _choice(get_args(ThoughtSignatures))}
+    fields = table.take(
+        {"name": str, "upstream": str, "model": str, **MODEL_ROUTING_KEYS, **signatures}
+    )
     deployments = parse_deployments(table, fields, environ, upstreams)
     fields |= {"upstream": deployments[0].upstream, "model": deployments[0].model}
     return ModelRoute(**fields, deployments=deployments)

@@ -373,7 +373,10 @@ class Proxy:
         upstream, request = call.upstream, call.request
         restored = len(lookup.found)
         same = call.ingress.name == upstream.dialect.name
-        policy = ReplayPolicy(mode=upstream.config.replay_mode)
+        policy = ReplayPolicy(
+            mode=upstream.config.replay_mode,
+            signatures_required=call.route.model.signatures_required,
+        )
         checked = (upstream.name, upstream.config.replay_mode)
         marker = upstream.dialect.http.minted_id_marker
         if same and marker and marker in call.body:

@@ -494,6 +494,7 @@ def plan_routes(
             upstream=deployment.upstream,
             model=deployment.model,
             deployments=(deployment,),
+            thought_signatures=model.thought_signatures,
         )
         return Target(Route(model=single, upstream=upstream), deployment.weight, shared)
 

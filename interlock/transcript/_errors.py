@@ -53,11 +53,15 @@ class ReplayPolicy:
     fallback (e.g. Gemini's ``skip_thought_signature_validator``) and reports a warning.
     ``foreign_opaque`` decides what happens to opaque payloads issued by another provider:
     they are never sent; ``drop`` drops them with a warning, ``refuse`` raises.
+    ``signatures_required`` says whether the target model requires thought signatures on
+    the current turn's function calls (Gemini); ``None`` lets the encoder decide by the
+    model's name.
     """
 
     mode: ReplayMode = "strict"
     foreign_opaque: Literal["drop", "refuse"] = "drop"
     gemini_dummy_signature: str = "skip_thought_signature_validator"
+    signatures_required: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -74,6 +74,11 @@ def test_valid_config_reads_keys_from_the_environment() -> None:
             "upstreams[1].name",
         ),
         ("[[models]]\nname='m'\nupstream='ghost'\nmodel='x'", "models[0].upstream"),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='gemini'\nbase_url='https://x'\n"
+            "[[models]]\nname='m'\nupstream='a'\nmodel='x'\nthought_signatures='always'",
+            "models[0].thought_signatures",
+        ),
         ("[[agents]]\nname='a'\nmodel='ghost'", "agents[0].model"),
         ("[server]\nport = 'eighty'", "server.port"),
         ("[server]\ndrain_seconds = 0", "server.drain_seconds"),
@@ -138,3 +143,14 @@ def test_browser_settings_are_normalized() -> None:
     assert server.allowed_origins == ("http://app.example:3000",)
     assert server.cors_origins == ("*",)
     assert server.allowed_hosts == ("gw.example", "[fe80::1]")
+
+
+def test_a_models_thought_signature_rule_is_read() -> None:
+    text = (
+        "[[upstreams]]\nname='g'\nprotocol='gemini'\nbase_url='https://x'\n"
+        "[[models]]\nname='a'\nupstream='g'\nmodel='gemini-2.5-flash'\nthought_signatures='required'\n"
+        "[[models]]\nname='b'\nupstream='g'\nmodel='tuned'\nthought_signatures='optional'\n"
+        "[[models]]\nname='c'\nupstream='g'\nmodel='gemini-3-pro'\n"
+    )
+    rules = {model.name: model.signatures_required for model in parse_config(text, {}).models}
+    assert rules == {"a": True, "b": False, "c": None}

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from google import genai
+from google.genai import errors as genai_errors
 from google.genai import types
 from openai import OpenAI
 
@@ -33,12 +34,28 @@ SCHEMA: JsonObject = {
 }
 
 
+SIGNATURE_MODELS = """
+[[models]]
+name = "gemini-2-signed"
+upstream = "up-gemini"
+model = "gemini-2.5-flash-emulated"
+thought_signatures = "required"
+
+[[models]]
+name = "tuned-unsigned"
+upstream = "up-gemini"
+model = "tuned-model-emulated"
+thought_signatures = "optional"
+"""
+
+
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("gemini-wire")
     with emulators_on_loopback() as (emulator_url, emulators):
         config = directory / "interlock.toml"
-        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
+        text = gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}")
+        config.write_text(text + SIGNATURE_MODELS)
         with serve(config, directory) as url:
             yield url, emulators
 
@@ -304,3 +321,85 @@ def test_tools_sent_as_one_object_are_read(stack: tuple[str, dict[str, Emulator]
     answer = _post_gemini(url, "via-chat", body, False)
     assert answer.status_code == 200, answer.text
     assert emulators["openai-chat"].received[-1]["tools"][0]["function"]["name"] == "namer"
+
+
+def _unsigned_history(url: str, model: str, stream: bool) -> str:
+    """A tool step whose call carries no thought signature, from the google-genai client."""
+    call = types.FunctionCall(name="get_weather", args={"city": "Paris"})
+    result = types.FunctionResponse(name="get_weather", response={"result": "sunny"})
+    contents = [
+        types.Content(role="user", parts=[types.Part(text="weather in Paris?")]),
+        types.Content(role="model", parts=[types.Part(function_call=call)]),
+        types.Content(role="user", parts=[types.Part(function_response=result)]),
+    ]
+    client = _client(url)
+    if stream:
+        chunks = client.models.generate_content_stream(model=model, contents=contents)
+        return "".join(part.text or "" for chunk in chunks for part in _parts(chunk))
+    return client.models.generate_content(model=model, contents=contents).text or ""
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_model_configured_to_require_signatures_is_checked_before_sending(
+    stack: tuple[str, dict[str, Emulator]], stream: bool
+) -> None:
+    """By name Gemini 2.5 needs no signatures; ``thought_signatures = "required"`` says it
+    does, and the unsigned history is refused by the gateway, nothing sent."""
+    url, emulators = stack
+    before = len(emulators["gemini"].received)
+    with pytest.raises(genai_errors.ClientError) as caught:
+        _unsigned_history(url, "gemini-2-signed", stream)
+    assert caught.value.code == 400 and "signature" in str(caught.value)
+    assert len(emulators["gemini"].received) == before
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("client", ["gemini", "chat"])
+def test_a_model_configured_without_signatures_gets_the_unsigned_history(
+    stack: tuple[str, dict[str, Emulator]], stream: bool, client: str
+) -> None:
+    """An unknown model name gets the signature rule; ``thought_signatures = "optional"``
+    lifts it, for a same-dialect passthrough and a translated request alike."""
+    url, emulators = stack
+    emulator = emulators["gemini"]
+    assert isinstance(emulator, GeminiEmulator)
+    emulator.require_signatures = False  # the upstream model takes unsigned calls
+    try:
+        if client == "gemini":
+            answer = _unsigned_history(url, "tuned-unsigned", stream)
+        else:
+            answer = _chat_unsigned_history(url, "tuned-unsigned", stream)
+    finally:
+        emulator.require_signatures = None
+    assert answer
+    sent = emulator.received[-1]["contents"][1]["parts"][0]
+    assert "thoughtSignature" not in sent and sent["functionCall"]["name"] == "get_weather"
+
+
+def _chat_unsigned_history(url: str, model: str, stream: bool) -> str:
+    messages: Any = [
+        {"role": "user", "content": "weather in Paris?"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+    ]
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        if stream:
+            chunks = client.chat.completions.create(model=model, messages=messages, stream=True)
+            return "".join(
+                chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices
+            )
+        return (
+            client.chat.completions.create(model=model, messages=messages)
+            .choices[0]
+            .message.content
+            or ""
+        )

@@ -178,7 +178,9 @@ def _encode_declaration(tool: ToolSpec, index: int, encoder: PartEncoder) -> Jso
     if tool.parameters is not None:
         key = "parameters" if own.get("schemaKey") == "parameters" else "parametersJsonSchema"
         original = own.get("openapi")
-        unchanged = isinstance(original, dict) and openapi_to_json_schema(original) == tool.parameters
+        unchanged = (
+            isinstance(original, dict) and openapi_to_json_schema(original) == tool.parameters
+        )
         wire[key] = original if unchanged else tool.parameters
     wire.update(object_entry(own, "fields"))
     if tool.strict:

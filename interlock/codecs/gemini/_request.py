@@ -95,9 +95,10 @@ def encode_request(
 
     Raises :class:`LossyHistoryError` before anything is sent when the history cannot be
     carried (see :mod:`._history` and :mod:`._encode`). ``require_signatures`` says whether
-    the current-turn signature rule applies; by default (``None``) it does for every model
-    except those named as Gemini 1.x / 2.x or Gemma (:func:`signatures_required`), which
-    never required signatures;
+    the current-turn signature rule applies; by default (``None``) ``policy``'s
+    ``signatures_required`` decides, and when that is ``None`` too the rule applies to every
+    model except those named as Gemini 1.x / 2.x or Gemma (:func:`signatures_required`),
+    which never required signatures;
     ``dummy_signature_form`` chooses how the degrade-mode dummy is written (trap 10).
     """
     marks = request.extra.get(DIALECT, {})
@@ -114,9 +115,7 @@ def encode_request(
         request.messages,
         encoder,
         policy,
-        require_signatures=signatures_required(request.model)
-        if require_signatures is None
-        else require_signatures,
+        require_signatures=_signature_rule(request.model, policy, require_signatures),
         dummy_form=dummy_signature_form,
     )
     payload: JsonObject = {}
@@ -151,6 +150,15 @@ def signatures_required(model: str) -> bool:
     """True unless ``model`` names a Gemini 1.x / 2.x or Gemma model (no thought signatures
     needed there; the Gemini 3 family and unknown names get the rule)."""
     return _NO_SIGNATURES.search(model) is None
+
+
+def _signature_rule(model: str, policy: ReplayPolicy, explicit: bool | None) -> bool:
+    """The argument, else the policy's setting, else the rule by model name."""
+    if explicit is not None:
+        return explicit
+    if policy.signatures_required is not None:
+        return policy.signatures_required
+    return signatures_required(model)
 
 
 def _response_format(marks: JsonObject) -> ResponseFormat | None:

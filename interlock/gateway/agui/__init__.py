@@ -80,7 +80,14 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
     """The binding for a gateway's configured agents (models call their routed upstream)."""
     routes = gateway.proxy.routes
     agents = {
-        config.name: build_agent(config, routes, UpstreamChatModel(routes[config.model].upstream))
+        config.name: build_agent(
+            config,
+            routes,
+            UpstreamChatModel(
+                routes[config.model].upstream,
+                signatures_required=routes[config.model].model.signatures_required,
+            ),
+        )
         for config in gateway.config.agents
     }
     return AguiBinding(

@@ -50,8 +50,11 @@ UPSTREAM_CODES = frozenset(
 class UpstreamChatModel:
     """Calls ``upstream`` for the loop; one instance per agent, shared by its runs."""
 
-    def __init__(self, upstream: Upstream) -> None:
+    def __init__(self, upstream: Upstream, *, signatures_required: bool | None = None) -> None:
+        """``signatures_required``: the model's configured thought-signature rule
+        (``None``: decided by the model's name)."""
         self.upstream = upstream
+        self.signatures_required = signatures_required
 
     def prepare(self, request: Request) -> Request:
         """The request as sent: streaming, and stateless for a Responses upstream.
@@ -75,9 +78,10 @@ class UpstreamChatModel:
         upstream = self.upstream
         prepared = self.prepare(request)
         try:
-            encoded = upstream.dialect.encode_request(
-                prepared, ReplayPolicy(mode=upstream.config.replay_mode)
+            policy = ReplayPolicy(
+                mode=upstream.config.replay_mode, signatures_required=self.signatures_required
             )
+            encoded = upstream.dialect.encode_request(prepared, policy)
         except LossyHistoryError as error:
             yield StreamFailed(code="LOSSY_HISTORY", message=str(error), status=400)
             return

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from interlock.gateway.agui import UPSTREAM_CODES, UpstreamChatModel
+from interlock.gateway.agui import UPSTREAM_CODES, UpstreamChatModel, gateway_binding
 from interlock.gateway.app import build_gateway
 from interlock.gateway.config import parse_config
 from interlock.transcript import (
@@ -168,3 +168,35 @@ async def test_a_lossy_history_is_refused_before_sending() -> None:
     assert [type(u) for u in updates] == [StreamFailed]
     assert isinstance(updates[0], StreamFailed) and updates[0].code == "LOSSY_HISTORY"
     assert sent == []
+
+
+async def test_a_model_configured_without_signatures_sends_an_unsigned_history() -> None:
+    """``thought_signatures = "optional"`` on the agent's model: the same unsigned history
+    the default rule refuses above is sent (agents get the rule through the gateway)."""
+    sent: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        chunk = {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
+            ]
+        }
+        body = f"data: {json.dumps(chunk)}\n\n"
+        return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+
+    text = CONFIG.format(protocol="gemini", base_url="https://gemini.example")
+    text += 'thought_signatures = "optional"\n\n[[agents]]\nname = "agent"\nmodel = "model"\n'
+    gateway = build_gateway(parse_config(text, {}), transports={"up": httpx.MockTransport(handler)})
+    model = gateway_binding(gateway).agents["agent"].model
+    assert isinstance(model, UpstreamChatModel)
+    call = ToolCallPart(call_id="c1", name="get_weather", arguments="{}")
+    history = (
+        Message(role="user", parts=(TextPart(text="weather?"),)),
+        Message(role="assistant", parts=(call,)),
+        Message(role="tool", parts=(ToolResultPart(call_id="c1", output=(TextPart(text="sun"),)),)),
+    )
+    updates = await collect(model, Request(model="upstream-model", messages=history))
+    assert isinstance(updates[-1], ResponseFinished)
+    body = json.loads(sent[0].content)
+    assert "thoughtSignature" not in body["contents"][1]["parts"][0]
