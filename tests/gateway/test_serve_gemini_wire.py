@@ -42,6 +42,14 @@ model = "gemini-2.5-flash-emulated"
 thought_signatures = "required"
 
 [[models]]
+name = "gemini-2-signed-routed"
+thought_signatures = "required"
+deployments = [
+  { upstream = "up-gemini", model = "gemini-2.5-flash-emulated" },
+  { upstream = "up-gemini", model = "gemini-2.0-flash-emulated" },
+]
+
+[[models]]
 name = "tuned-unsigned"
 upstream = "up-gemini"
 model = "tuned-model-emulated"
@@ -339,16 +347,17 @@ def _unsigned_history(url: str, model: str, stream: bool) -> str:
     return client.models.generate_content(model=model, contents=contents).text or ""
 
 
+@pytest.mark.parametrize("model", ["gemini-2-signed", "gemini-2-signed-routed"])
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_a_model_configured_to_require_signatures_is_checked_before_sending(
-    stack: tuple[str, dict[str, Emulator]], stream: bool
+    stack: tuple[str, dict[str, Emulator]], stream: bool, model: str
 ) -> None:
     """By name Gemini 2.5 needs no signatures; ``thought_signatures = "required"`` says it
     does, and the unsigned history is refused by the gateway, nothing sent."""
     url, emulators = stack
     before = len(emulators["gemini"].received)
     with pytest.raises(genai_errors.ClientError) as caught:
-        _unsigned_history(url, "gemini-2-signed", stream)
+        _unsigned_history(url, model, stream)
     assert caught.value.code == 400 and "signature" in str(caught.value)
     assert len(emulators["gemini"].received) == before
 
