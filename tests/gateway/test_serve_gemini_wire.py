@@ -412,3 +412,109 @@ def _chat_unsigned_history(url: str, model: str, stream: bool) -> str:
             .message.content
             or ""
         )
+
+
+def _streamed_arguments(emulator: Emulator) -> None:
+    """A Vertex-style answer whose call arguments stream in fragments (``partialArgs``)."""
+
+    def chunk(part: JsonObject | None, finish: bool = False) -> JsonObject:
+        candidate: JsonObject = {"index": 0}
+        if part is not None:
+            candidate["content"] = {"role": "model", "parts": [part]}
+        if finish:
+            candidate["finishReason"] = "STOP"
+        return {"candidates": [candidate], "responseId": "vx-1", "modelVersion": "gemini-3-pro"}
+
+    fragments: list[Any] = [
+        chunk({"functionCall": {"id": "fc_9", "name": "get_weather", "willContinue": True}}),
+        chunk(
+            {
+                "functionCall": {
+                    "partialArgs": [
+                        {"jsonPath": "$.city", "stringValue": "San ", "willContinue": True}
+                    ],
+                    "willContinue": True,
+                }
+            }
+        ),
+        chunk(
+            {"functionCall": {"partialArgs": [{"jsonPath": "$.city", "stringValue": "Francisco"}]}}
+        ),
+        chunk({"functionCall": {}}),
+        {
+            **chunk(None, finish=True),
+            "usageMetadata": {"promptTokenCount": 2, "totalTokenCount": 2},
+        },
+    ]
+    assert isinstance(emulator, GeminiEmulator)
+    emulator.brain = ScriptBrain(entries=[{"stream": fragments}])
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_streamed_call_arguments_reach_a_chat_client_whole(
+    stack: tuple[str, dict[str, Emulator]], stream: bool
+) -> None:
+    url, emulators = stack
+    _streamed_arguments(emulators["gemini"])
+    messages: Any = [{"role": "user", "content": "weather in San Francisco?"}]
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        if stream:
+            chunks = list(
+                client.chat.completions.create(model="via-gemini", messages=messages, stream=True)
+            )
+            deltas = [
+                call
+                for chunk in chunks
+                if chunk.choices
+                for call in chunk.choices[0].delta.tool_calls or []
+            ]
+            name = "".join(call.function.name or "" for call in deltas if call.function)
+            arguments = "".join(call.function.arguments or "" for call in deltas if call.function)
+            call_id = next(call.id for call in deltas if call.id)
+        else:
+            message = (
+                client.chat.completions.create(model="via-gemini", messages=messages)
+                .choices[0]
+                .message
+            )
+            assert message.tool_calls is not None and len(message.tool_calls) == 1
+            function = message.tool_calls[0]
+            assert function.type == "function"
+            name, arguments, call_id = (
+                function.function.name,
+                function.function.arguments,
+                function.id,
+            )
+    assert (name, call_id) == ("get_weather", "fc_9")
+    assert json.loads(arguments) == {"city": "San Francisco"}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_streamed_call_arguments_reach_a_google_genai_client(
+    stack: tuple[str, dict[str, Emulator]], stream: bool
+) -> None:
+    """Same dialect: the stream is relayed; put together the way the SDK's users do
+    (name from the first fragment, arguments from ``partial_args``), or whole."""
+    url, emulators = stack
+    _streamed_arguments(emulators["gemini"])
+    client = _client(url)
+    if stream:
+        chunks = list(
+            client.models.generate_content_stream(model="via-gemini", contents="weather?")
+        )
+        calls = [
+            part.function_call for chunk in chunks for part in _parts(chunk) if part.function_call
+        ]
+        assert calls[0].name == "get_weather" and calls[0].id == "fc_9"
+        text = "".join(
+            arg.string_value or ""
+            for call in calls
+            for arg in call.partial_args or []
+            if arg.json_path == "$.city"
+        )
+        assert text == "San Francisco"
+    else:
+        answer = client.models.generate_content(model="via-gemini", contents="weather?")
+        calls = [part.function_call for part in _parts(answer) if part.function_call]
+        assert len(calls) == 1 and calls[0].args == {"city": "San Francisco"}
+        assert (calls[0].name, calls[0].id) == ("get_weather", "fc_9")

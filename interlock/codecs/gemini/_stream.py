@@ -27,6 +27,12 @@ from typing import assert_never
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.gemini._encode import PartEncoder
 from interlock.codecs.gemini._finish import decode_finish, encode_finish, prompt_block
+from interlock.codecs.gemini._partial import (
+    StreamedCall,
+    continue_call,
+    start_call,
+    streamed_fragment,
+)
 from interlock.codecs.gemini._parts import decode_part
 from interlock.codecs.gemini._response import CANDIDATE_FIELDS, RESPONSE_FIELDS, minted_call_id
 from interlock.codecs.gemini._usage import decode_usage, encode_usage
@@ -40,6 +46,7 @@ from interlock.codecs.gemini._wire import (
     object_entry,
     split_fields,
 )
+from interlock.codecs.gemini._wire import field as wire_field
 from interlock.transcript import (
     DecodeError,
     JsonObject,
@@ -94,6 +101,7 @@ class StreamDecoder:
     """Gemini SSE events → canonical updates. Raises :class:`DecodeError` on malformed input."""
 
     __slots__ = (
+        "_after_streamed_call",
         "_calls",
         "_fields",
         "_finished",
@@ -101,6 +109,7 @@ class StreamDecoder:
         "_open",
         "_response_id",
         "_started",
+        "_streamed",
     )
 
     def __init__(self) -> None:
@@ -111,6 +120,8 @@ class StreamDecoder:
         self._calls = 0
         self._response_id: str | None = None
         self._fields: JsonObject = {}
+        self._streamed: StreamedCall | None = None
+        self._after_streamed_call = False
 
     def feed(self, event: SseEvent) -> list[Update]:
         """Consume one SSE event (one response chunk)."""
@@ -214,17 +225,60 @@ class StreamDecoder:
         return updates
 
     def _content(self, value: JsonValue, updates: list[Update]) -> None:
-        parts = as_object(value, "candidates[0].content").get("parts")
+        parts = wire_field(as_object(value, "candidates[0].content"), "parts")
         if parts is None:
             return
         for position, item in enumerate(as_list(parts, "candidates[0].content.parts")):
             if isinstance(item, dict) and self._plain_fragment(item, updates):
                 continue
             path = f"candidates[0].content.parts[{position}]"
+            if isinstance(item, dict) and self._call_fragment(item, path, updates):
+                continue
+            self._end_streamed_call(updates)
             part = decode_part(item, path, minted_call_id(self._response_id, self._calls))
             if part.kind == "tool_call":
                 self._calls += 1
             self._part(part, updates)
+
+    def _call_fragment(self, item: JsonObject, path: str, updates: list[Update]) -> bool:
+        """A fragment of a call whose arguments stream (Vertex ``partialArgs``): the first
+        opens the call, the last closes it; an empty one after the close carries nothing."""
+        call = wire_field(item, "functionCall")
+        if not isinstance(call, dict):
+            return False
+        opened = self._streamed
+        named = wire_field(call, "name") is not None
+        if opened is None:
+            if named and streamed_fragment(call):
+                self._open_streamed_call(item, path, updates)
+                return True
+            # The empty functionCall that follows a streamed call's end carries nothing.
+            return not named and self._after_streamed_call and not call
+        if named:  # a new call: the open one was never closed
+            self._end_streamed_call(updates)
+            return self._call_fragment(item, path, updates)
+        continue_call(opened, item, path)
+        if opened.done:
+            self._end_streamed_call(updates)
+        return True
+
+    def _open_streamed_call(self, item: JsonObject, path: str, updates: list[Update]) -> None:
+        self._close(updates)
+        index = self._next_index
+        self._next_index += 1
+        minted = minted_call_id(self._response_id, self._calls)
+        self._calls += 1
+        opened = start_call(item, index, minted, path)
+        updates.append(PartStarted(index=index, part=opened.part(opening=True)))
+        self._streamed = opened
+        if opened.done:
+            self._end_streamed_call(updates)
+
+    def _end_streamed_call(self, updates: list[Update]) -> None:
+        opened, self._streamed = self._streamed, None
+        self._after_streamed_call = opened is not None
+        if opened is not None:
+            updates.append(PartFinished(index=opened.index, part=opened.part()))
 
     def _plain_fragment(self, item: JsonObject, updates: list[Update]) -> bool:
         """Fast path for the common chunk: an unsigned text or thought fragment, nothing else."""
@@ -273,6 +327,7 @@ class StreamDecoder:
             updates.append(PartFinished(index=index, part=part))
 
     def _close(self, updates: list[Update]) -> None:
+        self._end_streamed_call(updates)
         run = self._open
         if run is not None:
             updates.append(PartFinished(index=run.index, part=run.part()))
