@@ -372,7 +372,12 @@ def _drop_reasoning(
     else:
         # A finished turn: the service does not render its reasoning (reasoning.context
         # current_turn) nor check it; the step goes without reasoning and without ids.
-        context.warn("reasoning_dropped", location, why)
+        # One warning per dropped part, each naming its own location.
+        for position in reasoning:
+            group = groups[position]
+            for offset in range(len(group.parts)):
+                where = f"messages[{index}].parts[{group.start + offset}]"
+                context.warn("reasoning_dropped", where, why)
     return _StepPlan(dropped=frozenset(reasoning), strip_ids=_has_ids(groups))
 
 

@@ -491,3 +491,29 @@ def test_ids_this_codec_minted_are_never_sent_back_as_item_ids() -> None:
         )
         assert "interlock_" not in str(encoded.payload), continuation
         assert [w.code for w in encoded.warnings] == ["reasoning_dropped"]
+
+
+def test_each_dropped_reasoning_part_gets_its_own_warning() -> None:
+    """Two thought summaries from Gemini on a finished step: both dropped, each named (one
+    warning for the first used to leave the second lost without a word)."""
+    call = ToolCallPart(call_id="call_1", name="add", arguments="{}")
+    step = (
+        ReasoningPart(reasoning_kind="summary", text="first thought"),
+        ReasoningPart(reasoning_kind="summary", text="second thought"),
+        call,
+    )
+    request = Request(
+        model="gpt-5.5",
+        messages=(
+            Message(role="user", parts=(TextPart(text="add"),)),
+            Message(role="assistant", parts=step),
+            Message(
+                role="tool", parts=(ToolResultPart(call_id="call_1", output=(TextPart(text="3"),)),)
+            ),
+            Message(role="assistant", parts=(TextPart(text="3"),)),
+            Message(role="user", parts=(TextPart(text="again"),)),
+        ),
+    )
+    encoded = encode_request(request)
+    dropped = [w.location for w in encoded.warnings if w.code == "reasoning_dropped"]
+    assert dropped == ["messages[1].parts[0]", "messages[1].parts[1]"]
