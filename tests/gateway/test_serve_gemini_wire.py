@@ -518,3 +518,28 @@ def test_streamed_call_arguments_reach_a_google_genai_client(
         calls = [part.function_call for part in _parts(answer) if part.function_call]
         assert len(calls) == 1 and calls[0].args == {"city": "San Francisco"}
         assert (calls[0].name, calls[0].id) == ("get_weather", "fc_9")
+
+
+def test_chat_files_reach_gemini_as_a_url_and_as_data(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    """A Chat ``file`` whose ``file_data`` is a URL goes to Gemini as ``fileData``; base64
+    goes as ``inlineData`` with the type its name gives; the file names Gemini would refuse
+    are named in the translation header instead."""
+    url, emulators = stack
+    content: Any = [
+        {"type": "text", "text": "summarise both"},
+        {"type": "file", "file": {"file_data": "https://example.com/a.pdf", "filename": "a.pdf"}},
+        {"type": "file", "file": {"file_data": "JVBERi0x", "filename": "b.pdf"}},
+    ]
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        raw = client.chat.completions.with_raw_response.create(
+            model="via-gemini", messages=[{"role": "user", "content": content}]
+        )
+    assert raw.parse().choices[0].message.content
+    parts = emulators["gemini"].received[-1]["contents"][0]["parts"]
+    assert parts[1:] == [
+        {"fileData": {"fileUri": "https://example.com/a.pdf"}},
+        {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0x"}},
+    ]
+    assert "filename_dropped at messages[0].parts[1]" in raw.headers["x-interlock-translation"]

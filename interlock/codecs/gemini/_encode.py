@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import assert_never
 
-from interlock.codecs.gemini._media import encode_media
+from interlock.codecs.gemini._media import dropped_filename, encode_media
 from interlock.codecs.gemini._parts import require_object_arguments
 from interlock.codecs.gemini._results import encode_response_object
 from interlock.codecs.gemini._wire import DIALECT, is_signature, object_entry
@@ -254,6 +254,12 @@ class PartEncoder:
                 self.location(message, index),
                 "media part has neither inline data nor a URI",
                 code="empty_media",
+            )
+        if dropped_filename(part):
+            self.warn(
+                "filename_dropped",
+                self.location(message, index),
+                f"Gemini takes no file name on media; {part.filename!r} is not sent",
             )
         return wire
 

@@ -1,7 +1,11 @@
 """``inlineData`` / ``fileData`` ⇄ :class:`MediaPart`.
 
 Inline data is kept exactly as received (base64 text, never re-encoded: provider-wire.md
-trap 9). A canonical ``data:`` URI is sent as ``inlineData``; any other URI as ``fileData``.
+trap 9). A canonical ``data:`` URI is sent as ``inlineData``; any other URI as ``fileData``,
+so a URL and base64 data stay apart both ways. ``displayName`` is written only where Gemini
+sent it (the Developer API refuses it as an unknown field): another dialect's file name is
+not sent (the request encoder warns), but a missing media type is taken from its extension
+when it names a common type (Gemini needs ``mimeType`` on inline data).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ def decode_media(value: JsonValue, path: str, inline: bool) -> MediaPart:
     media_type = body.get("mimeType")
     filename = body.get("displayName")
     marks: JsonObject = {"media": unknown} if unknown else {}
+    if filename is not None:
+        marks["named"] = True
     if inline:
         data = as_str(body.get("data"), f"{path}.data")
         uri = None
@@ -42,8 +48,9 @@ def encode_media(part: MediaPart) -> JsonObject | None:
     media_unknown = own.get("media")
     body: JsonObject = dict(media_unknown) if isinstance(media_unknown, dict) else {}
     if part.data is not None:
-        if part.media_type is not None:
-            body["mimeType"] = part.media_type
+        media_type = part.media_type or _by_extension(part.filename)
+        if media_type is not None:
+            body["mimeType"] = media_type
         body["data"] = part.data
         key = "inlineData"
     elif part.uri is not None:
@@ -58,12 +65,42 @@ def encode_media(part: MediaPart) -> JsonObject | None:
             key = "fileData"
     else:
         return None
-    if part.filename is not None:
+    if part.filename is not None and own.get("named"):
         body["displayName"] = part.filename
     fields = own.get("fields")
     wire: JsonObject = dict(fields) if isinstance(fields, dict) else {}
     wire[key] = body
     return wire
+
+
+_EXTENSIONS: Final = {
+    "pdf": "application/pdf",
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "txt": "text/plain",
+    "csv": "text/csv",
+    "md": "text/markdown",
+    "html": "text/html",
+    "json": "application/json",
+    "mp3": "audio/mpeg",
+    "wav": "audio/wav",
+    "mp4": "video/mp4",
+}
+
+
+def _by_extension(filename: str | None) -> str | None:
+    """The media type a file name's extension names, for the common types only."""
+    if filename is None or "." not in filename:
+        return None
+    return _EXTENSIONS.get(filename.rpartition(".")[2].lower())
+
+
+def dropped_filename(part: MediaPart) -> bool:
+    """True when ``part`` has a file name that :func:`encode_media` does not send."""
+    return part.filename is not None and not part.extra.get(DIALECT, {}).get("named")
 
 
 def _data_uri(uri: str) -> tuple[str, str] | None:

@@ -8,6 +8,7 @@ came in (``image_url`` / ``input_audio`` / ``file``) is kept in ``extra[LAYOUT][
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from interlock.codecs.openai_chat._policy import Degradations
@@ -107,6 +108,10 @@ def _decode_file(item: JsonObject, path: str) -> MediaPart:
     layout: JsonObject = {"type": "file"}
     if "file_data" in inner:
         raw = as_str(inner["file_data"], f"{where}.file_data")
+        if _URL.match(raw):  # a URL, not data (seen in recorded traffic): never base64
+            layout["urlData"] = True
+            extra = with_extra(unknown, layout)
+            return MediaPart(uri=raw, filename=name, extra=extra)
         media_type, data = split_data_uri(raw)
         if data is None:
             media_type, data, layout["bare"] = None, raw, True
@@ -117,6 +122,10 @@ def _decode_file(item: JsonObject, path: str) -> MediaPart:
         extra = with_extra(unknown, layout)
         return MediaPart(uri=FILE_SCHEME + file_id, filename=name, extra=extra)
     raise DecodeError(where, "a file part needs 'file_data' or 'file_id'")
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""A URL's scheme; base64 never holds ``:``, so ``file_data`` matching it is a URL."""
 
 
 def split_data_uri(url: str) -> tuple[str | None, str | None]:
@@ -215,6 +224,8 @@ def _file_inner(part: MediaPart) -> JsonObject | None:
         inner["file_data"] = part.data if bare else data_uri(part.media_type, part.data)
     elif part.uri is not None and part.uri.startswith(FILE_SCHEME):
         inner["file_id"] = part.uri.removeprefix(FILE_SCHEME)
+    elif part.uri is not None and extra_of(part.extra, LAYOUT).get("urlData"):
+        inner["file_data"] = part.uri  # it came as a URL in file_data: it goes back as one
     else:
         return None
     if part.filename is not None:
