@@ -92,6 +92,18 @@ SOURCES = (
         r"^tests/fixtures/reasoning/magistral-(none|high)-completion\.json$",
         "fixture",
     ),
+    Source(
+        "DataDog/dd-trace-py",
+        "c6e8389348d028273fe7c94d15a7e5d8d40885de",
+        "Apache-2.0",  # dual-licensed Apache-2.0 or BSD-3-Clause; taken under Apache-2.0
+        r"^tests/contrib/google_genai/cassettes/.*\.ya?ml$",
+    ),
+    Source(
+        "DataDog/dd-trace-py",
+        "3bb9ecda22830e3303b18b0ffa5abe7586aef6a7",
+        "Apache-2.0",  # dual-licensed Apache-2.0 or BSD-3-Clause; taken under Apache-2.0
+        r"^tests/cassettes/(genai|vertexai)/.*\.ya?ml$",
+    ),
 )
 
 _ENDPOINTS = (
@@ -192,8 +204,24 @@ def _response_payloads(dialect: str, vendor: str, text: str) -> list[dict[str, A
     return []
 
 
+class _CassetteLoader(yaml.CSafeLoader):
+    """The safe loader, reading the Python-object tags some recorders put on header names
+    (``!!python/object/apply:multidict._multidict.istr``) as plain data, never as code."""
+
+
+def _plain(loader: yaml.Loader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.SequenceNode):  # a tuple: such values are mapping keys here
+        return tuple(loader.construct_sequence(node, deep=True))
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+_CassetteLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
+
+
 def cassette_payloads(text: str) -> list[dict[str, Any]]:
-    document = yaml.load(text, Loader=yaml.CSafeLoader)
+    document = yaml.load(text, Loader=_CassetteLoader)
     out: list[dict[str, Any]] = []
     for interaction in (document or {}).get("interactions") or []:
         request, response = interaction.get("request", {}), interaction.get("response", {})
