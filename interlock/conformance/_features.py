@@ -220,6 +220,9 @@ def response_items(response: Response) -> list[Item]:
         items.append(Item("finish_reason", "finish_reason", ("finish", response.finish_reason)))
     if response.usage is not None:
         usage = response.usage
-        counts = (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens)
+        # Gemini counts tool-use prompt tokens apart; every other dialect counts them in the
+        # prompt (trap 31). What must arrive is the prompt as billed, not Gemini's breakdown.
+        prompt = usage.input_tokens + usage.tool_prompt_tokens
+        counts = (prompt, usage.output_tokens, usage.reasoning_tokens)
         items.append(Item("usage", "usage", ("usage", *(str(count) for count in counts))))
     return items

@@ -55,9 +55,9 @@ def encode_usage(usage: Usage | None) -> JsonObject:
     own = own_extra(usage.extra)
     written = own.get("cache_creation_input_tokens")
     written_count = written if isinstance(written, int) else 0
-    wire: JsonObject = {
-        "input_tokens": max(0, usage.input_tokens - usage.cached_input_tokens - written_count)
-    }
+    # Gemini's tool-use prompt tokens are input tokens here (trap 31).
+    prompt = usage.input_tokens + usage.tool_prompt_tokens
+    wire: JsonObject = {"input_tokens": max(0, prompt - usage.cached_input_tokens - written_count)}
     if "cache_creation_input_tokens" in own:
         wire["cache_creation_input_tokens"] = written
     if "cache_read_input_tokens" in own or usage.cached_input_tokens:

@@ -83,7 +83,8 @@ def encode_usage(usage: Usage) -> JsonObject:
     """The wire ``usage`` object (details always present, as the service sends them)."""
     fields = own(usage.extra)
     total = fields.get("~total", usage.total_tokens)
-    body: JsonObject = {"input_tokens": usage.input_tokens}
+    # Gemini's tool-use prompt tokens are prompt tokens here, as in the total (trap 31).
+    body: JsonObject = {"input_tokens": usage.input_tokens + usage.tool_prompt_tokens}
     for key, inner, amount in (
         ("input_tokens_details", "cached_tokens", usage.cached_input_tokens),
         ("output_tokens_details", "reasoning_tokens", usage.reasoning_tokens),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from interlock.codecs import anthropic, gemini, openai_chat, openai_responses
 from interlock.codecs.gemini._usage import decode_usage, encode_usage
 from interlock.transcript import JsonObject, Usage
 
@@ -52,3 +53,29 @@ def test_openai_usage_encodes_with_candidates_excluding_reasoning() -> None:
 )
 def test_usage_round_trip_is_exact(wire: JsonObject) -> None:
     assert encode_usage(decode_usage(wire, "u")) == wire
+
+
+@pytest.mark.parametrize("dialect", ["openai_responses", "anthropic", "openai_chat"])
+def test_tool_use_prompt_tokens_reach_every_client_as_prompt_tokens(dialect: str) -> None:
+    """Gemini counts the prompt of its own tool runs (code execution, search) apart; every
+    other dialect has one input count, which must include them (trap 31)."""
+    wire: JsonObject = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": "5117"}]}, "finishReason": "STOP"}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 32,
+            "candidatesTokenCount": 575,
+            "toolUsePromptTokenCount": 619,
+            "totalTokenCount": 1226,
+        },
+    }
+    response = gemini.decode_response(wire)
+    module = {
+        "openai_responses": openai_responses,
+        "anthropic": anthropic,
+        "openai_chat": openai_chat,
+    }[dialect]
+    back = module.decode_response(module.encode_response(response)).usage
+    assert back is not None
+    assert back.input_tokens + back.tool_prompt_tokens == 32 + 619
