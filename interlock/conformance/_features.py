@@ -57,6 +57,7 @@ FEATURES = (
     "tool_result_text",
     "tool_result_json",
     "tool_result_media",
+    "citation",
     "hosted_approval",
     "hosted_tool",
     "finish_reason",
@@ -176,6 +177,9 @@ def _text_items(
             yield Item(feature, location, ("text", group, part.text))
         if part.signature is not None:
             yield _signature_item(part.signature, part, location, ("text", part.text))
+        for citation in part.citations:
+            key = ("citation", citation.url, str(citation.start), str(citation.end))
+            yield Item("citation", location, (*key, citation.title or ""))
 
 
 def _signature_item(opaque: Opaque, host: Part, location: str, anchor: Key) -> Item:

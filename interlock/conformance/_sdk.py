@@ -285,8 +285,9 @@ def chat_response(payload: JsonObject, vendor_keys: frozenset[str] = frozenset()
 
 
 def chat_chunk(data: JsonObject, vendor_keys: frozenset[str] = frozenset()) -> Problems:
-    """One Chat Completions stream chunk."""
-    keys = vendor_keys | {"obfuscation"}
+    """One Chat Completions stream chunk (``obfuscation`` and a delta's ``annotations``, which
+    OpenAI sends for search models, are the service's own fields the SDK does not declare)."""
+    keys = vendor_keys | {"obfuscation", "annotations"}
     return _openai_model(ChatCompletionChunk, _without(data, keys), "chunk")
 
 

@@ -48,13 +48,28 @@ class Opaque:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Citation:
+    """A web source the text cites: Responses ``url_citation`` annotations, Chat
+    ``message.annotations``; ``start`` / ``end`` are character offsets into the part's
+    text when the provider gave them. Provider fields beyond these stay in ``extra``."""
+
+    url: str
+    title: str | None = None
+    start: int | None = None
+    end: int | None = None
+    extra: Extra = field(default_factory=_no_extra)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TextPart:
-    """Plain text. ``signature`` is set when the provider signed this exact part."""
+    """Plain text. ``signature`` is set when the provider signed this exact part;
+    ``citations`` are the web sources it cites (in the provider's order)."""
 
     kind: Literal["text"] = "text"
     text: str
     signature: Opaque | None = None
     item_id: str | None = None
+    citations: tuple[Citation, ...] = ()
     extra: Extra = field(default_factory=_no_extra)
 
 

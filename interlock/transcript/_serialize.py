@@ -26,6 +26,7 @@ from interlock.transcript._messages import (
 from interlock.transcript._parts import (
     ApprovalRequestPart,
     ApprovalResponsePart,
+    Citation,
     HostedToolPart,
     InputRequestPart,
     InputResponsePart,
@@ -156,7 +157,7 @@ def _loader(cls: type[Any]) -> Callable[[object, str], Any]:
 
 
 _NESTED: dict[type[Any], dict[str, Callable[[object, str], Any]]] = {
-    TextPart: {"signature": _load_opaque},
+    TextPart: {"signature": _load_opaque, "citations": _tuple_of(_loader(Citation))},
     ReasoningPart: {"opaque": _load_opaque},
     ToolCallPart: {"signature": _load_opaque},
     ToolResultPart: {"output": _tuple_of(load_part)},

@@ -206,6 +206,9 @@ class _Renderer:
                 case ReasoningPart():
                     out.append(self._reasoning(part, f"{message_id}:r{index}"))
                 case TextPart() | RefusalPart():
+                    if isinstance(part, TextPart) and part.citations:
+                        where = f"{location}.parts[{index}]"
+                        self.warn("citation_dropped", where, "AG-UI messages carry no citations")
                     texts.append(part)
                 case ToolCallPart():
                     calls.append(self._call(part))

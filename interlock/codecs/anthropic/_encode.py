@@ -127,6 +127,10 @@ class PartEncoder:
     def _text(self, part: TextPart, location: str) -> JsonObject | None:
         if part.signature is not None:
             self.foreign(part.signature, location)
+        if part.citations:
+            # Anthropic's own citations point into its search results (encrypted_index).
+            reason = "URL citations have no Anthropic form without Anthropic's search results"
+            self.warn("citation_dropped", location, reason)
         if not part.text and self._for_request:
             return None  # Anthropic rejects empty text blocks; nothing is lost
         return {"type": "text", "text": part.text, **_fields(part)}

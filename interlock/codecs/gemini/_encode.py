@@ -112,6 +112,9 @@ class PartEncoder:
             case TextPart():
                 wire = _fields(part.extra)
                 wire["text"] = part.text
+                if part.citations:
+                    where = self.location(message, index)
+                    self.warn("citation_dropped", where, "Gemini content has no citation field")
                 return self._sign(wire, part.signature, message, index)
             case ToolCallPart():
                 return self._call(part, message, index)

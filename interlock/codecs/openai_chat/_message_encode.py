@@ -219,6 +219,12 @@ class MessageEncoder:
             built["name"] = message.name
         self._emit(merge_unknown(built, self._kept(message, index)), index)
 
+    def _citations(self, part: TextPart, where: str) -> None:
+        """Citations go out on a response's message only (``annotations``)."""
+        if part.citations and not self.response:
+            reason = "Chat requests carry no annotations (a response-only field)"
+            self.degrade.drop("citation_dropped", where, reason)
+
     def _assistant_content(
         self, message: Message, parts: list[tuple[int, Part]], location: str, built: JsonObject
     ) -> None:
@@ -234,6 +240,7 @@ class MessageEncoder:
                 signed = self._text_signature(part, where, built, signed, message)
                 if extra_of(part.extra, LAYOUT).get("carrier"):
                     continue
+                self._citations(part, where)
                 texts.append(part)
                 content.append(encode_text_part(part))
             elif isinstance(part, RefusalPart):

@@ -8,6 +8,11 @@ in ``Response.extra[DIALECT]``.
 
 from __future__ import annotations
 
+from interlock.codecs.openai_chat._citations import (
+    encode_annotations,
+    message_citations,
+    with_citations,
+)
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._finish import decode_finish_reason, encode_finish_reason
 from interlock.codecs.openai_chat._message_decode import decode_message
@@ -65,7 +70,7 @@ def decode_response(payload: JsonObject) -> Response:
     usage = body.get("usage")
     created = body.get("created")
     return Response(
-        message=message,
+        message=with_citations(message),
         id=optional_str(body, "id", ""),
         model=optional_str(body, "model", ""),
         created=None if created is None else as_int(created, "created"),
@@ -86,7 +91,11 @@ def encode_message(message: Message, dialect: ReasoningDialect | None) -> JsonOb
         fields=FieldPolicy(dialect=dialect, request=False),
     )
     encoder.encode([message])
-    return as_object(encoder.wire[0], "message")
+    wire = as_object(encoder.wire[0], "message")
+    citations = message_citations(message)
+    if citations and "annotations" not in wire:
+        wire["annotations"] = encode_annotations(citations)
+    return wire
 
 
 def encode_response(

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import cast
 
 from interlock.codecs._sse import SseEvent
+from interlock.codecs.openai_chat._citations import citations_of
 from interlock.codecs.openai_chat._finish import decode_finish_reason
 from interlock.codecs.openai_chat._reasoning import (
     DETAIL_TEXT_FIELDS,
@@ -89,6 +91,8 @@ class StreamDecoder:
         self._ending: ResponseFinished | None = None
         self._failed = False
         self._prelude: JsonObject = {}
+        self._annotations: list[JsonValue] = []
+        """``annotations`` deltas (URL citations of the streamed text)."""
         self._detail_keys: dict[int | str, tuple[str, int | str]] = {}
         """The slot of the detail open at each ``reasoning_details`` index."""
         """Fields of an id-less, choice-less first chunk (Azure's ``prompt_filter_results``)."""
@@ -174,6 +178,8 @@ class StreamDecoder:
             self._text(("raw", key), as_str(value, f"{path}.{key}"), updates)
         if (content := delta.get("content")) is not None:
             self._text(("text", 0), as_str(content, f"{path}.content"), updates)
+        if isinstance(annotations := delta.get("annotations"), list):
+            self._annotations.extend(cast("list[JsonValue]", annotations))
         if (refusal := delta.get("refusal")) is not None:
             self._text(("refusal", 0), as_str(refusal, f"{path}.refusal"), updates)
         if (calls := delta.get("tool_calls")) is not None:
@@ -333,7 +339,10 @@ class StreamDecoder:
                 extra=part.extra,
             )
         if isinstance(part, TextPart):
-            return TextPart(text=text, signature=self._signature, extra=part.extra)
+            citations = citations_of(self._annotations) or ()
+            return TextPart(
+                text=text, signature=self._signature, citations=citations, extra=part.extra
+            )
         return _with_text(part, text)
 
 

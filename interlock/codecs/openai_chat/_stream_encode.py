@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from interlock.codecs._sse import SseEvent
+from interlock.codecs.openai_chat._citations import encode_annotations
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._finish import encode_finish_reason
 from interlock.codecs.openai_chat._reasoning import (
@@ -244,6 +245,8 @@ class StreamEncoder:
             events.extend(self._delta(index, final[len(state.sent) :]))
         if isinstance(part, TextPart | ToolCallPart) and not state.signed:
             events.extend(self._late_signature(state, part))
+        if isinstance(part, TextPart) and part.citations and state.carrier == "content":
+            events.append(self._chunk({"annotations": encode_annotations(part.citations)}))
         return events
 
     def _late_signature(self, state: _Open, part: TextPart | ToolCallPart) -> list[SseEvent]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from interlock.codecs.openai_responses._citations import decode_citations, encode_annotations
 from interlock.codecs.openai_responses._wire import (
     as_list,
     as_object,
@@ -183,7 +184,8 @@ def decode_output_part(value: JsonValue, path: str) -> TextPart | RefusalPart:
             # ``input_text`` is normalised to a well-formed ``output_text`` (trap 28).
             defaults = _OUTPUT_TEXT_DEFAULTS if data["type"] == "output_text" else None
             fields = split_fields(data, {"type", "text"}, defaults)
-            return TextPart(text=text, extra=wrap(fields))
+            citations = decode_citations(fields)
+            return TextPart(text=text, citations=citations, extra=wrap(fields))
         case "refusal":
             text = required_str(data, "refusal", path)
             return RefusalPart(text=text, extra=wrap(split_fields(data, {"type", "refusal"})))
@@ -196,12 +198,15 @@ def encode_output_part(part: TextPart | RefusalPart) -> JsonObject:
     if isinstance(part, RefusalPart):
         return merge_fields({"type": "refusal", "refusal": part.text}, own(part.extra))
     core: JsonObject = {"type": "output_text", "text": part.text}
-    return merge_fields(core, own(part.extra), _OUTPUT_TEXT_DEFAULTS)
+    kept = own(part.extra)
+    if part.citations and "annotations" not in kept:
+        core["annotations"] = encode_annotations(part.citations)
+    return merge_fields(core, kept, _OUTPUT_TEXT_DEFAULTS)
 
 
 def is_plain_text(part: OutputPart) -> bool:
     """A text part with nothing but its text (encodes as a bare string)."""
-    if not isinstance(part, TextPart) or part.signature is not None:
+    if not isinstance(part, TextPart) or part.signature is not None or part.citations:
         return False
     return not (part.extra and own(part.extra))
 

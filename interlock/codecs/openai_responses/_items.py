@@ -93,7 +93,10 @@ def _with_item(part: Part, fields: JsonObject, boundary: bool) -> Part:
 def assistant_message_parts(data: JsonObject, path: str, boundary: bool) -> list[Part]:
     """An assistant ``message`` item as text/refusal parts sharing the item id."""
     item_id = server_item_id(data, path)
-    fields = split_fields(data, {"id", "role", "content"}, message_defaults(item_id))
+    # A minted id is dropped, and so are the output-shaped fields that came with it (they
+    # were the gateway's own): the message then encodes in the default id-less shape.
+    wire_id = optional_str(data, "id", path)
+    fields = split_fields(data, {"id", "role", "content"}, message_defaults(wire_id))
     content = data.get("content")
     if isinstance(content, str):
         parts: list[TextPart | RefusalPart] = [TextPart(text=content)]
@@ -104,7 +107,7 @@ def assistant_message_parts(data: JsonObject, path: str, boundary: bool) -> list
         parts = [
             decode_output_part(entry, f"{path}.content[{i}]") for i, entry in enumerate(entries)
         ]
-        if item_id is None or not parts:
+        if wire_id is None or not parts:
             # Without an id the encoder's default is string content (one message per part).
             fields[_CONTENT] = "list"
         if not parts:
@@ -178,12 +181,14 @@ def function_call(data: JsonObject, path: str) -> ToolCallPart:
     """A ``function_call`` item (an id this codec minted is not kept: ``server_item_id``)."""
     item_id = server_item_id(data, path)
     known = {"type", "id", "call_id", "name", "arguments"}
+    # A minted id's status was the gateway's own: a default, as with a service's id.
+    defaults = call_defaults(optional_str(data, "id", path))
     return ToolCallPart(
         call_id=required_str(data, "call_id", path),
         name=required_str(data, "name", path),
         arguments=required_str(data, "arguments", path),
         item_id=item_id,
-        extra=wrap(split_fields(data, known, call_defaults(item_id))),
+        extra=wrap(split_fields(data, known, defaults)),
     )
 
 

@@ -144,7 +144,7 @@ def _plain(part: TextPart | RefusalPart) -> bool:
 
     Signatures are never rendered (OpenAI has none on text; foreign ones are dropped).
     """
-    if not isinstance(part, TextPart):
+    if not isinstance(part, TextPart) or part.citations:
         return False
     return all(key == ITEM for key in own(part.extra))
 
@@ -152,7 +152,7 @@ def _plain(part: TextPart | RefusalPart) -> bool:
 def _hint_free(parts: Sequence[Part]) -> bool:
     """True when no part carries any extra (so every part renders to its default shape)."""
     for part in parts:  # noqa: SIM110 -- a plain loop: no generator on the hot path
-        if part.extra:
+        if part.extra or getattr(part, "citations", ()):
             return False
     return True
 

@@ -288,13 +288,33 @@ def _encode_step(message: Message, index: int, context: ReplayContext) -> list[J
             for offset, part in enumerate(group.parts):
                 if getattr(part, "signature", None) is not None:
                     _check_signature(part, index, group.start + offset, context)
-            if (plan.strip_ids or group.item_id is None) and _needs_split(group):
-                items.extend(_idless_message(group, index, context))
-                continue
+            if plan.strip_ids or group.item_id is None:
+                group = _uncited(group, index, context)
+                if _needs_split(group):
+                    items.extend(_idless_message(group, index, context))
+                    continue
         rendered = render_group(group, strip_id=plan.strip_ids)
         if rendered is not None:
             items.append(rendered)
     return items
+
+
+def _uncited(group: ItemGroup, index: int, context: ReplayContext) -> ItemGroup:
+    """An id-less message group without its citations (``citation_dropped``).
+
+    The SDK's only id-less assistant message has string content, which holds no
+    annotations; a wire that sent id-less list content itself (``~content``) keeps them.
+    """
+    if "~content" in item_fields(group.parts[0]):
+        return group
+    parts: list[Part] = []
+    for offset, part in enumerate(group.parts):
+        if isinstance(part, TextPart) and part.citations:
+            reason = "an assistant message without an item id has no annotations"
+            context.warn("citation_dropped", _at(index, group.start + offset), reason)
+            part = replace(part, citations=())
+        parts.append(part)
+    return ItemGroup(kind=group.kind, start=group.start, parts=parts)
 
 
 def _needs_split(group: ItemGroup) -> bool:

@@ -1,0 +1,89 @@
+"""``message.annotations`` (and their stream deltas) ↔ canonical :class:`Citation` values.
+
+Chat puts a response's ``url_citation`` annotations on the message, with offsets into its
+``content`` string: they become the citations of the message's text part when it has
+exactly one (otherwise the offsets would name no part, and the list stays kept verbatim
+on the message). Only responses carry annotations: a request never sends them (_fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import cast
+
+from interlock.codecs.openai_chat._wire import DIALECT
+from interlock.transcript import Citation, JsonObject, JsonValue, Message, TextPart
+
+_INNER = frozenset({"url", "title", "start_index", "end_index"})
+
+
+def _citation(annotation: JsonValue) -> Citation | None:
+    if not isinstance(annotation, dict) or annotation.get("type") != "url_citation":
+        return None
+    if set(annotation) != {"type", "url_citation"}:
+        return None
+    inner = annotation["url_citation"]
+    if not isinstance(inner, dict) or not isinstance(inner.get("url"), str):
+        return None
+    title = inner.get("title", "")
+    start, end = inner.get("start_index", 0), inner.get("end_index", 0)
+    if not isinstance(title, str) or type(start) is not int or type(end) is not int:
+        return None
+    extra = {key: value for key, value in inner.items() if key not in _INNER}
+    return Citation(
+        url=cast(str, inner["url"]),
+        title=cast("str | None", inner.get("title")),
+        start=cast("int | None", inner.get("start_index")),
+        end=cast("int | None", inner.get("end_index")),
+        extra={DIALECT: extra} if extra else {},
+    )
+
+
+def citations_of(annotations: JsonValue) -> tuple[Citation, ...] | None:
+    """The citations of a whole annotation list, or ``None`` unless every entry is one."""
+    if not isinstance(annotations, list) or not annotations:
+        return None
+    found = [_citation(annotation) for annotation in annotations]
+    if any(citation is None for citation in found):
+        return None
+    return tuple(citation for citation in found if citation is not None)
+
+
+def with_citations(message: Message) -> Message:
+    """A decoded response message whose URL annotations moved onto its one text part."""
+    kept = message.extra.get(DIALECT) or {}
+    citations = citations_of(kept.get("annotations"))
+    texts = [index for index, part in enumerate(message.parts) if isinstance(part, TextPart)]
+    if citations is None or len(texts) != 1:
+        return message
+    parts = list(message.parts)
+    parts[texts[0]] = replace(cast(TextPart, parts[texts[0]]), citations=citations)
+    rest = {key: value for key, value in kept.items() if key != "annotations"}
+    extra = {name: value for name, value in message.extra.items() if name != DIALECT}
+    if rest:
+        extra[DIALECT] = rest
+    return replace(message, parts=tuple(parts), extra=extra)
+
+
+def encode_annotations(citations: Sequence[Citation]) -> list[JsonValue]:
+    """Chat ``url_citation`` annotations for ``citations``."""
+    out: list[JsonValue] = []
+    for citation in citations:
+        inner: JsonObject = {}
+        if citation.end is not None:
+            inner["end_index"] = citation.end
+        if citation.start is not None:
+            inner["start_index"] = citation.start
+        if citation.title is not None:
+            inner["title"] = citation.title
+        inner["url"] = citation.url
+        inner.update(citation.extra.get(DIALECT) or {})
+        out.append({"type": "url_citation", "url_citation": inner})
+    return out
+
+
+def message_citations(message: Message) -> tuple[Citation, ...]:
+    """The citations a response message can show: those of its one cited text part."""
+    cited = [part for part in message.parts if isinstance(part, TextPart) and part.citations]
+    return cited[0].citations if len(cited) == 1 else ()
