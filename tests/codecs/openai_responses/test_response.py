@@ -48,9 +48,9 @@ def test_incomplete_response_keeps_native_reason_annotations_and_input_transform
     assert response.extra[DIALECT]["input_transformations"][0]["reason"] == "model_mismatch"  # type: ignore[index]
     text = response.message.parts[1]
     assert isinstance(text, TextPart)
-    assert text.citations == (
-        Citation(url="https://x", title="X", start=0, end=5),
-    ), "a url_citation annotation is a canonical citation (issue 11)"
+    assert text.citations == (Citation(url="https://x", title="X", start=0, end=5),), (
+        "a url_citation annotation is a canonical citation (issue 11)"
+    )
     assert encode_response(response) == load("response_message_incomplete.json")
 
 
