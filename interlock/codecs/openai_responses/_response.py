@@ -19,6 +19,7 @@ from interlock.codecs.openai_responses._usage import (
     encode_usage,
 )
 from interlock.codecs.openai_responses._wire import (
+    ENCRYPTED_FORMAT,
     MINTED,
     PROVIDER,
     as_list,
@@ -187,7 +188,9 @@ def _is_output(part: Part, index: int) -> bool:
             raise LossyHistoryError(
                 f"message.parts[{index}]", f"a {part.kind} part has no Responses output form"
             )
-        case TextPart() | RefusalPart() | ReasoningPart() | ToolCallPart():
+        case ReasoningPart():
+            return not foreign_opaque_only(part)
+        case TextPart() | RefusalPart() | ToolCallPart():
             return True
         case ToolResultPart():
             return True
@@ -195,6 +198,15 @@ def _is_output(part: Part, index: int) -> bool:
             # Another provider's hosted item (Gemini executableCode…) has no Responses output
             # type; the request encoder refuses or warns about it (hosted_item_not_carried).
             return part.provider == PROVIDER
+
+
+def foreign_opaque_only(part: ReasoningPart) -> bool:
+    """True for reasoning that holds only another provider's opaque payload (a Gemini
+    thought signature, Anthropic redacted thinking): a Responses client can neither read
+    nor return it, so it is no output item (an empty reasoning item would be all the
+    client saw; the gateway's vault keeps the payload)."""
+    opaque = part.opaque
+    return not part.text and opaque is not None and opaque.format != ENCRYPTED_FORMAT
 
 
 def output_items(parts: Sequence[Part], response_id: str | None) -> list[JsonValue]:

@@ -20,7 +20,11 @@ from typing import assert_never, cast
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_responses._content import encode_output_part
 from interlock.codecs.openai_responses._render import ItemGroup, continues_item, render_group
-from interlock.codecs.openai_responses._response import response_object, with_item_ids
+from interlock.codecs.openai_responses._response import (
+    foreign_opaque_only,
+    response_object,
+    with_item_ids,
+)
 from interlock.codecs.openai_responses._usage import encode_finish
 from interlock.codecs.openai_responses._wire import PROVIDER
 from interlock.transcript import (
@@ -98,6 +102,8 @@ def _skipped(part: Part) -> bool:
         return part.call.owner != "hosted"
     if isinstance(part, HostedToolPart):
         return part.provider != PROVIDER  # no Responses output type (see _response._is_output)
+    if isinstance(part, ReasoningPart):
+        return foreign_opaque_only(part)
     return isinstance(part, InputRequestPart | InputResponsePart | ApprovalResponsePart)
 
 

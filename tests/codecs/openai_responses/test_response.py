@@ -8,17 +8,25 @@ import pytest
 from openai.types.responses import Response as SdkResponse
 from pydantic import TypeAdapter
 
-from interlock.codecs.openai_responses import DIALECT, decode_response, encode_response
+from interlock.codecs.openai_responses import (
+    DIALECT,
+    StreamEncoder,
+    decode_response,
+    encode_response,
+)
 from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
     ApprovalRequestPart,
     Citation,
     DecodeError,
     Message,
+    Opaque,
     ReasoningPart,
     Response,
     TextPart,
     ToolCallPart,
     Usage,
+    response_to_updates,
 )
 from tests.codecs.openai_responses._fixtures import load, names
 
@@ -169,3 +177,30 @@ def test_another_providers_hosted_item_never_reaches_output_without_a_type() -> 
     events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
     events += encoder.finish()
     assert json.loads(events[-1].data)["response"]["output"] == output
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_reasoning_holding_only_a_foreign_payload_is_no_output_item(stream: bool) -> None:
+    """A Gemini signature-only part (the tail of a streamed Gemini text answer) has nothing a
+    Responses client can read or return: no empty reasoning item, whole or streamed."""
+    signature = Opaque(provider="google", format=GEMINI_THOUGHT_SIGNATURE, data="c2ln")
+    response = Response(
+        message=Message(
+            role="assistant",
+            parts=(
+                TextPart(text="hi"),
+                ReasoningPart(reasoning_kind="encrypted", opaque=signature),
+            ),
+        ),
+        id="resp_1",
+        finish_reason="stop",
+    )
+    if not stream:
+        output = encode_response(response)["output"]
+    else:
+        encoder = StreamEncoder()
+        events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
+        events += encoder.finish()
+        assert not any('"reasoning"' in event.data for event in events[:-1])
+        output = json.loads(events[-1].data)["response"]["output"]
+    assert [item["type"] for item in output] == ["message"]  # type: ignore[index, union-attr]  # wire JSON
