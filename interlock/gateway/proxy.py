@@ -58,6 +58,7 @@ from interlock.gateway.metrics import Metrics
 from interlock.gateway.model_field import compact_json, rewrite_model
 from interlock.gateway.offload import OFFLOAD_BYTES, encode_in_pieces, off_loop
 from interlock.gateway.operations import ProxyOperations
+from interlock.gateway.pairing import refuse_unpaired
 from interlock.gateway.translation_cache import (
     SPLICES,
     Translation,
@@ -67,7 +68,14 @@ from interlock.gateway.translation_cache import (
     splice,
 )
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
-from interlock.gateway.vault import Lookup, ReasoningVault, needs, restore_messages, wanted_keys
+from interlock.gateway.vault import (
+    Lookup,
+    ReasoningVault,
+    needs,
+    restore_messages,
+    vault_misses,
+    wanted_keys,
+)
 from interlock.transcript import (
     Continuation,
     DecodeError,
@@ -362,6 +370,7 @@ class Proxy:
                     return
         keys = wanted_keys(request.messages, upstream.config)
         lookup = await self.vault.look(call.tenant, upstream.config, keys)
+        call.warnings = vault_misses(request.messages, keys, lookup.found)
         if lookup.found:
             request = replace(request, messages=restore_messages(request.messages, lookup.found))
         call.request = request
@@ -401,8 +410,8 @@ class Proxy:
 
     def _translated(self, call: ProxyCall, encoded: Encoded, restored: int) -> None:
         self._remember(call, None)
-        call.translation = translation_label(encoded.warnings, restored)
-        call.warnings = encoded.warnings
+        call.warnings = call.warnings + encoded.warnings  # vault misses first
+        call.translation = translation_label(call.warnings, restored)
         large = 0 < self.offload_bytes <= len(call.body)
         call.body = (
             encode_in_pieces(encoded.payload).encode() if large else compact_json(encoded.payload)
@@ -411,6 +420,7 @@ class Proxy:
     def _encode_checked(
         self, upstream: Upstream, request: Request, policy: ReplayPolicy
     ) -> Encoded:
+        refuse_unpaired(upstream, request, self.metrics)
         try:
             return upstream.dialect.encode_request(request, policy)
         except LossyHistoryError as error:

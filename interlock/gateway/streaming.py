@@ -23,6 +23,7 @@ from interlock.codecs._sse import SseEvent, SseParser, format_sse
 from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.operations import StreamUsage
 from interlock.gateway.proxy import Proxy, ProxyCall, vault_needed
+from interlock.gateway.stream_end import EndWatch
 from interlock.gateway.upstream import body_chunks
 from interlock.transcript import (
     DecodeError,
@@ -110,6 +111,7 @@ class _Relay:
         self.keep_raw = keep_raw
         self.failure: StreamFailed | None = None
         self.usage = StreamUsage(call.upstream.dialect)
+        self.end = EndWatch(call.upstream.dialect.name)
 
     async def pieces(self, response: httpx.Response) -> AsyncIterator[_Piece]:
         """Upstream bytes → complete events → updates, one piece per read.
@@ -142,15 +144,24 @@ class _Relay:
             raise DecodeError("stream", "the stream ended in the middle of a line")
         events = self.parser.finish()
         updates = self._decode(events)
-        ending = self.decoder.finish() if self.decoding else []
+        ending = self.decoder.finish() if self.decoding else self._undecoded_end(events)
         failure = next((u for u in ending if isinstance(u, StreamFailed)), None)
         # a last event without its blank line is closed, so nothing after it joins it
         raw = held + b"\n\n" if held else b""
         return _Piece(raw, events, await self._observed(updates + ending), failure)
 
+    def _undecoded_end(self, events: list[SseEvent]) -> list[Update]:
+        """A stream relayed undecoded that ended before its final event was cut short."""
+        self.end.events(events)
+        if self.end.ended:
+            return []
+        message = "the upstream stream ended before its final event (the answer is cut short)"
+        return [StreamFailed(code="upstream_truncated", message=message, status=502)]
+
     def _decode(self, events: list[SseEvent]) -> list[Update]:
         if not self.decoding:
             self.usage.events(events)
+            self.end.events(events)
             return []
         return [update for event in events for update in self.decoder.feed(event)]
 

@@ -15,6 +15,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from interlock.codecs._turns import current_turn_start
 from interlock.codecs.registry import wire_codec
 from interlock.gateway.config import Protocol, UpstreamConfig
 from interlock.gateway.stores import Store, vault_entries
@@ -26,6 +27,7 @@ from interlock.transcript import (
     ReasoningPart,
     Request,
     ToolCallPart,
+    TranslationWarning,
     load_part,
     to_json,
 )
@@ -211,6 +213,52 @@ def wanted_keys(messages: Sequence[Message], upstream: UpstreamConfig) -> list[s
     keys depend on that message alone)."""
     wanted = needs(upstream)
     return _wanted_keys(messages, wanted) if wanted.any else []
+
+
+def vault_misses(
+    messages: Sequence[Message], keys: Sequence[str], found: dict[str, JsonValue]
+) -> tuple[TranslationWarning, ...]:
+    """A ``vault_miss`` warning per wanted payload (``keys``) of the current turn's tool
+    steps that neither the request nor the vault (``found``) had.
+
+    Earlier turns are left alone (services ignore or drop reasoning of finished turns), and
+    so is a step that carries another provider's reasoning: another service answered it (a
+    model switch), so there was never anything of this one's to keep.
+    """
+    missing = {key for key in keys if key not in found}
+    if not missing:
+        return ()
+    warnings: list[TranslationWarning] = []
+    for index in range(current_turn_start(messages), len(messages)):
+        message = messages[index]
+        if message.role != "assistant" or not message.tool_calls or _carries_reasoning(message):
+            continue
+        calls = message.tool_calls
+        step = [_reasoning_key(calls[0].call_id), *(_signature_key(c.call_id) for c in calls)]
+        for key in step:
+            if key in missing:
+                missing.discard(key)
+                kind, _, call_id = key.partition(":")
+                what = (
+                    "thought signature of call"
+                    if kind == "sig"
+                    else "reasoning of the step of call"
+                )
+                text = (
+                    f"the {what} {call_id} is in neither the request nor the vault: sent without it"
+                )
+                warnings.append(
+                    TranslationWarning(
+                        code="vault_miss", location=f"messages[{index}]", message=text
+                    )
+                )
+    return tuple(warnings)
+
+
+def _carries_reasoning(message: Message) -> bool:
+    return any(
+        isinstance(part, ReasoningPart) and part.opaque is not None for part in message.parts
+    )
 
 
 def restore_messages(

@@ -365,10 +365,11 @@ def test_a_fallback_that_would_lose_signatures_is_skipped_and_the_next_one_taken
     messages = _tool_loop(stack, "skipper")
     stack.a.fail(Fault(status=503, model="skip-a"))
     text, answered, header = _chat(stack, "skipper", stream, messages)
-    # Gemini 3 needs the call's thought signature, which a Chat model never made: skipped
+    # Gemini 3 needs the call's thought signature, which a Chat model never made: skipped;
+    # Responses gets the current step without reasoning of its own: a vault miss, said so
     assert header == (
-        "translated; fallback backup-gemini skipped: missing_signature at "
-        "messages[1].parts[0]; fallback to backup-responses"
+        "degraded; vault_miss at messages[1]; fallback backup-gemini skipped: "
+        "missing_signature at messages[1].parts[0]; fallback to backup-responses"
     )
     assert text.startswith("Done: ") and text.endswith(" returned sunny")
     assert answered == "gpt-backup"

@@ -274,3 +274,38 @@ async def test_an_answer_over_the_size_limit_is_a_502_in_the_clients_shape(
         await built.close()
     assert answer.status_code == 502
     assert answer.json()["error"]["code"] == "upstream_too_large"
+
+
+def _without_final_event(protocol: Protocol) -> bytes:
+    """``wire(protocol)`` cut cleanly after its first text delta: whole events, no ending."""
+    body = wire(protocol)
+    separator = b"\r\n\r\n" if protocol == "gemini" else b"\n\n"
+    first_delta = body.index("你好".encode())
+    return body[: body.index(separator, first_delta) + len(separator)]
+
+
+@pytest.mark.parametrize(("upstream_dialect", "ingress"), PAIRS)
+async def test_a_stream_closed_cleanly_before_its_final_event_is_flagged(
+    upstream_dialect: Protocol, ingress: Protocol
+) -> None:
+    """Whole events, a clean close, no final event: the answer is cut short, and the client
+    is told so with an error event, passed through (undecoded) or translated alike."""
+    body = _without_final_event(upstream_dialect)
+    async with upstream(lambda _path, _body: Reply([body])) as server:
+        built = loopback_gateway(server.url)
+        async with client(built) as http:
+            path, payload = request(ingress, UPSTREAMS[upstream_dialect])
+            with access_log() as access:
+                answer = await http.post(path, json=payload)
+        await built.close()
+    _, events = received(ingress, answer.content)
+    last = events[-1]
+    if ingress == "openai-responses":
+        assert last["type"] == "error"
+    else:
+        assert "error" in last
+    assert access[-1]["status"] == 502
+    if ingress == upstream_dialect:
+        # relayed undecoded (recognised by its events), or decoded (the vault reads Gemini's)
+        assert access[-1]["error"] in ("upstream_truncated", "incomplete_stream")
+        assert answer.content.startswith(body), "what did arrive was passed on first"
