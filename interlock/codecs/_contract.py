@@ -103,6 +103,8 @@ class HttpFacts:
     provider: str = ""
     stateful_service: bool = False
     count_tokens: tuple[str, str] | None = None
+    upstream_count_path: str = ""
+    """The service's own token-counting path (relative, may hold ``{model}``), if any."""
     signed_calls: bool = False
     reasoning_issuer: str = ""
     minted_id_marker: bytes = b""

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import cast
 
 from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
@@ -43,7 +44,7 @@ from interlock.emulators._brain import (
     mint_token,
     verify_token,
 )
-from interlock.emulators._service import EmulatedService, Incoming, fan_out
+from interlock.emulators._service import EmulatedService, Incoming, fan_out, rejected
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
     DecodeError,
@@ -125,9 +126,23 @@ class GeminiEmulator(EmulatedService):
             Route("/v1/models/{target}", self.serve, methods=["POST"]),
         ]
 
+    async def serve(self, http: HttpRequest) -> HttpResponse:
+        """``:countTokens`` is answered here; the generation methods by the shared path."""
+        if not str(http.path_params["target"]).endswith(":countTokens"):
+            return await super().serve(http)
+        path = {"target": str(http.path_params["target"])}
+        incoming = Incoming(body=await http.body(), path=path, query={}, headers={})
+        payload = self.parse(incoming)
+        if isinstance(payload, Rejection):
+            return rejected(payload)
+        inner = payload.get("generateContentRequest")
+        request = cast(JsonObject, inner) if isinstance(inner, dict) else payload
+        prompt = {key: request.get(key) for key in ("contents", "systemInstruction", "tools")}
+        return JSONResponse({"totalTokens": max(1, len(json.dumps(prompt)) // 4)})
+
     def precheck(self, incoming: Incoming) -> Rejection | None:
         model, _, method = incoming.path["target"].partition(":")
-        if method in _METHODS:
+        if method in _METHODS or method == "countTokens":
             return None
         message = f"models/{model} is not found for API version v1beta, or is not supported for {method or 'this method'}."
         return Rejection(404, encode_error(404, message))

@@ -4,8 +4,8 @@ The openai SDK lists ``GET /v1/models`` and retrieves ``GET /v1/models/{id}``; g
 with a custom base URL lists ``GET /v1/models`` too and gets ``GET /v1/models/{name}``
 (``/v1beta/…`` by default). One path, two SDKs: each answer carries both shapes' fields
 (``data`` and ``models``; ``id``/``object`` and ``name``/``displayName``): each SDK reads its
-own and ignores the rest. ``:countTokens`` is answered with an estimate (about four
-characters of text per token), labelled ``x-interlock-translation: estimated``.
+own and ignores the rest. ``:countTokens`` is counted by the upstream when it can count
+(:mod:`.counting`), else estimated; ``x-interlock-translation`` says which.
 
 A path no route serves, and the Responses state endpoints (``GET``/``DELETE
 /v1/responses/{id}``, ``…/input_items``: the gateway keeps no response state, it replays
@@ -15,20 +15,20 @@ Google key header or the path is under ``/v1beta``, OpenAI's otherwise.
 
 from __future__ import annotations
 
-import json
-from typing import cast
+import time
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from interlock.gateway.access_log import AccessRecord
+from interlock.gateway.counting import count_request
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.headers import NOT_SENT
 from interlock.gateway.proxy import Proxy, ProxyError, json_response
 from interlock.transcript import JsonObject, JsonValue
 
-ESTIMATED = "estimated"
 METHODS: list[JsonValue] = ["generateContent", "streamGenerateContent", "countTokens"]
 
 
@@ -86,17 +86,21 @@ def routes(proxy: Proxy, openai: Dialect, gemini: Dialect) -> list[BaseRoute]:
         return json_response(_model(name, route.upstream.name), 200, NOT_SENT)
 
     async def count_tokens(http_request: HttpRequest) -> Response:
+        record = AccessRecord(
+            method="POST",
+            path=http_request.url.path,
+            endpoint="countTokens",
+            started=time.perf_counter(),
+        )
+        model = str(http_request.path_params["model"])
         try:
-            proxy.tenant(http_request)
-            proxy.route(str(http_request.path_params["model"]), gemini)
-            body = await http_request.body()
-            payload = cast(JsonValue, json.loads(body)) if body.strip() else None
+            counted = await count_request(proxy, gemini, http_request, record, path_model=model)
+            answer = json_response({"totalTokens": counted.tokens}, 200, counted.label)
         except ProxyError as failure:
-            return error(http_request, failure)
-        except ValueError:
-            failure = ProxyError(400, "malformed JSON in request body", code="invalid_json")
-            return error(http_request, failure)
-        return json_response({"totalTokens": estimate_tokens(payload)}, 200, ESTIMATED)
+            record.error = failure.code or "error"
+            answer = error(http_request, failure)
+        proxy.finish(record, answer.status_code)
+        return answer
 
     async def responses_state(http_request: HttpRequest) -> Response:
         failure = ProxyError(
@@ -119,21 +123,6 @@ def routes(proxy: Proxy, openai: Dialect, gemini: Dialect) -> list[BaseRoute]:
         Route("/v1/responses/{response_id}", responses_state, methods=["GET", "DELETE"]),
         Route("/v1/responses/{response_id}/input_items", responses_state, methods=["GET"]),
     ]
-
-
-def estimate_tokens(payload: JsonValue) -> int:
-    """About four characters of text per token, over every string in ``payload``."""
-    return (_characters(payload) + 3) // 4
-
-
-def _characters(value: JsonValue) -> int:
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, list):
-        return sum(_characters(item) for item in value)
-    if isinstance(value, dict):
-        return sum(_characters(item) for item in value.values())
-    return 0
 
 
 def not_found_handler(openai: Dialect, gemini: Dialect):

@@ -17,7 +17,7 @@ from interlock.gateway import tracing
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.client_watch import ClientWatch
 from interlock.gateway.config import Protocol
-from interlock.gateway.counting import count_tokens
+from interlock.gateway.counting import count_request
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
 from interlock.gateway.operations import answer_usage
@@ -173,12 +173,9 @@ def routes(proxy: Proxy, dialects: dict[Protocol, Dialect]) -> list[BaseRoute]:
 
 @dataclass(frozen=True, slots=True)
 class CountTokens:
-    """A token-counting endpoint, answered by the gateway itself with an estimate.
-
-    The request is checked like a generation request (key, required headers, model route,
-    decode); the count is the canonical request's JSON length over four, the usual rule of
-    thumb, whatever the upstream. The service's own count is an estimate too.
-    """
+    """A token-counting endpoint (Anthropic's), answered through :mod:`.counting`: the
+    upstream's own count when it has an endpoint for it, else an estimate; the
+    ``x-interlock-translation`` header says which."""
 
     proxy: Proxy
     ingress: Dialect
@@ -190,13 +187,13 @@ class CountTokens:
             method="POST", path=scope["path"], endpoint="count_tokens", started=time.perf_counter()
         )
         try:
-            tokens = await count_tokens(self.proxy, self.ingress, http_request, record)
-            answer = json_response({self.key: tokens}, 200)
+            counted = await count_request(self.proxy, self.ingress, http_request, record)
+            answer = json_response({self.key: counted.tokens}, 200, counted.label)
         except ProxyError as error:
             record.error = error.code or "error"
             body = self.ingress.error(
                 error.status, error.message, code=error.code, param=error.param
             )
-            answer = json_response(body, error.status)
+            answer = json_response(body, error.status, NOT_SENT)
         self.proxy.finish(record, answer.status_code)
         await answer(scope, receive, send)

@@ -27,6 +27,7 @@ HTTP = HttpFacts(
     provider="anthropic",
     reasoning_issuer="anthropic",
     count_tokens=("/v1/messages/count_tokens", "input_tokens"),
+    upstream_count_path="/messages/count_tokens",
 )
 
 

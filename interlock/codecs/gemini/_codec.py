@@ -22,6 +22,7 @@ HTTP = HttpFacts(
     ),
     upstream_path="/v1beta/models/{model}:generateContent",
     upstream_stream_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
+    upstream_count_path="/v1beta/models/{model}:countTokens",
     emulator_prefix="",
     auth_header="x-goog-api-key",
     model_in_path=True,
