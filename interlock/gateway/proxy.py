@@ -361,6 +361,7 @@ class Proxy:
                 if spliced is not None:
                     self.history.translations_reused += 1
                     call.request, call.translated = spliced.request, spliced.translation
+                    call.warnings = vault_misses(call.request.messages, upstream.config)
                     encoded, restored = spliced.encoded, spliced.restored
                     await off_loop(
                         len(call.body),
@@ -370,10 +371,10 @@ class Proxy:
                     return
         keys = wanted_keys(request.messages, upstream.config)
         lookup = await self.vault.look(call.tenant, upstream.config, keys)
-        call.warnings = vault_misses(request.messages, keys, lookup.found)
         if lookup.found:
             request = replace(request, messages=restore_messages(request.messages, lookup.found))
         call.request = request
+        call.warnings = vault_misses(request.messages, upstream.config)
         size = len(call.body)
         await off_loop(size, self.offload_bytes, lambda: self._encoded(call, client_model, lookup))
 

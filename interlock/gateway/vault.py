@@ -216,42 +216,30 @@ def wanted_keys(messages: Sequence[Message], upstream: UpstreamConfig) -> list[s
 
 
 def vault_misses(
-    messages: Sequence[Message], keys: Sequence[str], found: dict[str, JsonValue]
+    messages: Sequence[Message], upstream: UpstreamConfig
 ) -> tuple[TranslationWarning, ...]:
-    """A ``vault_miss`` warning per wanted payload (``keys``) of the current turn's tool
-    steps that neither the request nor the vault (``found``) had.
+    """A ``vault_miss`` warning per payload the current turn's tool steps still lack after
+    the vault restored what it had (``messages`` as restored): neither the request nor the
+    vault had it.
 
     Earlier turns are left alone (services ignore or drop reasoning of finished turns), and
     so is a step that carries another provider's reasoning: another service answered it (a
     model switch), so there was never anything of this one's to keep.
     """
-    missing = {key for key in keys if key not in found}
-    if not missing:
+    wanted = needs(upstream)
+    if not wanted.any:
         return ()
     warnings: list[TranslationWarning] = []
     for index in range(current_turn_start(messages), len(messages)):
         message = messages[index]
-        if message.role != "assistant" or not message.tool_calls or _carries_reasoning(message):
+        if message.role != "assistant" or _carries_reasoning(message):
             continue
-        calls = message.tool_calls
-        step = [_reasoning_key(calls[0].call_id), *(_signature_key(c.call_id) for c in calls)]
-        for key in step:
-            if key in missing:
-                missing.discard(key)
-                kind, _, call_id = key.partition(":")
-                what = (
-                    "thought signature of call"
-                    if kind == "sig"
-                    else "reasoning of the step of call"
-                )
-                text = (
-                    f"the {what} {call_id} is in neither the request nor the vault: sent without it"
-                )
-                warnings.append(
-                    TranslationWarning(
-                        code="vault_miss", location=f"messages[{index}]", message=text
-                    )
-                )
+        for key in _wanted_keys((message,), wanted):
+            kind, _, call_id = key.partition(":")
+            what = "thought signature of call" if kind == "sig" else "reasoning of the step of call"
+            text = f"the {what} {call_id} is in neither the request nor the vault: sent without it"
+            location = f"messages[{index}]"
+            warnings.append(TranslationWarning(code="vault_miss", location=location, message=text))
     return tuple(warnings)
 
 
