@@ -318,7 +318,10 @@ def test_malformed_signature_base64_is_rejected(server: tuple[_Holder, str]) -> 
 
 def test_unknown_method_and_bad_json(server: tuple[_Holder, str]) -> None:
     _, _, base_url = install(server)
-    assert httpx.post(f"{base_url}/v1beta/models/{MODEL}:countTokens", json={}).status_code == 404
+    assert httpx.post(f"{base_url}/v1beta/models/{MODEL}:embedContent", json={}).status_code == 404
+    assert httpx.post(f"{base_url}/v1beta/models/{MODEL}:countTokens", json={}).json()[
+        "totalTokens"
+    ]
     reply = httpx.post(f"{base_url}/v1beta/models/{MODEL}:generateContent", content=b"{nope")
     assert reply.status_code == 400 and reply.json()["error"]["status"] == "INVALID_ARGUMENT"
 
