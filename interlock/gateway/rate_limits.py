@@ -82,9 +82,20 @@ class BucketStore(Protocol):
         ...
 
 
+PRECISION = 6
+"""Decimal places of a wait kept: ``now + 60 - now - 60`` is not 0 on a clock at
+thousands of seconds, which refused the first request of a one-per-minute bucket (and
+made a 60 s wait a ``retry-after`` of 61)."""
+
+
 def _after(tat: float, now: float, bucket: Bucket) -> float:
-    """Seconds until ``bucket`` admits one more unit (``<= 0``: it admits it now)."""
-    return max(tat, now) + bucket.interval - now - WINDOW
+    """Seconds until ``bucket`` admits one more unit (``<= 0``: it admits it now).
+
+    Computed from ``tat - now`` (small) rather than ``tat + interval - now`` (large
+    numbers cancelling), then rounded to :data:`PRECISION` places.
+    """
+    wait = round(max(tat - now, 0.0) + bucket.interval - WINDOW, PRECISION)
+    return max(wait, 0.0)
 
 
 class LocalBuckets:
@@ -136,10 +147,12 @@ for index, key in ipairs(KEYS) do
   local interval = tonumber(ARGV[2 * index])
   local tat = math.max(tonumber(redis.call('GET', key) or '0'), now)
   tats[index] = tat + interval
-  local wait = tat + interval - now - window
-  if wait > worst then worst, worst_key = wait, key end
+  -- from tat - now (small), not tat + interval - now (large numbers cancelling); a wait
+  -- under a microsecond is rounding and counts as admitted; waits go out rounded to 1 us
+  local wait = (tat - now) + interval - window
+  if wait > 0.001 and wait > worst then worst, worst_key = wait, key end
 end
-if worst > 0 then return {math.ceil(worst * 1000), worst_key} end
+if worst > 0 then return {math.floor(worst * 1000 + 0.5), worst_key} end
 for index, key in ipairs(KEYS) do
   if ARGV[2 * index + 1] == '1' then
     redis.call('SET', key, tostring(tats[index]), 'PX', math.ceil(tats[index] - now) + 1000)

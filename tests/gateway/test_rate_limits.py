@@ -103,3 +103,16 @@ async def test_two_limiters_on_one_redis_share_the_budget(redis_url: str) -> Non
     finally:
         await one.close()
         await two.close()
+
+
+async def test_a_one_per_minute_bucket_admits_its_first_request_at_any_clock_reading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # At this monotonic reading (now + 60) - now - 60 rounds to 2e-13, not 0: the first
+    # request of a one-per-minute bucket was refused with a retry-after of a picosecond.
+    monkeypatch.setattr("interlock.gateway.rate_limits.time.monotonic", lambda: 2040.1090003485567)
+    limiter = RateLimiter([RateLimit(requests_per_minute=1)], LocalBuckets())
+    assert await limiter.admit("team-a", "fast") is None
+    refusal = await limiter.admit("team-a", "fast")
+    assert refusal is not None and refusal.retry_after == 60
+    assert refusal.retry_after_seconds == 60
