@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument(
         "--write-known", action="store_true", help="with --corpus: rewrite known-failures.txt"
     )
+    conformance.add_argument(
+        "--draft",
+        nargs="+",
+        metavar="FILE",
+        help="fill in the canonical form of new vector files from the codec, for review by hand",
+    )
     return parser
 
 
@@ -234,6 +240,8 @@ def _conformance(arguments: argparse.Namespace) -> int:
         forwarded += ["--corpus", arguments.corpus] if arguments.corpus else ["--corpus"]
     if arguments.write_known:
         forwarded.append("--write-known")
+    if arguments.draft:
+        forwarded += ["--draft", *arguments.draft]
     return int(cast(Callable[[list[str]], int | None], runner)(forwarded) or 0)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from interlock.conformance import main
+from interlock.gateway.cli import main as interlock_main
 
 
 def test_a_bad_vector_exits_2_naming_the_file(
@@ -41,3 +42,16 @@ def test_one_dialect_with_report_and_json(
     assert list(document["matrix"]) == ["gemini"]
     assert captured.err.splitlines()[0].startswith("gemini ")
     assert "## From `gemini`" in report.read_text(encoding="utf-8")
+
+
+def test_the_interlock_command_drafts_a_vector_canonical_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = Path(__file__).resolve().parents[2] / "conformance" / "vectors" / "openai_chat"
+    original = json.loads((source / "request_parallel_tool_calls.json").read_text("utf-8"))
+    path = tmp_path / "openai_chat" / "request_parallel_tool_calls.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({k: v for k, v in original.items() if k != "canonical"}), "utf-8")
+    assert interlock_main(["conformance", "--draft", str(path)]) == 0
+    assert "drafted" in capsys.readouterr().out
+    assert json.loads(path.read_text("utf-8"))["canonical"] == original["canonical"]
