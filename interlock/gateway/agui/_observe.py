@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast
 
+from interlock.codecs.agui import parse_confirm_changes_call_id
 from interlock.core_loop import LoopEvent, ModelUpdate
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.metrics import Metrics
@@ -94,10 +95,9 @@ class RunAccount:
         metrics.agui_events[self.agent, self.transport] += self.events
         if code is not None:
             metrics.agui_errors[self.agent, code] += 1
-        if outcome == "interrupt" and self.terminal is not None:
-            interrupts = cast(JsonObject, self.terminal.get("outcome") or {}).get("interrupts")
-            if isinstance(interrupts, list) and interrupts:
-                metrics.agui_approvals[self.agent, "requested"] += len(interrupts)
+        requested = _approvals_requested(self.terminal)
+        if requested:
+            metrics.agui_approvals[self.agent, "requested"] += requested
         record = self.record
         record.outcome = outcome
         record.events = self.events
@@ -106,7 +106,8 @@ class RunAccount:
         record.write()
 
     def resumed(self, decisions: int) -> None:
-        """The run answers ``decisions`` interrupts (``resume[]`` entries)."""
+        """The run applied ``decisions`` answers to approvals or input requests (``resume[]``
+        entries and ``confirm_changes`` answers, repeats not counted)."""
         if decisions:
             self.metrics.agui_approvals[self.agent, "resolved"] += decisions
 
@@ -153,3 +154,24 @@ class RunUsage:
         elif isinstance(update, ResponseFinished | StreamFailed):
             self._ledger.record(self._tenant, self._model, self._deployment, self._usage)
             self._usage = None
+
+
+def _approvals_requested(terminal: JsonObject | None) -> int:
+    """What a terminal event asks a human for: its interrupts (``outcome.interrupts``),
+    or its pending synthetic ``confirm_changes`` calls (``outcome.pendingToolCallIds``)."""
+    if terminal is None or terminal.get("type") != "RUN_FINISHED":
+        return 0
+    outcome = terminal.get("outcome")
+    if not isinstance(outcome, dict):
+        return 0
+    interrupts = outcome.get("interrupts")
+    if isinstance(interrupts, list):
+        return len(interrupts)
+    pending = outcome.get("pendingToolCallIds")
+    if not isinstance(pending, list):
+        return 0
+    return sum(
+        1
+        for call_id in pending
+        if isinstance(call_id, str) and parse_confirm_changes_call_id(call_id) is not None
+    )

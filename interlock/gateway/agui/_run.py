@@ -181,6 +181,8 @@ class AguiRun:
         self.phase: Phase = "new"
         self.cancel_requested = False
         self.stop_error: tuple[str, str] | None = None
+        self.decisions = 0
+        """Approvals and input requests this run's input answered (see ``Plan``)."""
         """``(code, message)`` of the ``RUN_ERROR`` a :meth:`cancel` asked to end with."""
         self.outbox = Outbox(context.outbox_limit, context.stall_seconds)
         self.writer: RunLogWriter | None = None
@@ -361,6 +363,7 @@ class AguiRun:
             fixed_tools=self.runtime.fixed_tools,
             trust_instructions=self.runtime.trust_client_instructions,
         )
+        self.decisions = plan.decisions
         self.state = AgentState(state, forwarded_props=self.input.forwarded_props)
         self._sent_state = (0, self.state.value)
         self._client_state_known = self.input.state is not None

@@ -89,6 +89,7 @@ async def run_stream(
             connections["sse"] -= 1
         await run.aclose()
         if account is not None:
+            account.resumed(run.decisions)
             account.close()
 
 
@@ -117,7 +118,6 @@ async def handle_post(binding: AguiBinding, http_request: HttpRequest) -> HttpRe
     run_input, tenant = prepared
     account.record.tenant = tenant
     account.record.run_id = run_input.run_id[:128]
-    account.resumed(len(run_input.resume))
     run = binding.start(runtime, run_input, tenant)
     return StreamingResponse(
         run_stream(run, binding.keepalive_seconds, account),

@@ -71,10 +71,13 @@ class Plan:
     ``resume[]`` decisions), in order; the loop runs over ``thread.messages + accepted``.
     ``replay`` is true when there is nothing new to act on: the run only re-sends the
     thread's snapshot (a repeated resume or tool answer, or a hydration request).
+    ``decisions`` counts the pending interrupts and ``confirm_changes`` calls the input
+    answers (repeats of applied answers not counted).
     """
 
     accepted: tuple[Message, ...]
     replay: bool
+    decisions: int = 0
 
 
 def interrupt_entries(
@@ -174,7 +177,8 @@ class _Reconciler:
                 "TOOL_RESULT_MISSING",
                 "frontend tool calls are waiting for their results: " + ", ".join(unanswered),
             )
-        return Plan(accepted=tuple(accepted), replay=not accepted)
+        decided = len(answered & set(self.pending))
+        return Plan(accepted=tuple(accepted), replay=not accepted, decisions=decided)
 
     async def _check_message(
         self, message: Message, open_calls: dict[str, ToolCallPart], answered: set[str]

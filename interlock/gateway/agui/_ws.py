@@ -237,7 +237,6 @@ class WebSocketSession:
         except _FrameError as error:
             account.close(refused_code=error.code)
             raise
-        account.resumed(len(run_input.resume))
         self._move("run")
         self.run = self.binding.start(self.runtime, run_input, self.tenant)
         self._pump = asyncio.create_task(self._forward(self.run, account))
@@ -301,6 +300,7 @@ class WebSocketSession:
         except _GONE:
             await run.aclose()
         finally:
+            account.resumed(run.decisions)
             account.close()
             if self.run is run:
                 self.run = None

@@ -115,3 +115,65 @@ async def test_runs_are_logged_and_counted(served: tuple[Server, _Lines]) -> Non
     assert all(line["path"] in ("/agui/assistant", "/agui/assistant/ws") for line in runs)
     assert runs[2]["status"] == 400 and runs[2]["error"] == "invalid_input"
     assert runs[3]["events"] == len(ws_events) and runs[0]["model"] == "assistant"
+
+
+async def test_confirm_changes_approvals_are_counted_like_interrupts(
+    served: tuple[Server, _Lines],
+) -> None:
+    """A ``confirm_changes`` call is an approval requested; its answer one resolved; a
+    repeated answer (a replay) and a refused one count nothing."""
+    server, _ = served
+    thread = new_id("t")
+    labels = {"agent": "confirmer"}
+    async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
+        before = (await http.get("/metrics")).text
+        asked = sse_events(
+            (
+                await http.post(
+                    "/agui/confirmer",
+                    json=run_input(thread, [user('call delete_file with {"path":"counted"}')]),
+                )
+            ).text
+        )
+        (confirm_id,) = asked[-1]["outcome"]["pendingToolCallIds"]
+        requested = (await http.get("/metrics")).text
+        answer = {
+            "id": new_id("tm"),
+            "role": "tool",
+            "toolCallId": confirm_id,
+            "content": json.dumps({"accepted": True}),
+        }
+        async with connect(f"{server.ws_url}/agui/confirmer/ws") as connection:
+            socket = Socket(connection)
+            answered = await socket.run(run_input(thread, [answer]))
+            repeated = await socket.run(run_input(thread, [answer]))
+            tampered = {**answer, "id": new_id("tm"), "content": '{"accepted": "yes"}'}
+            refused = await socket.run(run_input(new_id("t"), [tampered]))
+        after = (await http.get("/metrics")).text
+    assert answered[-1]["type"] == "RUN_FINISHED" and repeated[-1]["type"] == "RUN_FINISHED"
+    assert refused[-1]["type"] == "RUN_ERROR"
+    counted = [
+        (
+            _sample(metrics, "interlock_agui_approvals_total", **labels, stage="requested"),
+            _sample(metrics, "interlock_agui_approvals_total", **labels, stage="resolved"),
+        )
+        for metrics in (before, requested, after)
+    ]
+    assert counted == [(0, 0), (1, 0), (1, 1)]
+
+
+async def test_a_repeated_resume_is_not_counted_again(served: tuple[Server, _Lines]) -> None:
+    server, _ = served
+    thread = new_id("t")
+    async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
+        asked = await http.post(
+            "/agui/assistant",
+            json=run_input(thread, [user('call delete_file with {"path":"twice"}')]),
+        )
+        resume = resume_all(sse_events(asked.text)[-1], {"approved": True})
+        for _ in range(2):
+            resumed = await http.post("/agui/assistant", json=run_input(thread, resume=resume))
+            assert sse_events(resumed.text)[-1]["type"] == "RUN_FINISHED"
+        after = (await http.get("/metrics")).text
+    stage = {"agent": "assistant", "stage": "resolved"}
+    assert _sample(after, "interlock_agui_approvals_total", **stage) == 1
