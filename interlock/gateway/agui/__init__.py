@@ -23,6 +23,7 @@ from interlock.gateway.agui._agents import (
 )
 from interlock.gateway.agui._attach import handle_events, handle_thread
 from interlock.gateway.agui._binding import KEEPALIVE_SECONDS, AguiBinding
+from interlock.gateway.agui._cancel import CANCEL_POLL_SECONDS, handle_cancel, request_cancel
 from interlock.gateway.agui._model import UPSTREAM_CODES, UpstreamChatModel
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._playground import handle_agents, handle_page, handle_script
@@ -44,7 +45,7 @@ from interlock.gateway.agui._sse import handle_post
 from interlock.gateway.agui._threads import Plan, RunRefusedError, reconcile
 from interlock.gateway.agui._ws import SessionState, WebSocketEndpoint, WebSocketSession
 from interlock.gateway.auth import KeyRing
-from interlock.gateway.stores import RunLog
+from interlock.gateway.stores import MemoryBackend, RunLog
 
 if TYPE_CHECKING:
     from interlock.gateway.app import Gateway
@@ -65,6 +66,9 @@ def binding_routes(binding: AguiBinding) -> list[BaseRoute]:
     async def agents(http_request: HttpRequest) -> HttpResponse:
         return await handle_agents(binding, http_request)
 
+    async def cancel(http_request: HttpRequest) -> HttpResponse:
+        return await handle_cancel(binding, http_request)
+
     return [
         Route("/", handle_page, methods=["GET"]),
         Route("/playground/app.js", handle_script, methods=["GET"]),
@@ -72,6 +76,7 @@ def binding_routes(binding: AguiBinding) -> list[BaseRoute]:
         Route("/agui/{agent}", post, methods=["POST"]),
         Route("/agui/{agent}/threads/{thread}", thread, methods=["GET"]),
         Route("/agui/{agent}/threads/{thread}/runs/{run}/events", events, methods=["GET"]),
+        Route("/agui/{agent}/threads/{thread}/runs/{run}/cancel", cancel, methods=["POST"]),
         WebSocketRoute("/agui/{agent}/ws", WebSocketEndpoint(binding)),
     ]
 
@@ -100,6 +105,10 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
             lease_wait_seconds=gateway.config.store.thread_lease_wait_seconds,
             tracer=gateway.proxy.operations.tracer,
             usage=gateway.proxy.operations.ledger,
+            # other processes may share the store and ask for a cancel through it
+            cancel_poll_seconds=None
+            if isinstance(gateway.store.backend, MemoryBackend)
+            else CANCEL_POLL_SECONDS,
         ),
         keys=KeyRing(gateway.config.server.api_keys),
         max_frame_bytes=gateway.config.server.max_body_bytes,
@@ -123,6 +132,7 @@ def routes(gateway: Gateway) -> Sequence[BaseRoute]:
 
 
 __all__ = [
+    "CANCEL_POLL_SECONDS",
     "KEEPALIVE_SECONDS",
     "OUTBOX_LIMIT",
     "SEND_BATCH",
@@ -150,5 +160,6 @@ __all__ = [
     "gateway_binding",
     "load_tool",
     "reconcile",
+    "request_cancel",
     "routes",
 ]

@@ -30,7 +30,8 @@ from interlock.gateway.stores import CorruptThreadError, LogGapError, RunKey, Ru
 from interlock.transcript import JsonObject
 
 
-def _tenant(binding: AguiBinding, http_request: HttpRequest) -> str | HttpResponse:
+def request_tenant(binding: AguiBinding, http_request: HttpRequest) -> str | HttpResponse:
+    """The caller's tenant (an error response for an unknown agent or a bad key)."""
     name = http_request.path_params["agent"]
     if binding.agent(name) is None:
         return error_response(404, f"no agent named {name!r}", "unknown_agent")
@@ -42,7 +43,7 @@ def _tenant(binding: AguiBinding, http_request: HttpRequest) -> str | HttpRespon
 
 async def handle_thread(binding: AguiBinding, http_request: HttpRequest) -> HttpResponse:
     """``GET /agui/{agent}/threads/{threadId}`` (module docstring)."""
-    tenant = _tenant(binding, http_request)
+    tenant = request_tenant(binding, http_request)
     if isinstance(tenant, HttpResponse):
         return tenant
     runtime = binding.agents[http_request.path_params["agent"]]
@@ -92,7 +93,7 @@ def _after(http_request: HttpRequest) -> int | None:
 
 async def handle_events(binding: AguiBinding, http_request: HttpRequest) -> HttpResponse:
     """``GET …/runs/{runId}/events`` (module docstring)."""
-    tenant = _tenant(binding, http_request)
+    tenant = request_tenant(binding, http_request)
     if isinstance(tenant, HttpResponse):
         return tenant
     after = _after(http_request)

@@ -17,11 +17,14 @@ from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.lifecycle import RUN_SHUTDOWN_CODE, RUN_SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.metrics import Metrics
-from interlock.gateway.stores import unstorable_field
+from interlock.gateway.stores import RunKey, unstorable_field
 from interlock.transcript import JsonObject, JsonValue
 
 KEEPALIVE_SECONDS = 15.0
 """The longest an SSE stream stays silent: a ``: ping`` comment goes out after this."""
+
+CANCEL_WAIT_SECONDS = 10.0
+"""How long ``POST …/runs/{runId}/cancel`` waits for the run to end before answering 202."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -40,6 +43,9 @@ class AguiBinding:
     """The replica's lifecycle: runs join it, so a drain waits for them (or stops them)."""
     metrics: Metrics = field(default_factory=Metrics)
     """Where runs are counted (``interlock_agui_*``); the gateway's own in ``interlock serve``."""
+    cancel_wait_seconds: float = CANCEL_WAIT_SECONDS
+    active: dict[RunKey, AguiRun] = field(default_factory=dict[RunKey, AguiRun])
+    """The runs running in this process, so a cancel for one of them acts at once."""
 
     def agent(self, name: str) -> AgentRuntime | None:
         """The agent called ``name``, if configured."""
@@ -70,6 +76,14 @@ class AguiBinding:
         """A started run; read its frames with :meth:`AguiRun.next_batch`."""
         run = AguiRun(self.context, runtime, run_input, tenant)
         run.start()
+        key = RunKey(tenant, run_input.thread_id, run_input.run_id)
+        self.active[key] = run
+
+        def forget() -> None:
+            if self.active.get(key) is run:
+                del self.active[key]
+
+        run.add_done_callback(forget)
         if self.lifecycle is not None:
             run.add_done_callback(self.lifecycle.join(DrainedRun(run)))
         return run

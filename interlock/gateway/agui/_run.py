@@ -137,7 +137,10 @@ class RunContext:
     (:mod:`interlock.gateway.stores._runlog`), and a run whose client leaves goes on: it
     is cancelled only once no client has been re-attached for ``reattach_seconds``.
     ``lease_seconds`` and ``lease_wait_seconds`` govern the per-thread lease
-    (:mod:`interlock.gateway.agui._lease`).
+    (:mod:`interlock.gateway.agui._lease`). With ``cancel_poll_seconds`` (and a run log),
+    a run checks that often for a cancel another process requested through the store
+    (:meth:`~interlock.gateway.stores.RunLog.request_cancel`); ``None`` when no other
+    process shares the store.
     """
 
     store: Store
@@ -155,6 +158,7 @@ class RunContext:
     usage: UsageLedger | None = None
     """Counts every model call of every run (:class:`~._observe.RunUsage`)."""
     """With ``[tracing]``: every run's spans (:mod:`interlock.gateway.agui._trace`)."""
+    cancel_poll_seconds: float | None = None
 
 
 class AguiRun:
@@ -188,7 +192,10 @@ class AguiRun:
         self.writer: RunLogWriter | None = None
         self._task: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
+        self._cancel_watch: asyncio.Task[None] | None = None
         self._terminal: list[JsonObject] = []
+        self.last_frame: str | None = None
+        """The last frame emitted (once the run ended: its terminal event)."""
         self.encoder = AguiEventEncoder(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
@@ -275,6 +282,8 @@ class AguiRun:
 
     async def _emit(self, frames: Sequence[JsonObject]) -> None:
         texts = [dumps(frame) for frame in frames]
+        if texts:
+            self.last_frame = texts[-1]
         if self.writer is not None:
             self.writer.append(texts)
         await self.outbox.put(texts)
@@ -288,6 +297,11 @@ class AguiRun:
             self.writer = await log.open(key)
         except Exception:  # without its log the run still runs; it cannot be re-attached
             LOGGER.exception("opening the event log of run %s failed", self.input.run_id)
+            return
+        seconds = self.context.cancel_poll_seconds
+        if seconds is not None:  # a cancel from another process: see RunContext
+            self._cancel_watch = asyncio.create_task(log.until_cancel_requested(key, seconds))
+            self._cancel_watch.add_done_callback(lambda watch: watch.cancelled() or self.cancel())
 
     async def _drive(self) -> None:
         with self.trace.running(self.runtime.name, self.input.thread_id, self.input.run_id):
@@ -324,8 +338,9 @@ class AguiRun:
             await self._close_log()
 
     async def _close_log(self) -> None:
-        if self._watchdog is not None:
-            self._watchdog.cancel()
+        for watcher in (self._watchdog, self._cancel_watch):
+            if watcher is not None:
+                watcher.cancel()
         if self.writer is not None:
             try:
                 await self.writer.close()

@@ -10,9 +10,10 @@ verbatim. The session is an explicit state machine (:class:`SessionState`):
 state    frame/event    result
 ======== ============== =========================================================
 idle     run            start the run → ``running``
-idle     attach         follow the run's event log → ``running`` (cancel: not here)
+idle     attach         follow the run's event log → ``running``
 running  run            refused: ``RUN_ERROR`` ``RUN_IN_PROGRESS`` (run goes on)
-running  cancel runId   the run ends with ``RUN_FINISHED`` outcome ``cancelled``
+running  cancel runId   the run ends with ``RUN_FINISHED`` outcome ``cancelled`` (an
+                        attached run: through its owner, wherever it runs, ``._cancel``)
 running  cancel other   refused: ``RUN_ERROR`` ``UNKNOWN_RUN``
 idle     cancel         refused: ``RUN_ERROR`` ``NO_ACTIVE_RUN``
 running  run ended      → ``idle``
@@ -42,6 +43,7 @@ from starlette.types import Receive, Scope, Send
 from interlock.codecs.agui import RunInput
 from interlock.gateway.agui._agents import AgentRuntime
 from interlock.gateway.agui._binding import AguiBinding, error_event
+from interlock.gateway.agui._cancel import request_cancel
 from interlock.gateway.agui._observe import RunAccount
 from interlock.gateway.agui._run import AguiRun, dumps
 from interlock.gateway.agui._server import SEND_BATCH
@@ -100,6 +102,7 @@ class WebSocketSession:
         "_send",
         "_send_lock",
         "agent",
+        "attached",
         "batched",
         "binding",
         "leaving",
@@ -131,6 +134,8 @@ class WebSocketSession:
         self.batched = batched
         self.state: SessionState = "idle"
         self.run: AguiRun | None = None
+        self.attached: RunKey | None = None
+        """The run this socket follows after an ``attach`` (``run`` is then ``None``)."""
         self._pump: asyncio.Task[None] | None = None
         self._send_lock = asyncio.Lock()
         self.leaving = False
@@ -214,13 +219,17 @@ class WebSocketSession:
         run_id = body.get("runId")
         if not isinstance(run_id, str):
             raise _FrameError("INVALID_FRAME", "a cancel frame needs a string runId")
-        if self.state != "running" or self.run is None:
+        run, attached = self.run, self.attached
+        if self.state != "running" or (run is None and attached is None):
             raise _FrameError(
                 "NO_ACTIVE_RUN", f"no run is active on this socket (runId {run_id!r})"
             )
-        if run_id != self.run.run_id:
+        if run is not None and run_id == run.run_id:
+            run.cancel()
+        elif run is None and attached is not None and run_id == attached.run_id:
+            await request_cancel(self.binding, attached)  # its end reaches us in its log
+        else:
             raise _FrameError("UNKNOWN_RUN", f"run {run_id!r} is not the active run")
-        self.run.cancel()
 
     async def _start(self, body: JsonObject) -> None:
         address = _address(body)
@@ -274,6 +283,7 @@ class WebSocketSession:
         if log is None or not known:
             raise _FrameError("UNKNOWN_RUN", f"no event log for run {run_id!r}")
         self._move("run")
+        self.attached = key
         self._pump = asyncio.create_task(self._follow(log, key, after))
 
     async def _follow(self, log: RunLog, key: RunKey, after: int) -> None:
@@ -285,6 +295,7 @@ class WebSocketSession:
         except (LookupError, LogGapError, *_GONE):
             pass
         finally:
+            self.attached = None
             if self.state == "running" and self.run is None:
                 await self._flush_deferred()
                 self._move("ended")

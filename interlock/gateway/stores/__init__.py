@@ -5,6 +5,7 @@ from __future__ import annotations
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._ledger import KeyValueLedgerStore
 from interlock.gateway.stores._runlog import (
+    CancelRequest,
     LogGapError,
     LogRead,
     RunKey,
@@ -43,6 +44,7 @@ def open_store(url: str) -> Store:
 
 
 __all__ = [
+    "CancelRequest",
     "CorruptThreadError",
     "KeyValueBackend",
     "KeyValueLedgerStore",

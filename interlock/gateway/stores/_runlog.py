@@ -12,7 +12,9 @@ Layout (namespace ``runlog``, tenant-scoped; one writer per run, so no compare-a
 - ``runlog/<tenant>/<thread>/<run>`` → the head: ``{"first", "next", "chunks":
   [[start, count, chars], …], "ended", "touchedAt"}`` (``first``: the oldest id still held);
 - ``runlog/<tenant>/<thread>/<run>/<start>`` → a chunk: a JSON list of frames;
-- ``runlog/<tenant>/<thread>/<run>/reader`` → when a re-attached reader last checked in.
+- ``runlog/<tenant>/<thread>/<run>/reader`` → when a re-attached reader last checked in;
+- ``runlog/<tenant>/<thread>/<run>/cancel`` → present once a client asked to cancel the
+  run (from any process; the run's owner polls it, see :meth:`RunLog.request_cancel`).
 
 Limits: a writer flushes its frames every ``flush_seconds`` (and at the end), so a reader
 on another process lags by up to that plus its ``poll_seconds``; a run's log holds at most
@@ -31,7 +33,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Literal, TypeAlias, cast
 
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._store import store_key
@@ -77,6 +79,9 @@ class RunKey:
     def reader(self) -> str:
         return store_key("runlog", self.tenant, self.thread_id, self.run_id, "reader")
 
+    def cancel(self) -> str:
+        return store_key("runlog", self.tenant, self.thread_id, self.run_id, "cancel")
+
 
 @dataclass(frozen=True, slots=True)
 class RunStatus:
@@ -85,6 +90,11 @@ class RunStatus:
     run_id: str
     ended: bool
     last_event_id: int
+
+
+CancelRequest: TypeAlias = Literal["unknown", "ended", "requested"]
+"""What :meth:`RunLog.request_cancel` found: no log for the run, a run that already ended,
+or a running run whose cancel request is now in the store."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +182,7 @@ class RunLog:
             await self.sweep(store_key("runlog", key.tenant, key.thread_id) + "/")
         writer = RunLogWriter(self, key)
         writer.head.owner = self.owner
+        await self.backend.delete(key.cancel())  # a run id used again starts uncancelled
         await writer.flush()
         return writer
 
@@ -184,14 +195,16 @@ class RunLog:
         """Delete every expired run log under ``prefix``."""
         now = self.clock()
         for stored_key, value in await self.backend.scan(prefix):
-            if stored_key.rsplit("/", 1)[-1].isdigit() or stored_key.endswith("/reader"):
+            if stored_key.rsplit("/", 1)[-1].isdigit() or stored_key.endswith(
+                ("/reader", "/cancel")
+            ):
                 continue
             document = json.loads(value)
             if not isinstance(document, dict) or "first" not in document:
                 continue
             head = _Head.load(value)
             if head.touched_at + self.ttl_seconds < now:
-                doomed = [stored_key, stored_key + "/reader"]
+                doomed = [stored_key, stored_key + "/reader", stored_key + "/cancel"]
                 doomed += [stored_key + f"/{start:012d}" for start, _, _ in head.chunks]
                 for doomed_key in doomed:
                     await self.backend.delete(doomed_key)
@@ -310,6 +323,55 @@ class RunLog:
         )
         LOGGER.warning("run %s lost its replica %s: its log is ended", key.run_id, head.owner)
         return True
+
+    # ------------------------------------------------------------- cancelling
+
+    async def request_cancel(self, key: RunKey) -> CancelRequest:
+        """Ask the run's owner, wherever it runs, to cancel it: the request is a key in
+        the store, which the owner polls (:meth:`cancel_requested`). Idempotent."""
+        head = await self._head(key)
+        if head is None:
+            return "unknown"
+        if head.ended:
+            return "ended"
+        await self.backend.add(key.cancel(), json.dumps(self.clock()))
+        return "requested"
+
+    async def cancel_requested(self, key: RunKey) -> bool:
+        """Whether a client asked (through :meth:`request_cancel`) to cancel the run."""
+        return await self.backend.get(key.cancel()) is not None
+
+    async def until_cancel_requested(self, key: RunKey, poll_seconds: float) -> None:
+        """Return once a cancel of the run was requested, checking every ``poll_seconds``
+        (the run's owner runs this in a task while the run runs)."""
+        while True:
+            await asyncio.sleep(poll_seconds)
+            try:
+                if await self.cancel_requested(key):
+                    return
+            except Exception:  # a store hiccup delays a cancel, never ends the run
+                LOGGER.exception("checking run %s for a cancel failed", key.run_id)
+
+    async def terminal(self, key: RunKey, *, wait_seconds: float) -> str | None:
+        """The run's last frame (its terminal event) once its log has ended, waiting up
+        to ``wait_seconds`` for that; ``None`` if it has not ended by then (or the log is
+        gone). A follower's duties come with the wait: a run whose owner died ends with
+        ``RUN_OWNER_LOST`` (see :meth:`follow`)."""
+        head = await self._head(key)
+        if head is None:
+            return None
+        after = max(head.next - 2, head.first - 1)
+        last: str | None = None
+        try:
+            read = await self.read(key, after)
+            if read is None or read.ended:
+                return read.frames[-1] if read is not None and read.frames else None
+            async with asyncio.timeout(wait_seconds):
+                async for batch in self.follow(key, after):
+                    last = batch[-1] if batch else last
+        except (TimeoutError, LookupError, LogGapError):
+            return None
+        return last
 
     async def reader_seen(self, key: RunKey) -> float | None:
         """When a re-attached reader of the run last checked in (epoch seconds)."""

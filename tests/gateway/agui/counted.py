@@ -99,10 +99,10 @@ def slow_task(tag: str = "default") -> str:
     return f"slow {tag} done"
 
 
-def paced_task(tag: str = "default", seconds: float = 1.0) -> str:
-    """Takes ``seconds`` (a sync tool, in a thread)."""
+async def paced_task(tag: str = "default", seconds: float = 1.0) -> str:
+    """Takes ``seconds`` (async: a cancelled run stops it, and it never finishes)."""
     _log("paced_task", tag, "started")
-    time.sleep(seconds)
+    await asyncio.sleep(seconds)
     _log("paced_task", tag, "finished")
     return f"paced {tag}"
 

@@ -135,3 +135,46 @@ async def test_logs_expire_after_their_last_write_and_are_swept(store: Store) ->
     await log.open(RunKey("acme", "thread-1", "run-2"))  # sweeps the thread's expired logs
     left = [key for key, _ in await store.backend.scan("runlog/acme/thread-1/run-1")]
     assert left == []
+
+
+async def test_a_cancel_request_reaches_the_owner_through_the_store(store: Store) -> None:
+    """Any process may ask; the owner sees it; the answer says what was found; a run id
+    used again starts uncancelled; the request expires with the log."""
+    clock = Clock()
+    owner = RunLog(store.backend, ttl_seconds=60, clock=clock)
+    elsewhere = RunLog(store.backend, ttl_seconds=60, clock=clock)
+    assert await elsewhere.request_cancel(KEY) == "unknown"
+    writer = await owner.open(KEY)
+    writer.append(frames(1))
+    await writer.flush()
+    assert not await owner.cancel_requested(KEY)
+    watching = asyncio.create_task(owner.until_cancel_requested(KEY, 0.01))
+    assert await elsewhere.request_cancel(KEY) == "requested"
+    assert await elsewhere.request_cancel(KEY) == "requested"  # idempotent
+    await asyncio.wait_for(watching, 10)
+    assert await elsewhere.request_cancel(RunKey("other", "thread-1", "run-1")) == "unknown"
+    assert await elsewhere.terminal(KEY, wait_seconds=0.05) is None  # not ended yet
+    writer.append(['{"type":"RUN_FINISHED"}'])
+    await writer.close()
+    assert await elsewhere.request_cancel(KEY) == "ended"
+    assert await elsewhere.terminal(KEY, wait_seconds=0) == '{"type":"RUN_FINISHED"}'
+    await owner.open(KEY)  # the same run id again
+    assert not await owner.cancel_requested(KEY)
+    await elsewhere.request_cancel(KEY)
+    clock.now += 61
+    await owner.open(RunKey("acme", "thread-1", "run-2"))  # sweeps the expired log
+    assert not await owner.cancel_requested(KEY)
+    assert await store.backend.get(KEY.cancel()) is None
+
+
+async def test_waiting_for_the_end_sees_it_written_by_another_process(store: Store) -> None:
+    owner = RunLog(store.backend)
+    writer = await owner.open(KEY)
+    writer.append(frames(1, 2))
+    await writer.flush()
+    elsewhere = RunLog(store.backend, poll_seconds=0.01)
+    waiting = asyncio.create_task(elsewhere.terminal(KEY, wait_seconds=20))
+    await asyncio.sleep(0.05)
+    writer.append(frames(3))
+    await writer.close()
+    assert await waiting == frames(3)[0]
