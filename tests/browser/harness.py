@@ -38,6 +38,25 @@ CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/c
 NODE = shutil.which("node")
 COUNTED_TOOLS = "tests.gateway.agui.counted"
 """Tools that append each execution to a file under ``INTERLOCK_TEST_COUNTS``."""
+THINKER = """
+[[upstreams]]
+name = "emulated-chat"
+protocol = "openai-chat"
+base_url = "emulator://openai-chat"
+reasoning_dialect = "reasoning_content"
+
+[[models]]
+name = "chat-model"
+upstream = "emulated-chat"
+model = "chat-emulated"
+
+[[agents]]
+name = "thinker"
+model = "chat-model"
+tools = []
+"""
+"""An agent whose upstream (the Chat Completions emulator, ``reasoning_content`` dialect, as
+DeepSeek streams it) streams readable reasoning text before every answer."""
 
 
 def _missing() -> str | None:
@@ -74,17 +93,20 @@ def run_node(script: str, *arguments: str, timeout: float = 180) -> dict[str, An
 @contextmanager
 def interlock_serve(directory: Path, server_lines: str = "") -> Iterator[str]:
     """``interlock serve`` (a subprocess) on a free loopback port with the AG-UI test agents
-    (``assistant``, ``confirmer``) using :data:`COUNTED_TOOLS`; ``server_lines`` go into
+    (``assistant``, ``confirmer``) using :data:`COUNTED_TOOLS`, and :data:`THINKER`; ``server_lines`` go into
     ``[server]``. Executions are counted under ``directory / "counts"``; the log is
     ``directory / "serve.log"``."""
     counts = directory / "counts"
     counts.mkdir(exist_ok=True)
-    text = CONFIG.format(
-        state_dir=directory / "state",
-        store=f"sqlite:///{directory / 'interlock.db'}",
-        max_body=1 << 20,
-        tools=COUNTED_TOOLS,
-    ).replace("[server]\n", "[server]\n" + server_lines + "\n", 1)
+    text = (
+        CONFIG.format(
+            state_dir=directory / "state",
+            store=f"sqlite:///{directory / 'interlock.db'}",
+            max_body=1 << 20,
+            tools=COUNTED_TOOLS,
+        ).replace("[server]\n", "[server]\n" + server_lines + "\n", 1)
+        + THINKER
+    )
     config = directory / "interlock.toml"
     config.write_text(text)
     port = free_port()

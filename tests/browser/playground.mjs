@@ -3,8 +3,10 @@
 // 1. asks for delete_file (needs approval), approves on the card, sees the result; rejects
 //    one, approves another with edited arguments;
 // 2. starts paced_task, reloads the page while it runs, sees the run finish after reload;
-// 3. answers the page's frontend tool pick_color; saves a screenshot;
-// 4. on the confirm_changes agent, accepts the confirmation and sees the result.
+// 3. answers the page's frontend tool pick_color;
+// 4. on an agent whose upstream streams readable reasoning, sees the reasoning text render
+//    before the answer (a MutationObserver records the order); saves a screenshot;
+// 5. on the confirm_changes agent, accepts the confirmation and sees the result.
 //
 // Usage: node playground.mjs <base-url> <path-tag> <paced-tag> <screenshot.png>
 // Output (stdout), JSON: {"ok": bool, "error"?, "steps": [...]}
@@ -57,6 +59,33 @@ try {
   await page.getByRole("button", { name: "teal", exact: true }).click({ timeout: 20000 });
   await page.getByText("returned teal").waitFor({ timeout: 20000 });
   steps.push("frontend tool");
+
+  await page.selectOption("#agent", "thinker");  // streams readable reasoning, a new thread
+  await page.waitForFunction(() => document.querySelector("#status").textContent === "idle");
+  await page.evaluate(() => {
+    // Record, after every change of the log, whether the reasoning and the answer show yet.
+    window.reasoningOrder = [];
+    const has = (selector, text) =>
+      [...document.querySelectorAll(selector)].some((element) => element.textContent.includes(text));
+    new MutationObserver(() => {
+      const seen = `${has(".reasoning", "Thinking about the request.") ? "R" : "-"}` +
+        `${has(".assistant", "You said: hello thinker") ? "A" : "-"}`;
+      if (window.reasoningOrder.at(-1) !== seen) window.reasoningOrder.push(seen);
+    }).observe(document.querySelector("#log"), { subtree: true, childList: true, characterData: true });
+  });
+  await page.fill("#text", "hello thinker");
+  await page.click("#send");
+  await page.getByText("You said: hello thinker").waitFor({ timeout: 20000 });
+  await page.waitForFunction(() => document.querySelector("#status").textContent === "idle");
+  const order = await page.evaluate(() => window.reasoningOrder);
+  const reasoningFirst = order.indexOf("R-");
+  const answerFirst = order.findIndex((seen) => seen.endsWith("A"));
+  if (reasoningFirst < 0 || answerFirst < reasoningFirst || order.at(-1) !== "RA") {
+    throw new Error(`reasoning did not render before the answer: ${JSON.stringify(order)}`);
+  }
+  const shown = await page.locator(".reasoning").first().textContent();
+  if (shown !== "Thinking about the request.") throw new Error(`reasoning shown as ${JSON.stringify(shown)}`);
+  steps.push("reasoning before answer");
 
   await page.screenshot({ path: screenshot, fullPage: true });
   await page.selectOption("#agent", "confirmer");  // confirm_changes style, a new thread

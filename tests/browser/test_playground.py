@@ -1,6 +1,8 @@
 """The playground page in headless chromium against ``interlock serve``: approval cards
-approved, rejected and approved with edited arguments, a run that goes on across a page reload, the page's frontend tool answered, a
-``confirm_changes`` card accepted; a screenshot kept as an artifact (pytest's tmp dir)."""
+approved, rejected and approved with edited arguments, a run that goes on across a page
+reload, the page's frontend tool answered, reasoning text shown before the answer it
+precedes, a ``confirm_changes`` card accepted; a screenshot kept as an artifact (pytest's
+tmp dir)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ def test_approve_in_the_playground_and_reload_mid_run(tmp_path: Path) -> None:
         "reloaded",
         "continued",
         "frontend tool",
+        "reasoning before answer",
         "confirm_changes",
     ]
     counts = tmp_path / "counts"

@@ -3,12 +3,15 @@ while one replica is drained (SIGTERM, then restarted) and another is killed -9 
 restarted).
 
 Traffic, for :data:`TRAFFIC_SECONDS`: proxied Chat Completions streams through the official
-OpenAI SDK, and AG-UI tasks over SSE — ask for ``ask`` (needs approval), approve it, get the
-answer — whose tool appends one line per execution to a file shared by every replica.
-Clients behave as a careful frontend would: a dropped proxied stream is sent again; a
-dropped AG-UI run is re-attached (``GET …/runs/{runId}/events`` with ``Last-Event-ID``) or,
-if that fails, the thread is hydrated (``GET …/threads/{threadId}``) and the task goes on
-from what the server saved (answer the open approval, or send the input again).
+OpenAI SDK, and AG-UI tasks over SSE and over WebSockets — ask for ``ask`` (needs approval),
+approve it, get the answer — whose tool appends one line per execution to a file shared by
+every replica. Clients behave as a careful frontend would: a dropped proxied stream is sent
+again; a dropped AG-UI run is re-attached (SSE: ``GET …/runs/{runId}/events`` with
+``Last-Event-ID``; WebSocket: a new socket through the load balancer and ``{"type":
+"attach"}`` with the count of frames seen) or, if that fails, the thread is hydrated
+(``GET …/threads/{threadId}``) and the task goes on from what the server saved (answer the
+open approval, or send the input again). A socket closed by a draining replica (1012) is
+opened again through the load balancer.
 
 Counted: executions per tool call (double = a key executed more than once), lost tasks (never
 completed), failed requests (given up after the retries), dropped and resumed streams. The
@@ -18,6 +21,7 @@ quotes a run. Marked ``slow`` (``-m "not slow"`` leaves it out); CI runs it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -31,6 +35,8 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.sync.client import ClientConnection, connect
 
 from interlock.gateway.agui._recover import INTERRUPTED_TEXT, NOT_STARTED_TEXT
 from tests.deployment.agui import new_id, run_input
@@ -43,6 +49,7 @@ pytestmark = pytest.mark.slow
 TRAFFIC_SECONDS = 24.0
 STREAM_WORKERS = 3
 AGUI_WORKERS = 3
+WEBSOCKET_WORKERS = 2
 ATTEMPTS = 10
 SETTLE_SECONDS = 60.0
 REATTACH_SECONDS = 20.0
@@ -63,6 +70,10 @@ class Figures:
     runs_dropped: int = 0
     runs_reattached: int = 0
     runs_hydrated: int = 0
+    tasks_websocket: int = 0
+    tasks_websocket_completed: int = 0
+    runs_websocket: int = 0
+    sockets_reopened: int = 0
     errors: Counter[str] = field(default_factory=Counter[str])
     executions: int = 0
     double_executions: int = 0
@@ -208,6 +219,80 @@ class AguiClient:
         return None
 
 
+class WebSocketAguiClient(AguiClient):
+    """The same tasks over one WebSocket through the load balancer: runs one after another
+    on the socket; a dropped socket is opened again and the run re-attached."""
+
+    def __init__(self, url: str, figures: Figures) -> None:
+        super().__init__(url, figures)
+        self.ws_url = url.replace("http://", "ws://", 1) + "/agui/assistant/ws"
+        self.socket: ClientConnection | None = None
+        self.scope = contextlib.ExitStack()
+
+    def connected(self) -> ClientConnection:
+        if self.socket is None:
+            opened = connect(self.ws_url, open_timeout=10, close_timeout=2)
+            self.socket = self.scope.enter_context(opened)
+        return self.socket
+
+    def drop(self, *, reopen: bool = True) -> None:
+        if self.socket is not None:
+            self.scope.close()
+            self.socket = None
+            if reopen:
+                self.figures.add(sockets_reopened=1)
+
+    def run(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """One run on the socket; the terminal event, or ``None`` (dropped, not recovered)."""
+        self.figures.add(runs=1, runs_websocket=1)
+        try:
+            socket = self.send(json.dumps(body))
+        except (ConnectionClosed, InvalidHandshake, OSError, TimeoutError) as error:
+            self.figures.error(f"websocket: {type(error).__name__}")
+            self.drop()
+            return None
+        seen = 0
+        try:
+            while True:
+                event = json.loads(socket.recv(timeout=REATTACH_SECONDS))
+                seen += 1
+                if event["type"] in ("RUN_FINISHED", "RUN_ERROR"):
+                    if event["type"] == "RUN_ERROR":
+                        self.drop()  # e.g. REPLICA_DRAINING: the next run goes elsewhere
+                    return event
+        except (ConnectionClosed, OSError, TimeoutError) as error:
+            self.figures.error(f"websocket: {type(error).__name__}")
+            self.drop()
+        return self.attach(body, seen)
+
+    def send(self, text: str) -> ClientConnection:
+        """Send on the socket; a socket the server already closed (a drained replica's
+        1012) never got the frame, so it goes once more on a new one."""
+        socket = self.connected()
+        try:
+            socket.send(text)
+        except ConnectionClosed:
+            self.drop()
+            socket = self.connected()
+            socket.send(text)
+        return socket
+
+    def attach(self, body: dict[str, Any], seen: int) -> dict[str, Any] | None:
+        frame = {"type": "attach", "threadId": body["threadId"], "runId": body["runId"]}
+        try:
+            socket = self.send(json.dumps({**frame, "lastEventId": seen}))
+            while True:
+                event = json.loads(socket.recv(timeout=REATTACH_SECONDS))
+                if event["type"] in ("RUN_FINISHED", "RUN_ERROR"):
+                    if event["type"] == "RUN_FINISHED":
+                        self.figures.add(runs_reattached=1)
+                    return event
+        except (ConnectionClosed, InvalidHandshake, OSError, TimeoutError) as error:
+            self.figures.error(f"websocket attach: {type(error).__name__}")
+            self.drop()
+        return None
+
+
 def events(response: httpx.Response, deadline: float | None = None) -> Any:
     """``(id, event)`` pairs of an SSE response (``id`` 0 when the frame has none), until
     ``deadline`` (checked at each line: keep-alive comments arrive every 15 s)."""
@@ -234,16 +319,38 @@ def agui_worker(
 ) -> None:
     client = AguiClient(url, figures)
     number = 0
-    while time.monotonic() < until:
-        number += 1
-        key = f"{worker}-{number}"
-        figures.add(tasks=1)
-        thread = new_id("t")
-        if client.task(key, thread):
-            keys[key] = thread
-            figures.add(tasks_completed=1)
-        else:
-            figures.add(tasks_lost=1)
+    with client.http:
+        while time.monotonic() < until:
+            number += 1
+            key = f"{worker}-{number}"
+            figures.add(tasks=1)
+            thread = new_id("t")
+            if client.task(key, thread):
+                keys[key] = thread
+                figures.add(tasks_completed=1)
+            else:
+                figures.add(tasks_lost=1)
+
+
+def websocket_worker(
+    url: str, until: float, figures: Figures, worker: int, keys: dict[str, str]
+) -> None:
+    client = WebSocketAguiClient(url, figures)
+    number = 0
+    try:
+        while time.monotonic() < until:
+            number += 1
+            key = f"ws{worker}-{number}"
+            figures.add(tasks=1, tasks_websocket=1)
+            thread = new_id("t")
+            if client.task(key, thread):
+                keys[key] = thread
+                figures.add(tasks_completed=1, tasks_websocket_completed=1)
+            else:
+                figures.add(tasks_lost=1)
+    finally:
+        client.drop(reopen=False)
+        client.http.close()
 
 
 def chaos(replicas: list[Replica], start: float, log: list[str]) -> None:
@@ -303,6 +410,12 @@ def test_three_replicas_behind_haproxy_survive_a_drain_and_a_kill(
                 threading.Thread(target=agui_worker, args=(balancer.url, until, figures, n, keys))
                 for n in range(AGUI_WORKERS)
             ]
+            threads += [
+                threading.Thread(
+                    target=websocket_worker, args=(balancer.url, until, figures, n, keys)
+                )
+                for n in range(WEBSOCKET_WORKERS)
+            ]
             threads.append(threading.Thread(target=chaos, args=(replicas, start, log)))
             for thread in threads:
                 thread.start()
@@ -341,4 +454,5 @@ def test_three_replicas_behind_haproxy_survive_a_drain_and_a_kill(
     assert figures.streams_failed == 0, report
     assert figures.unexecuted_unreported == 0, report
     assert figures.tasks > 0 and figures.streams > 0, report
+    assert figures.tasks_websocket_completed > 0, report
     assert len(log) == 5, report  # the drain, both restarts and the kill all happened
