@@ -54,6 +54,15 @@ OWNER_LOST_MESSAGE = (
 )
 
 
+def _stop_if_cancelled() -> None:
+    """Raise ``CancelledError`` if the current task was cancelled: a store client may
+    swallow the cancellation of a call in flight (seen with redis-py's asyncio client),
+    and a background loop must stop anyway."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class LogGapError(Exception):
     """The frames after the requested id are partly gone (the log was trimmed)."""
 
@@ -347,10 +356,13 @@ class RunLog:
         while True:
             await asyncio.sleep(poll_seconds)
             try:
-                if await self.cancel_requested(key):
-                    return
+                requested = await self.cancel_requested(key)
             except Exception:  # a store hiccup delays a cancel, never ends the run
                 LOGGER.exception("checking run %s for a cancel failed", key.run_id)
+                requested = False
+            _stop_if_cancelled()
+            if requested:
+                return
 
     async def terminal(self, key: RunKey, *, wait_seconds: float) -> str | None:
         """The run's last frame (its terminal event) once its log has ended, waiting up
@@ -418,6 +430,7 @@ class RunLogWriter:
                 await self.flush()
             except Exception:  # a store hiccup costs re-attachment, never the run
                 LOGGER.exception("writing the event log of run %s failed", self.key.run_id)
+            _stop_if_cancelled()
 
     async def flush(self, *, ended: bool = False) -> None:
         """Write what is buffered (and the head); ``ended`` marks the run's end."""
