@@ -137,10 +137,8 @@ class RunContext:
     (:mod:`interlock.gateway.stores._runlog`), and a run whose client leaves goes on: it
     is cancelled only once no client has been re-attached for ``reattach_seconds``.
     ``lease_seconds`` and ``lease_wait_seconds`` govern the per-thread lease
-    (:mod:`interlock.gateway.agui._lease`). With ``cancel_poll_seconds`` (and a run log),
-    a run checks that often for a cancel another process requested through the store
-    (:meth:`~interlock.gateway.stores.RunLog.request_cancel`); ``None`` when no other
-    process shares the store.
+    (:mod:`interlock.gateway.agui._lease`); a run checks the store for a cancel from another
+    process every ``cancel_poll_seconds`` (``None``: no other process shares the store).
     """
 
     store: Store
@@ -185,17 +183,14 @@ class AguiRun:
         self.phase: Phase = "new"
         self.cancel_requested = False
         self.stop_error: tuple[str, str] | None = None
-        self.decisions = 0
-        """Approvals and input requests this run's input answered (see ``Plan``)."""
         """``(code, message)`` of the ``RUN_ERROR`` a :meth:`cancel` asked to end with."""
+        self.decisions = 0  # interrupts and confirmations the input answered (Plan.decisions)
         self.outbox = Outbox(context.outbox_limit, context.stall_seconds)
         self.writer: RunLogWriter | None = None
         self._task: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
         self._cancel_watch: asyncio.Task[None] | None = None
         self._terminal: list[JsonObject] = []
-        self.last_frame: str | None = None
-        """The last frame emitted (once the run ended: its terminal event)."""
         self.encoder = AguiEventEncoder(
             thread_id=run_input.thread_id,
             run_id=run_input.run_id,
@@ -282,8 +277,6 @@ class AguiRun:
 
     async def _emit(self, frames: Sequence[JsonObject]) -> None:
         texts = [dumps(frame) for frame in frames]
-        if texts:
-            self.last_frame = texts[-1]
         if self.writer is not None:
             self.writer.append(texts)
         await self.outbox.put(texts)
@@ -297,7 +290,6 @@ class AguiRun:
             self.writer = await log.open(key)
         except Exception:  # without its log the run still runs; it cannot be re-attached
             LOGGER.exception("opening the event log of run %s failed", self.input.run_id)
-            return
         seconds = self.context.cancel_poll_seconds
         if seconds is not None:  # a cancel from another process: see RunContext
             self._cancel_watch = asyncio.create_task(log.until_cancel_requested(key, seconds))
