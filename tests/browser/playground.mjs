@@ -3,6 +3,7 @@
 // 1. asks for delete_file (needs approval), approves on the card, sees the result; rejects
 //    one, approves another with edited arguments;
 // 2. starts paced_task, reloads the page while it runs, sees the run finish after reload;
+//    starts a long one, reloads, stops it with the Stop button (cancel on the attached socket);
 // 3. answers the page's frontend tool pick_color;
 // 4. on an agent whose upstream streams readable reasoning, sees the reasoning text render
 //    before the answer (a MutationObserver records the order); saves a screenshot;
@@ -53,6 +54,15 @@ try {
   await page.getByText(`→ deleted ${pathTag}`, { exact: true }).waitFor({ timeout: 5000 });
   steps.push("continued");
   await page.waitForFunction(() => document.querySelector("#status").textContent === "idle");
+
+  await page.fill("#text", `call paced_task with {"tag":"${pacedTag}-stop","seconds":60}`);
+  await page.click("#send");
+  await page.locator(".tool", { hasText: `${pacedTag}-stop` }).waitFor({ timeout: 20000 });
+  await page.reload();  // re-attached to the run, then stopped from the reloaded page
+  await page.getByText("re-attached to the run in progress").waitFor({ timeout: 20000 });
+  await page.locator("#stop:enabled").click({ timeout: 20000 });
+  await page.waitForFunction(() => document.querySelector("#status").textContent === "cancelled", null, { timeout: 20000 });
+  steps.push("stopped after reload");
 
   await page.fill("#text", "call pick_color");  // the page's frontend tool
   await page.click("#send");

@@ -1,6 +1,7 @@
 """The playground page in headless chromium against ``interlock serve``: approval cards
 approved, rejected and approved with edited arguments, a run that goes on across a page
-reload, the page's frontend tool answered, reasoning text shown before the answer it
+reload, a run stopped from the page after a reload,
+the page's frontend tool answered, reasoning text shown before the answer it
 precedes, a ``confirm_changes`` card accepted; a screenshot kept as an artifact (pytest's
 tmp dir)."""
 
@@ -39,6 +40,7 @@ def test_approve_in_the_playground_and_reload_mid_run(tmp_path: Path) -> None:
         "rejected and edited",
         "reloaded",
         "continued",
+        "stopped after reload",
         "frontend tool",
         "reasoning before answer",
         "confirm_changes",
@@ -46,6 +48,8 @@ def test_approve_in_the_playground_and_reload_mid_run(tmp_path: Path) -> None:
     counts = tmp_path / "counts"
     assert executions(counts, "delete_file", path_tag) == 1
     assert executions(counts, "paced_task", paced_tag) == 1
+    assert executions(counts, "paced_task", f"{paced_tag}-stop", "started") == 1
+    assert executions(counts, "paced_task", f"{paced_tag}-stop") == 0  # stopped, never finished
     assert executions(counts, "delete_file", f"{path_tag}-c") == 1
     assert executions(counts, "delete_file", f"{path_tag}-r") == 0
     assert executions(counts, "delete_file", f"{path_tag}-e") == 0

@@ -10,7 +10,7 @@ const PICK_COLOR = {
   description: "Ask the user to pick a color; returns the color name.",
   parameters: { type: "object", properties: {} },
 };
-const page = { agent: "", thread: "", socket: null, running: false, calls: {}, decisions: {}, interrupts: [] };
+const page = { agent: "", thread: "", socket: null, running: false, runId: "", calls: {}, decisions: {}, interrupts: [] };
 
 const uuid = () => crypto.randomUUID();
 const key = () => $("key").value.trim();
@@ -65,7 +65,7 @@ function renderSnapshot(messages) {
 
 function apply(event) {
   switch (event.type) {
-    case "RUN_STARTED": page.running = true; status(`running ${event.runId.slice(0, 8)}`); break;
+    case "RUN_STARTED": started(event.runId); break;
     case "TEXT_MESSAGE_START": entry(event.messageId, "assistant").textContent = ""; break;
     case "TEXT_MESSAGE_CONTENT": entry(event.messageId, "assistant").textContent += event.delta; break;
     case "REASONING_MESSAGE_START": break;  // shown once it has text
@@ -77,13 +77,28 @@ function apply(event) {
     case "STATE_DELTA": note(`state change: ${JSON.stringify(event.delta)}`); break;
     case "MESSAGES_SNAPSHOT": renderSnapshot(event.messages); break;
     case "RUN_FINISHED": finished(event.outcome ?? { type: "success" }); break;
-    case "RUN_ERROR": page.running = false; status("idle"); note(`${event.code}: ${event.message}`, "error"); break;
+    case "RUN_ERROR": stopped(); status("idle"); note(`${event.code}: ${event.message}`, "error"); break;
     default: break;
   }
 }
 
-function finished(outcome) {
+// The run in progress (started here, or re-attached after a reload) can be stopped: a
+// cancel on this socket reaches it wherever it runs.
+function started(runId) {
+  page.running = true;
+  page.runId = runId;
+  $("stop").disabled = false;
+  status(`running ${runId.slice(0, 8)}`);
+}
+
+function stopped() {
   page.running = false;
+  page.runId = "";
+  $("stop").disabled = true;
+}
+
+function finished(outcome) {
+  stopped();
   status(outcome.type === "success" ? "idle" : outcome.type);
   if (outcome.type === "interrupt") approvalCards(outcome.interrupts);
   for (const callId of outcome.pendingToolCallIds ?? []) waitingCall(callId);
@@ -189,6 +204,7 @@ async function open(agent, thread) {
   page.thread = thread;
   location.hash = `${agent}/${thread}`;
   log.replaceChildren();
+  stopped();
   await connect();
   await hydrate();
 }
@@ -202,6 +218,9 @@ async function main() {
   await open($("agent").value, thread || uuid());
   $("agent").addEventListener("change", () => open($("agent").value, uuid()));
   $("newThread").addEventListener("click", () => open($("agent").value, uuid()));
+  $("stop").addEventListener("click", () => {
+    if (page.runId) page.socket.send(JSON.stringify({ type: "cancel", runId: page.runId }));
+  });
   $("composer").addEventListener("submit", (submitted) => {
     submitted.preventDefault();
     const text = $("text").value.trim();
