@@ -24,6 +24,7 @@ from interlock.gateway.agui._agents import (
 from interlock.gateway.agui._attach import handle_events, handle_thread
 from interlock.gateway.agui._binding import KEEPALIVE_SECONDS, AguiBinding
 from interlock.gateway.agui._cancel import CANCEL_POLL_SECONDS, handle_cancel, request_cancel
+from interlock.gateway.agui._lease import ThreadLocks
 from interlock.gateway.agui._model import UPSTREAM_CODES, UpstreamChatModel
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._playground import handle_agents, handle_page, handle_script
@@ -32,7 +33,6 @@ from interlock.gateway.agui._run import (
     STALL_SECONDS,
     AguiRun,
     RunContext,
-    ThreadLocks,
 )
 from interlock.gateway.agui._server import (
     SEND_BATCH,

@@ -1,4 +1,5 @@
-"""One run at a time per thread, across every gateway process sharing the store.
+"""One run at a time per thread, across every gateway process sharing the store (and,
+in one process, :class:`ThreadLocks`).
 
 A run holds the thread's lease (:meth:`~interlock.gateway.stores.Store.acquire_lease`)
 from before it reads the thread until after it saves it, renewing it while it runs. A
@@ -72,3 +73,29 @@ async def thread_lease(
         with contextlib.suppress(asyncio.CancelledError):
             await renewer
         await asyncio.shield(store.release_lease(tenant, thread_id, owner))
+
+
+class ThreadLocks:
+    """One lock per (tenant, thread) in this process: runs on a thread never overlap here.
+
+    Across processes the thread lease in the store (:func:`thread_lease`) serializes them.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, tenant: str, thread_id: str) -> AsyncGenerator[None]:
+        """Hold the thread's lock for the duration of the block."""
+        key = (tenant, thread_id)
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)

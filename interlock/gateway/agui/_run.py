@@ -51,7 +51,12 @@ from interlock.core_loop import (
     run_loop,
 )
 from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
-from interlock.gateway.agui._lease import LEASE_SECONDS, LEASE_WAIT_SECONDS, thread_lease
+from interlock.gateway.agui._lease import (
+    LEASE_SECONDS,
+    LEASE_WAIT_SECONDS,
+    ThreadLocks,
+    thread_lease,
+)
 from interlock.gateway.agui._observe import RunUsage
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._patch import state_patch
@@ -100,32 +105,6 @@ def dumps(frame: JsonValue) -> str:
 def epoch_millis() -> int:
     """Integer milliseconds since the epoch (AG-UI ``timestamp``)."""
     return time.time_ns() // 1_000_000
-
-
-class ThreadLocks:
-    """One lock per (tenant, thread) in this process: runs on a thread never overlap here.
-
-    Across processes the thread lease in the store (:mod:`._lease`) serializes them.
-    """
-
-    def __init__(self) -> None:
-        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def hold(self, tenant: str, thread_id: str) -> AsyncGenerator[None]:
-        """Hold the thread's lock for the duration of the block."""
-        key = (tenant, thread_id)
-        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
-        self._locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[key]
-            if users == 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (lock, users - 1)
 
 
 @dataclass(slots=True, kw_only=True)
