@@ -393,7 +393,7 @@ class Proxy:
             same = False  # ids the gateway minted: the decoder dropped them, re-encode
         if same and not restored:
             if not self._suffix_checks(call, checked, policy):
-                self._encode_checked(upstream, request, policy)
+                self.encode_checked(upstream, request, policy)
             self._remember(call, checked)
             call.passthrough = True
             call.translation = "exact"
@@ -401,7 +401,7 @@ class Proxy:
                 within = call.parsed.model_within if call.parsed is not None else None
                 call.body = rewrite_model(call.body, client_model, request.model, within)
             return
-        encoded = self._encode_checked(upstream, request, policy)
+        encoded = self.encode_checked(upstream, request, policy)
         dialect = upstream.dialect.name
         if call.ingress.name != dialect and dialect in SPLICES and call.parsed is not None:
             key = key_of(request, upstream.name, upstream.config.replay_mode)
@@ -418,9 +418,8 @@ class Proxy:
             encode_in_pieces(encoded.payload).encode() if large else compact_json(encoded.payload)
         )
 
-    def _encode_checked(
-        self, upstream: Upstream, request: Request, policy: ReplayPolicy
-    ) -> Encoded:
+    def encode_checked(self, upstream: Upstream, request: Request, policy: ReplayPolicy) -> Encoded:
+        """``request`` encoded for ``upstream``; a 400 naming the loss when it would be lossy."""
         refuse_unpaired(upstream, request, self.metrics)
         try:
             return upstream.dialect.encode_request(request, policy)

@@ -15,8 +15,9 @@ pool timeout) and a 429 or 5xx answer. Anything else — a success, another 4xx,
 or a connection lost after the request was written — is the answer. A 200 stream is
 committed once it is returned, so nothing switches after its first byte.
 
-Each attempt's history is encoded for that deployment (:meth:`Proxy.retarget`). A
-deployment the history cannot reach without loss under the policy (the route's
+Each attempt's history is encoded for that deployment (:meth:`Sender.retarget`: the
+proxy's, or an AG-UI agent's). A deployment the history cannot reach without loss under
+the policy (the route's
 ``replay_mode``, strict for fallbacks unless the route says ``degrade``) is skipped:
 the skip is logged, counted, and — when a whole fallback is skipped — named in the
 answer's ``x-interlock-translation`` (``; fallback NAME skipped: CODE at LOCATION``).
@@ -39,7 +40,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
@@ -67,7 +68,7 @@ from interlock.transcript import (
 )
 
 if TYPE_CHECKING:
-    from interlock.gateway.proxy import Proxy
+    from interlock.gateway.operations import ProxyOperations
 
 LOGGER = logging.getLogger("interlock.gateway")
 
@@ -78,6 +79,21 @@ def retryable(status: int) -> bool:
 
 
 NO_DEPLOYMENT = "no_deployment_available"
+
+
+class Sender(Protocol):
+    """What the router sends through: the proxy, or an AG-UI agent's model
+    (:mod:`interlock.gateway.agui._routed`), each encoding a call for a deployment."""
+
+    operations: ProxyOperations
+
+    async def retarget(self, call: ProxyCall, route: Route) -> ProxyCall:
+        """``call`` encoded for ``route``; a 400 :class:`ProxyError` when lossy."""
+        ...
+
+    async def open_upstream(self, call: ProxyCall) -> httpx.Response:
+        """The open answer; a :class:`ProxyError` caused by the transport error."""
+        ...
 
 
 @dataclass(slots=True)
@@ -184,7 +200,7 @@ class Router:
         self.clock = clock
         self.sleep = sleep
 
-    async def open(self, proxy: Proxy, call: ProxyCall) -> tuple[ProxyCall, httpx.Response]:
+    async def open(self, proxy: Sender, call: ProxyCall) -> tuple[ProxyCall, httpx.Response]:
         """Send a prepared routed ``call`` somewhere; the answering call and its open response.
 
         Raises :class:`ProxyError` when nothing answered: the last clean transport error,
@@ -205,7 +221,7 @@ class Router:
         return self._finish(attempts, failure[0], failure[1])
 
     async def _group(
-        self, proxy: Proxy, group: Group, attempts: _Attempts
+        self, proxy: Sender, group: Group, attempts: _Attempts
     ) -> tuple[ProxyCall, httpx.Response] | None:
         """Try ``group``'s deployments: an answer, or ``None`` to go on to the next group."""
         failed: dict[Target, int] = {}
@@ -241,7 +257,7 @@ class Router:
         return None
 
     async def _prepare(
-        self, proxy: Proxy, group: Group, target: Target, attempts: _Attempts
+        self, proxy: Sender, group: Group, target: Target, attempts: _Attempts
     ) -> ProxyCall | ProxyError:
         """The call encoded for ``target``, or the refusal when its history would be lossy."""
         prepared = attempts.prepared.get(target)
@@ -267,7 +283,7 @@ class Router:
         return prepared
 
     async def _send(
-        self, proxy: Proxy, prepared: ProxyCall, target: Target, attempts: _Attempts
+        self, proxy: Sender, prepared: ProxyCall, target: Target, attempts: _Attempts
     ) -> httpx.Response | None:
         """The answer to give, or ``None`` after a retryable failure (kept in ``attempts``)."""
         try:

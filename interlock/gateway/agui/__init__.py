@@ -28,6 +28,7 @@ from interlock.gateway.agui._lease import ThreadLocks
 from interlock.gateway.agui._model import UPSTREAM_CODES, UpstreamChatModel
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._playground import handle_agents, handle_page, handle_script
+from interlock.gateway.agui._routed import RoutedModel
 from interlock.gateway.agui._run import (
     OUTBOX_LIMIT,
     STALL_SECONDS,
@@ -49,6 +50,7 @@ from interlock.gateway.stores import MemoryBackend, RunLog
 
 if TYPE_CHECKING:
     from interlock.gateway.app import Gateway
+    from interlock.gateway.proxy import Route as ModelRouting
 
 
 def binding_routes(binding: AguiBinding) -> list[BaseRoute]:
@@ -85,14 +87,7 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
     """The binding for a gateway's configured agents (models call their routed upstream)."""
     routes = gateway.proxy.routes
     agents = {
-        config.name: build_agent(
-            config,
-            routes,
-            UpstreamChatModel(
-                routes[config.model].upstream,
-                signatures_required=routes[config.model].model.signatures_required,
-            ),
-        )
+        config.name: build_agent(config, routes, chat_model(gateway, routes[config.model]))
         for config in gateway.config.agents
     }
     return AguiBinding(
@@ -115,6 +110,16 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
         metrics=gateway.metrics,
         lifecycle=gateway.lifecycle,
     )
+
+
+def chat_model(gateway: Gateway, route: ModelRouting) -> UpstreamChatModel:
+    """An agent's model: through the gateway's router when the model is routed."""
+    router = gateway.proxy.router
+    required = route.model.signatures_required
+    if router is None or not route.model.routed:
+        return UpstreamChatModel(route.upstream, signatures_required=required)
+    routed = RoutedModel(router, route, gateway.proxy)
+    return UpstreamChatModel(route.upstream, routed, signatures_required=required)
 
 
 def _run_log(gateway: Gateway) -> RunLog:

@@ -6,6 +6,7 @@ split the answer into SSE events and decode them into transcript updates as they
 Every failure becomes one final :class:`~interlock.transcript.StreamFailed` whose ``code``
 is an AG-UI ``RUN_ERROR`` code (:data:`UPSTREAM_CODES`); nothing is raised past the loop.
 Closing the stream (the loop does on cancel) closes the upstream response.
+A routed model's calls go through the gateway's router (:mod:`._routed`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import httpx
 
 from interlock.codecs._sse import SseParser
 from interlock.gateway import tracing
+from interlock.gateway.agui._routed import Refused, RoutedModel, prepared_for
 from interlock.gateway.model_field import compact_json
 from interlock.gateway.tracing import Span
 from interlock.gateway.upstream import Upstream, UpstreamUnavailable
 from interlock.transcript import (
-    Continuation,
     DecodeError,
     JsonObject,
     LossyHistoryError,
@@ -48,33 +49,35 @@ UPSTREAM_CODES = frozenset(
 
 
 class UpstreamChatModel:
-    """Calls ``upstream`` for the loop; one instance per agent, shared by its runs."""
+    """Calls ``upstream`` for the loop; one instance per agent, shared by its runs.
 
-    def __init__(self, upstream: Upstream, *, signatures_required: bool | None = None) -> None:
+    With ``routed`` (the agent's model is routed), every call goes through the gateway's
+    router instead (:mod:`._routed`): ``upstream`` is then its first deployment's.
+    """
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        routed: RoutedModel | None = None,
+        *,
+        signatures_required: bool | None = None,
+    ) -> None:
         """``signatures_required``: the model's configured thought-signature rule
         (``None``: decided by the model's name)."""
         self.upstream = upstream
+        self.routed = routed
         self.signatures_required = signatures_required
 
     def prepare(self, request: Request) -> Request:
-        """The request as sent: streaming, and stateless for a Responses upstream.
-
-        The gateway owns the thread and replays it in full, so a Responses upstream gets
-        ``store: false`` (encrypted reasoning comes back inline) unless the loop is using
-        service-side continuation itself.
-        """
-        prepared = replace(request, stream=True)
-        continuation = request.continuation
-        if (
-            self.upstream.dialect.http.stateful_service
-            and continuation.previous_response_id is None
-            and continuation.store is None
-        ):
-            prepared = replace(prepared, continuation=Continuation(store=False))
-        return prepared
+        """The request as sent: streaming, and stateless for a Responses upstream."""
+        return prepared_for(self.upstream, request)
 
     async def stream(self, request: Request) -> AsyncIterator[Update]:
         """The updates of one model call; the last one is a ``StreamFailed`` on failure."""
+        if self.routed is not None:
+            async for update in self._routed(self.routed, replace(request, stream=True)):
+                yield update
+            return
         upstream = self.upstream
         prepared = self.prepare(request)
         try:
@@ -106,17 +109,26 @@ class UpstreamChatModel:
             span.fail(code, error.message)
             yield StreamFailed(code=code, message=error.message, status=error.status)
             return
+        async for update in _answer(upstream, response, span, ""):
+            yield update
+
+    async def _routed(self, routed: RoutedModel, request: Request) -> AsyncIterator[Update]:
+        """A call through the router: the answering deployment decodes its own answer."""
+        span = tracing.NULL_SPAN
+        if tracing.active() is not None:
+            span = tracing.start(f"chat {request.model}", "client", self._attributes(request))
         try:
-            if response.status_code >= 400:
-                refused = await self._refused(response)
-                span.fail(refused.code, refused.message)
-                yield refused
+            with tracing.within(span):
+                opened = await routed.open(request)
+            if isinstance(opened, Refused):
+                span.fail(opened.code, opened.message)
+                yield StreamFailed(code=opened.code, message=opened.message, status=opened.status)
                 return
-            async for update in self._decode(response):
-                _observe(span, update)
+            span.set({"interlock.upstream": opened.upstream.name})
+            async for update in _answer(opened.upstream, opened.response, span, opened.notes):
                 yield update
         finally:
-            await response.aclose()
+            span.end()
 
     def _attributes(self, prepared: Request) -> tracing.Attributes:
         upstream = self.upstream
@@ -127,44 +139,63 @@ class UpstreamChatModel:
             "interlock.upstream": upstream.name,
         }
 
-    async def _refused(self, response: httpx.Response) -> StreamFailed:
-        text = self.upstream.scrub((await response.aread()).decode("utf-8", "replace"))
-        self.upstream.metrics.upstream_errors[self.upstream.name, "status"] += 1
-        return StreamFailed(
-            code="UPSTREAM_ERROR",
-            message=f"upstream {self.upstream.name} answered HTTP {response.status_code}: "
-            f"{_error_message(text)}",
-            status=response.status_code,
-        )
 
-    async def _decode(self, response: httpx.Response) -> AsyncIterator[Update]:
-        parser = SseParser()
-        decoder = self.upstream.dialect.stream_decoder()
-        name = self.upstream.name
-        try:
-            async for chunk in response.aiter_bytes():
-                for event in parser.feed(chunk):
-                    for update in decoder.feed(event):
-                        yield _relabel(update, name)
-            for event in parser.finish():
+async def _answer(
+    upstream: Upstream, response: httpx.Response, span: Span, notes: str
+) -> AsyncIterator[Update]:
+    """The updates of an open answer (closed at the end); ``notes`` end a refusal's message."""
+    try:
+        if response.status_code >= 400:
+            refused = await _refused(upstream, response, notes)
+            span.fail(refused.code, refused.message)
+            yield refused
+            return
+        async for update in _decode(upstream, response):
+            _observe(span, update)
+            yield update
+    finally:
+        await response.aclose()
+
+
+async def _refused(upstream: Upstream, response: httpx.Response, notes: str) -> StreamFailed:
+    text = upstream.scrub((await response.aread()).decode("utf-8", "replace"))
+    upstream.metrics.upstream_errors[upstream.name, "status"] += 1
+    return StreamFailed(
+        code="UPSTREAM_ERROR",
+        message=f"upstream {upstream.name} answered HTTP {response.status_code}: "
+        f"{_error_message(text)}{notes}",
+        status=response.status_code,
+    )
+
+
+async def _decode(upstream: Upstream, response: httpx.Response) -> AsyncIterator[Update]:
+    parser = SseParser()
+    decoder = upstream.dialect.stream_decoder()
+    name = upstream.name
+    try:
+        async for chunk in response.aiter_bytes():
+            for event in parser.feed(chunk):
                 for update in decoder.feed(event):
                     yield _relabel(update, name)
-            for update in decoder.finish():
+        for event in parser.finish():
+            for update in decoder.feed(event):
                 yield _relabel(update, name)
-        except DecodeError as error:
-            yield StreamFailed(
-                code="UPSTREAM_INVALID_STREAM",
-                message=f"upstream {name} sent a malformed stream: {error}",
-                status=502,
-            )
-        except httpx.TimeoutException:
-            yield StreamFailed(
-                code="UPSTREAM_TIMEOUT", message=f"upstream {name} timed out", status=504
-            )
-        except httpx.HTTPError:
-            yield StreamFailed(
-                code="UPSTREAM_ERROR", message=f"upstream {name}: the stream broke off", status=502
-            )
+        for update in decoder.finish():
+            yield _relabel(update, name)
+    except DecodeError as error:
+        yield StreamFailed(
+            code="UPSTREAM_INVALID_STREAM",
+            message=f"upstream {name} sent a malformed stream: {error}",
+            status=502,
+        )
+    except httpx.TimeoutException:
+        yield StreamFailed(
+            code="UPSTREAM_TIMEOUT", message=f"upstream {name} timed out", status=504
+        )
+    except httpx.HTTPError:
+        yield StreamFailed(
+            code="UPSTREAM_ERROR", message=f"upstream {name}: the stream broke off", status=502
+        )
 
 
 def _observe(span: Span, update: Update) -> None:

@@ -127,8 +127,7 @@ class Server:
             host="127.0.0.1",
             port=self.port,
             log_level="warning",
-            lifespan="off",
-            **options,
+            **{"lifespan": "off", **options},
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
