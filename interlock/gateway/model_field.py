@@ -24,8 +24,9 @@ def compact_json(value: JsonValue) -> bytes:
     """``value`` as compact UTF-8 JSON: the bytes of ``COMPACT.encode(value).encode()``.
 
     Written by orjson (4–10× faster on a long history or a large tool result, see
-    docs/benchmarks/history.md); byte for byte the same except that a number in exponent
-    form is written ``1e16`` rather than ``1e+16`` (the same number). What orjson refuses
+    docs/benchmarks/history.md); the same value with the same keys, order and strings,
+    but a number may be spelled differently (``1e16`` for ``1e+16``, ``0.00001`` for
+    ``1e-05``: the same number to every JSON reader). What orjson refuses
     (an integer beyond 64 bits, a lone surrogate, a non-string key) goes through
     ``COMPACT``, which answers it as it always did.
     """
