@@ -1,7 +1,8 @@
 """The proxy pipeline: ingress decode → route → vault restore → egress encode → upstream → back.
 
 Same dialect in and out, the client's bytes are forwarded unchanged except for the model
-name (spliced in place, see :func:`rewrite_model`), after the request was still decoded
+name (spliced in place, see :func:`rewrite_model`) and a Chat stream's request for usage
+(:mod:`interlock.gateway.chat_usage`), after the request was still decoded
 and checked against the upstream's replay rules; the upstream's answer is forwarded as
 is. Across dialects every hop goes through the canonical transcript. Every failure is
 answered in the ingress dialect's own error shape (:class:`ProxyError`).
@@ -28,6 +29,7 @@ from interlock.gateway.bodies import (
     read_body,
     required_headers,
 )
+from interlock.gateway.chat_usage import ask_for_usage
 from interlock.gateway.config import ModelRoute
 from interlock.gateway.dialects import (
     Dialect,
@@ -115,6 +117,8 @@ class ProxyCall:
     record: AccessRecord
     json_array: bool = False
     """Gemini ``streamGenerateContent`` without ``?alt=sse``: answer a streamed JSON array."""
+    hide_usage: bool = False
+    """The gateway asked a relayed Chat stream for usage the client did not ask for."""
     parsed: ParsedBody | None = None
     warnings: tuple[TranslationWarning, ...] = ()
     client_model: str = ""
@@ -400,6 +404,7 @@ class Proxy:
             if not call.ingress.model_in_path:
                 within = call.parsed.model_within if call.parsed is not None else None
                 call.body = rewrite_model(call.body, client_model, request.model, within)
+            call.body, call.hide_usage = ask_for_usage(call.body, request, call.ingress.name)
             return
         encoded = self.encode_checked(upstream, request, policy)
         dialect = upstream.dialect.name

@@ -20,6 +20,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from interlock.codecs._sse import SseEvent, SseParser, format_sse
+from interlock.gateway.chat_usage import without_usage_chunks
 from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.operations import StreamUsage
 from interlock.gateway.proxy import Proxy, ProxyCall, vault_needed
@@ -211,6 +212,8 @@ async def _passthrough(
 ) -> AsyncIterator[bytes]:
     async for piece in relay.pieces(response):
         out = framer.frame(piece.events) if framer.json_array else piece.raw
+        if relay.call.hide_usage and (kept := without_usage_chunks(piece.events)) is not None:
+            out = framer.frame(kept)  # the relay counted it; the client did not ask for it
         if piece.failure is not None:  # the upstream did not say so: the client must hear it
             out += framer.frame(_error_events(relay.call, piece.failure))
         if out:

@@ -35,6 +35,7 @@ def _config(emulator_url: str, directory: Path, cases: int) -> str:
     keys = [f'{{key = "sk-limited-{name}", tenant = "limited-{name}"}}' for name in LIMITED]
     keys += [f'{{key = "sk-case-{index}", tenant = "case-{index}"}}' for index in range(cases)]
     keys.append('{key = "sk-tokens", tenant = "tokens"}')
+    keys.append('{key = "sk-quiet", tenant = "quiet"}')
     text = gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}")
     text = text.replace("[server]\n", f"[server]\napi_keys = [{', '.join(keys)}]\n", 1)
     for name in LIMITED:
@@ -246,6 +247,24 @@ def test_usage_counted_is_the_usage_the_client_was_told(
     labels = f'tenant="case-{index}",model="{model}",deployment="{DEPLOYMENTS[model]}"'
     assert f'interlock_usage_tokens_total{{{labels},kind="input"}} {told[0]}' in metrics.text
     assert f'interlock_usage_tokens_total{{{labels},kind="output"}} {told[1]}' in metrics.text
+
+
+def test_a_chat_stream_that_did_not_ask_for_usage_is_counted_but_not_told(
+    gateway_url: str,
+) -> None:
+    # Same dialect, relayed byte for byte: the gateway asks the upstream for the usage
+    # chunk (the SDK's default request has no stream_options) and keeps it from the client.
+    with openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="sk-quiet", max_retries=0) as client:
+        messages: Any = [{"role": "user", "content": "count these five words"}]
+        stream = client.chat.completions.create(model="via-chat", messages=messages, stream=True)
+        chunks = list(stream)
+    assert chunks and all(chunk.choices for chunk in chunks)  # no empty-choices usage chunk
+    assert all(chunk.usage is None for chunk in chunks)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks)
+    answer = _admin(gateway_url, "?tenant=quiet")
+    (row,) = answer.json()["usage"]
+    assert row["requests"] == 1
+    assert row["input_tokens"] > 0 and row["output_tokens"] > 0
 
 
 def test_the_admin_endpoint_wants_the_admin_key(gateway_url: str) -> None:
