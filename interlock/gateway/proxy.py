@@ -73,9 +73,9 @@ from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavail
 from interlock.gateway.vault import (
     Lookup,
     ReasoningVault,
-    needs,
     restore_messages,
     vault_misses,
+    vault_needed,
     wanted_keys,
 )
 from interlock.transcript import (
@@ -551,7 +551,7 @@ class Proxy:
         body = await self.read(call, response)
         headers = call.headers(response)
         media_type = response.headers.get("content-type", "application/json")
-        if call.passthrough and not vault_needed(call):
+        if call.passthrough and not vault_needed(call.upstream.config, call.passthrough):
             if not strict_json.object_shaped(body):
                 self.metrics.upstream_errors[call.upstream.name, "invalid_response"] += 1
                 raise ProxyError(
@@ -595,13 +595,3 @@ def _answer(call: ProxyCall, decoded: Response, headers: dict[str, str]) -> Http
             "warnings": warning_list(call.warnings),
         }
     return json_response(answer, 200, headers=headers)
-
-
-def vault_needed(call: ProxyCall) -> bool:
-    """True when this call's response must be decoded to keep opaque reasoning.
-
-    Across dialects the client cannot carry the upstream's opaque payloads; within a
-    dialect only signatures are kept (clients are known to strip Gemini signatures).
-    """
-    wanted = needs(call.upstream.config)
-    return wanted.any and (not call.passthrough or wanted.signatures)

@@ -23,9 +23,10 @@ from interlock.codecs._sse import SseEvent, SseParser, format_sse
 from interlock.gateway.chat_usage import without_usage_chunks
 from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.operations import StreamUsage
-from interlock.gateway.proxy import Proxy, ProxyCall, vault_needed
+from interlock.gateway.proxy import Proxy, ProxyCall
 from interlock.gateway.stream_end import EndWatch
 from interlock.gateway.upstream import body_chunks
+from interlock.gateway.vault import vault_needed
 from interlock.transcript import (
     DecodeError,
     ResponseBuilder,
@@ -107,7 +108,9 @@ class _Relay:
         self.call = call
         self.parser = SseParser(call.upstream.config.max_response_bytes)
         self.decoder = call.upstream.dialect.stream_decoder()
-        self.builder = ResponseBuilder() if vault_needed(call) else None
+        self.builder = (
+            ResponseBuilder() if vault_needed(call.upstream.config, call.passthrough) else None
+        )
         self.decoding = decoding
         self.keep_raw = keep_raw
         self.failure: StreamFailed | None = None
@@ -298,7 +301,7 @@ def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> 
     relay = _Relay(
         proxy,
         call,
-        decoding=not call.passthrough or vault_needed(call),
+        decoding=not call.passthrough or vault_needed(call.upstream.config, call.passthrough),
         keep_raw=call.passthrough and not framer.json_array,
     )
     produce: Callable[[_Relay, httpx.Response, _Framer], AsyncIterator[bytes]] = (

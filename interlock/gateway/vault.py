@@ -55,6 +55,17 @@ def needs(upstream: UpstreamConfig) -> VaultNeeds:
     return _needs(upstream.protocol, upstream.reasoning_dialect)
 
 
+def vault_needed(upstream: UpstreamConfig, passthrough: bool) -> bool:
+    """True when a response from ``upstream`` must be decoded to keep opaque reasoning.
+
+    Across dialects the client cannot carry the upstream's opaque payloads; within a
+    dialect (``passthrough``) only signatures are kept (clients are known to strip Gemini
+    signatures).
+    """
+    wanted = needs(upstream)
+    return wanted.any and (not passthrough or wanted.signatures)
+
+
 @functools.lru_cache(maxsize=64)
 def _needs(protocol: Protocol, reasoning_dialect: str | None) -> VaultNeeds:
     options = {"reasoning_dialect": reasoning_dialect} if reasoning_dialect else {}
