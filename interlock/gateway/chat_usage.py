@@ -42,7 +42,7 @@ def ask_for_usage(body: bytes, request: Request, dialect: str) -> tuple[bytes, b
 
 def is_usage_chunk(event: SseEvent) -> bool:
     """True for the chunk ``include_usage`` adds: empty ``choices`` and a usage object."""
-    if '"choices":[]' not in event.data.replace(" ", ""):
+    if "[]" not in event.data:  # cheap: no copy of every relayed chunk
         return False
     try:
         chunk: object = json.loads(event.data)

@@ -16,12 +16,18 @@ HAPROXY_CONFIG = ROOT / "examples" / "deployment" / "haproxy.cfg"
 SEAL_ENV = "INTERLOCK_SEAL_KEY"
 
 
-def haproxy_binary() -> str | None:
-    """Debian's haproxy (``/usr/sbin`` may be missing from a user's ``PATH``)."""
-    found = shutil.which("haproxy")
-    if found is None and Path("/usr/sbin/haproxy").exists():
-        return "/usr/sbin/haproxy"
+def system_binary(name: str) -> str | None:
+    """A Debian server binary such as haproxy or nginx (``/usr/sbin`` may be missing from
+    a user's ``PATH``)."""
+    found = shutil.which(name)
+    if found is None and Path("/usr/sbin", name).exists():
+        return f"/usr/sbin/{name}"
     return found
+
+
+def haproxy_binary() -> str | None:
+    """Debian's haproxy."""
+    return system_binary("haproxy")
 
 
 class LoadBalancer:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import signal
 import subprocess
 import threading
@@ -24,7 +23,7 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.deployment.agui import new_id, of_type, run_input, run_sse, sse_events
-from tests.deployment.cluster import SEAL_ENV
+from tests.deployment.cluster import SEAL_ENV, system_binary
 from tests.deployment.harness import ROOT, Replica, config_text, free_port, slow_upstream
 from tests.deployment.tools import executions
 
@@ -32,11 +31,8 @@ NGINX_CONFIG = ROOT / "examples" / "deployment" / "nginx.conf"
 
 
 def nginx_binary() -> str | None:
-    """Debian's nginx (``/usr/sbin`` may be missing from a user's ``PATH``)."""
-    found = shutil.which("nginx")
-    if found is None and Path("/usr/sbin/nginx").exists():
-        return "/usr/sbin/nginx"
-    return found
+    """Debian's nginx."""
+    return system_binary("nginx")
 
 
 class Nginx:
