@@ -11,12 +11,7 @@ is the same without the warnings). Opaque provider payloads cross the browser on
 
 from interlock.codecs.agui._approvals import APPROVAL_RESPONSE_SCHEMA
 from interlock.codecs.agui._context import application_block
-from interlock.codecs.agui._encoder import (
-    AguiEventEncoder,
-    ApprovalStyle,
-    EncoderStateError,
-    RunOutcome,
-)
+from interlock.codecs.agui._encoder import AguiEventEncoder, ApprovalStyle, RunOutcome
 from interlock.codecs.agui._hydrate import open_interrupts, thread_view
 from interlock.codecs.agui._ids import (
     CONFIRM_CHANGES_TOOL,
@@ -39,6 +34,7 @@ from interlock.codecs.agui._snapshot import (
     encode_messages,
     messages_to_agui,
 )
+from interlock.codecs.agui._streams import EncoderStateError
 from interlock.codecs.agui._verify import EventSequenceError, verify_events
 from interlock.codecs.agui._window import SNAPSHOT_LIMIT, window_messages
 from interlock.codecs.agui._wire import DIALECT

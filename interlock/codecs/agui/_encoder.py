@@ -27,13 +27,16 @@ them). Ids derived from a stored id (``{id}:{a|r|s|t}{n}``, see
 :func:`~interlock.codecs.agui._ids.derived_base`) never name a message of their own.
 Without a given id the encoder mints ``{runId}:{a|r|s|t}{n}``. Tool calls keep the
 provider ``call_id``.
+
+The part streams of a model step (opening, deltas, closing, ids, layout labels) live in
+:class:`~interlock.codecs.agui._streams.StepStreams`, which the encoder extends with the
+run's lifecycle, its facts and the dispatch of stream updates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, TypeVar, assert_never, cast
+from collections.abc import Callable, Collection, Sequence
+from typing import Literal, TypeAlias, TypeVar, assert_never
 
 from interlock.codecs.agui import _events
 from interlock.codecs.agui._approvals import (
@@ -45,12 +48,15 @@ from interlock.codecs.agui._ids import CONFIRM_CHANGES_TOOL, confirm_changes_cal
 from interlock.codecs.agui._labels import (
     LABEL_KEY,
     call_labels,
-    content_layout,
-    needs_layout,
-    reasoning_labels,
     result_labels,
 )
-from interlock.codecs.agui._seal import reasoning_attributes, seal_outbound
+from interlock.codecs.agui._streams import (
+    EncoderStateError,
+    OpenPart,
+    StepStreams,
+    labelled,
+    streamed_text,
+)
 from interlock.codecs.agui._wire import output_to_content
 from interlock.transcript import (
     ApprovalRequestPart,
@@ -62,7 +68,6 @@ from interlock.transcript import (
     JsonPart,
     JsonValue,
     MediaPart,
-    Opaque,
     Part,
     PartDelta,
     PartFinished,
@@ -84,32 +89,10 @@ from interlock.transcript import (
 ApprovalStyle: TypeAlias = Literal["interrupt", "confirm_changes"]
 RunOutcome: TypeAlias = Literal["success", "cancelled"]
 _Phase: TypeAlias = Literal["new", "running", "ended"]
-_Stream: TypeAlias = Literal["text", "reasoning", "tool_call", "other"]
 _P = TypeVar("_P", bound=Part)
 
 
-class EncoderStateError(RuntimeError):
-    """An event was requested that the run's state forbids (e.g. anything after the end)."""
-
-
-@dataclass(slots=True)
-class _OpenPart:
-    """A part of the current model step whose wire stream is open."""
-
-    stream: _Stream
-    wire_id: str
-    part: Part
-    chunks: list[str] = field(default_factory=list[str])
-
-    @property
-    def sent(self) -> str:
-        """Everything streamed so far (joined once; appending stays linear in the text)."""
-        if len(self.chunks) > 1:
-            self.chunks[:] = ["".join(self.chunks)]
-        return self.chunks[0] if self.chunks else ""
-
-
-class AguiEventEncoder:
+class AguiEventEncoder(StepStreams):
     """Encodes one AG-UI run. Call :meth:`start`, then the feed methods, then one end.
 
     ``seal_key``/``tenant`` seal opaque payloads (required only if one appears).
@@ -133,34 +116,24 @@ class AguiEventEncoder:
         parent_run_id: str | None = None,
         fixed_tools: Collection[str] = (),
     ) -> None:
+        super().__init__(
+            run_id=run_id,
+            seal_key=seal_key,
+            tenant=tenant,
+            client_tools=client_tools,
+            clock=clock,
+        )
         self.thread_id = thread_id
-        self.run_id = run_id
-        self._seal_key = seal_key
-        self._tenant = tenant
         self._approval_style: ApprovalStyle = approval_style
-        self._client_tools = frozenset(client_tools)
-        self._clock = clock
         self._provider = provider
         self._parent_run_id = parent_run_id
         self._fixed_tools = frozenset(fixed_tools)
         self._phase: _Phase = "new"
-        self._counter = 0
-        self._message_ids: list[str] = []
-        self._message_id: str | None = None
-        self._message_signed = False
-        self._texts: list[TextPart | RefusalPart] = []
-        self._span_id: str | None = None
-        self._open: dict[int, _OpenPart] = {}
-        self._done: set[int] = set()
-        self._model: str | None = None
         self._step_usage: Usage | None = None
         self._usage: dict[str | None, Usage] = {}
-        self._call_parents: dict[str, str] = {}
-        self._client_calls: list[str] = []
         self._answered: set[str] = set()
         self._interrupts: list[JsonObject] = []
         self._confirm_calls: list[str] = []
-        self._step_base: str | None = None
         self._result_ids: dict[tuple[str, str], str] = {}
         self._results_per_message: dict[str, int] = {}
 
@@ -172,43 +145,16 @@ class AguiEventEncoder:
         return self._phase == "ended"
 
     @property
-    def message_ids(self) -> tuple[str, ...]:
-        """The assistant message ids minted this run, one per model step, in order.
-
-        A gateway that stores the step under the same ``Message.id`` keeps later
-        ``MESSAGES_SNAPSHOT`` events aligned with what the client already holds.
-        """
-        return tuple(self._message_ids)
-
-    @property
     def result_message_ids(self) -> dict[tuple[str, str], str]:
         """``(tool message id, call id) → streamed tool-result message id`` for every result
         streamed with a given ``message_id`` (store them with the results; see module doc)."""
         return dict(self._result_ids)
-
-    def _mint(self, label: str, base: str | None = None) -> str:
-        self._counter += 1
-        return f"{base or self.run_id}:{label}{self._counter}"
-
-    def _emit(self, type_: str, fields: Mapping[str, JsonValue]) -> JsonObject:
-        built = _events.event(type_, fields)
-        if self._clock is not None:
-            built["timestamp"] = int(self._clock())
-        return built
-
-    def _stamp(self, built: JsonObject) -> JsonObject:
-        if self._clock is not None:
-            built["timestamp"] = int(self._clock())
-        return built
 
     def _require_running(self) -> None:
         if self._phase == "new":
             raise EncoderStateError("the run has not started: call start() first")
         if self._phase == "ended":
             raise EncoderStateError("the run already ended with its terminal event")
-
-    def _seal(self, opaque: Opaque, attributes: Mapping[str, str] | None = None) -> str:
-        return seal_outbound(opaque, key=self._seal_key, tenant=self._tenant, attributes=attributes)
 
     # ------------------------------------------------------------- lifecycle
 
@@ -299,7 +245,7 @@ class AguiEventEncoder:
             "toolCallId": result.call_id,
             "content": output_to_content(result.output),
             "role": "tool",
-            "metadata": _labelled(result_labels(result, error_field=False)),
+            "metadata": labelled(result_labels(result, error_field=False)),
         }
         events.append(self._emit("TOOL_CALL_RESULT", fields))
         return events
@@ -329,7 +275,7 @@ class AguiEventEncoder:
             "toolCallId": call_id,
             "toolCallName": CONFIRM_CHANGES_TOOL,
             "parentMessageId": parent,
-            "metadata": _labelled(call_labels(request.call)),
+            "metadata": labelled(call_labels(request.call)),
         }
         args: dict[str, JsonValue] = {
             "toolCallId": call_id,
@@ -411,27 +357,8 @@ class AguiEventEncoder:
             case _:
                 assert_never(update)
 
-    def _begin_step(self, model: str | None) -> None:
-        self._message_id = self._step_id()
-        self._message_ids.append(self._message_id)
-        self._message_signed = False
-        self._texts = []
-        self._model = model
-        self._open.clear()
-        self._done.clear()
-
-    def _step_id(self) -> str:
-        """The stored step's id the first time, then ids derived from it (or minted)."""
-        base = self._step_base
-        if base is not None and base not in self._message_ids:
-            return base
-        return self._mint("a", base)
-
     def _end_step(self) -> list[JsonObject]:
-        events: list[JsonObject] = []
-        for index in sorted(self._open):
-            events += self._close(index, self._open[index].part)
-        events += self._close_span()
+        events = self._close_open()
         self._commit_usage()
         self._message_id = None
         return events
@@ -442,24 +369,6 @@ class AguiEventEncoder:
                 self._usage.get(self._model), self._step_usage
             )
             self._step_usage = None
-
-    def _ensure_step(self) -> str:
-        if self._message_id is None:
-            self._begin_step(None)
-        assert self._message_id is not None
-        return self._message_id
-
-    def _close_span(self) -> list[JsonObject]:
-        if self._span_id is None:
-            return []
-        span, self._span_id = self._span_id, None
-        return [self._emit("REASONING_END", {"messageId": span})]
-
-    def _close_call(self, call_id: str) -> list[JsonObject]:
-        for index, open_part in self._open.items():
-            if open_part.stream == "tool_call" and open_part.wire_id == call_id:
-                return self._close(index, open_part.part)
-        return []
 
     def _part_started(self, index: int, part: Part) -> list[JsonObject]:
         message_id = self._ensure_step()
@@ -495,147 +404,19 @@ class AguiEventEncoder:
     def _once(
         self, index: int, part: _P, emit: Callable[[_P], list[JsonObject]]
     ) -> list[JsonObject]:
-        self._open[index] = _OpenPart(stream="other", wire_id="", part=part)
+        self._open[index] = OpenPart(stream="other", wire_id="", part=part)
         return emit(part)
 
     def _other_part(self, part: Part) -> list[JsonObject]:
         """Parts AG-UI has no event for travel as ``CUSTOM "interlock.part"`` (never dropped)."""
         return self.custom("interlock.part", to_json(part))
 
-    def _start_text(self, index: int, part: TextPart | RefusalPart) -> list[JsonObject]:
-        if self._message_signed:
-            self._message_id = self._mint("a", self._step_base)
-            self._message_ids.append(self._message_id)
-            self._message_signed = False
-            self._texts = []
-        message_id = self._ensure_step()
-        self._open[index] = _OpenPart(stream="text", wire_id=message_id, part=part)
-        events = [self._emit("TEXT_MESSAGE_START", {"messageId": message_id, "role": "assistant"})]
-        return events + self._part_delta(index, part.text)
-
-    def _start_reasoning(self, index: int, part: ReasoningPart) -> list[JsonObject]:
-        events: list[JsonObject] = []
-        if self._span_id is None:
-            self._span_id = self._mint("s", self._step_base)
-            events.append(self._emit("REASONING_START", {"messageId": self._span_id}))
-        base = self._step_base
-        message_id = self._mint("r") if base is None else f"{base}:r{index}"
-        self._open[index] = _OpenPart(stream="reasoning", wire_id=message_id, part=part)
-        start: dict[str, JsonValue] = {"messageId": message_id, "role": "reasoning"}
-        events.append(self._emit("REASONING_MESSAGE_START", start))
-        return events + self._part_delta(index, part.text)
-
-    def _start_call(self, index: int, part: ToolCallPart, message_id: str) -> list[JsonObject]:
-        self._open[index] = _OpenPart(stream="tool_call", wire_id=part.call_id, part=part)
-        self._call_parents[part.call_id] = message_id
-        if part.owner == "client" or part.name in self._client_tools:
-            self._client_calls.append(part.call_id)
-        start: dict[str, JsonValue] = {
-            "toolCallId": part.call_id,
-            "toolCallName": part.name,
-            "parentMessageId": message_id,
-            "metadata": _labelled(call_labels(part)),
-        }
-        return [self._emit("TOOL_CALL_START", start), *self._part_delta(index, part.arguments)]
-
-    def _part_delta(self, index: int, delta: str) -> list[JsonObject]:
-        open_part = self._open.get(index)
-        if open_part is None:
-            raise EncoderStateError(f"a delta for part {index}, which is not open")
-        if not delta:
-            return []
-        open_part.chunks.append(delta)
-        match open_part.stream:
-            case "text":
-                built = {"type": "TEXT_MESSAGE_CONTENT", "messageId": open_part.wire_id}
-            case "reasoning":
-                built = {"type": "REASONING_MESSAGE_CONTENT", "messageId": open_part.wire_id}
-            case "tool_call":
-                built = {"type": "TOOL_CALL_ARGS", "toolCallId": open_part.wire_id}
-            case "other":
-                raise EncoderStateError(f"part {index} ({open_part.part.kind}) takes no deltas")
-            case _:
-                assert_never(open_part.stream)
-        built["delta"] = delta
-        return [self._stamp(cast(JsonObject, built))]
-
     def _part_finished(self, index: int, part: Part) -> list[JsonObject]:
         if index in self._done and index not in self._open:
             return []
         events = self._part_started(index, part) if index not in self._open else []
         open_part = self._open[index]
-        final = _streamed_text(part)
+        final = streamed_text(part)
         if final is not None and final.startswith(open_part.sent):
             events += self._part_delta(index, final[len(open_part.sent) :])
         return events + self._close(index, part)
-
-    def _close(self, index: int, part: Part) -> list[JsonObject]:
-        """End the wire stream of part ``index``; ``part`` is authoritative for payloads."""
-        open_part = self._open.pop(index)
-        self._done.add(index)
-        wire_id = open_part.wire_id
-        match open_part.stream:
-            case "text":
-                layout = self._text_layout(part, open_part.sent)
-                end = {"messageId": wire_id, "metadata": layout}
-                events = [self._emit("TEXT_MESSAGE_END", end)]
-                if isinstance(part, TextPart) and part.signature is not None:
-                    self._message_signed = True
-                    events.append(self._encrypted("message", wire_id, part.signature))
-                return events
-            case "reasoning":
-                labels = reasoning_labels(part) if isinstance(part, ReasoningPart) else None
-                end = {"messageId": wire_id, "metadata": _labelled(labels)}
-                events = [self._emit("REASONING_MESSAGE_END", end)]
-                if isinstance(part, ReasoningPart) and part.opaque is not None:
-                    attributes = reasoning_attributes(part)
-                    events.append(self._encrypted("message", wire_id, part.opaque, attributes))
-                return events
-            case "tool_call":
-                events = [self._emit("TOOL_CALL_END", {"toolCallId": wire_id})]
-                if isinstance(part, ToolCallPart) and part.signature is not None:
-                    events.append(self._encrypted("tool-call", wire_id, part.signature))
-                return events
-            case "other":
-                return []
-            case _:
-                assert_never(open_part.stream)
-
-    def _text_layout(self, part: Part, sent: str) -> JsonObject | None:
-        """The layout label of the current message once ``part`` ends (``None``: not needed).
-
-        Lengths are of what was sent (the client's ``content``); the signature travels as
-        the message's own encrypted value, so the entries carry none.
-        """
-        if not isinstance(part, TextPart | RefusalPart):
-            return None
-        self._texts.append(
-            RefusalPart(text=sent) if isinstance(part, RefusalPart) else TextPart(text=sent)
-        )
-        if not needs_layout(self._texts):
-            return None
-        return {LABEL_KEY: {"content": content_layout(self._texts, self._seal)}}
-
-    def _encrypted(
-        self,
-        subtype: _events.EncryptedSubtype,
-        entity_id: str,
-        opaque: Opaque,
-        attributes: Mapping[str, str] | None = None,
-    ) -> JsonObject:
-        return self._stamp(
-            _events.encrypted_value(subtype, entity_id, self._seal(opaque, attributes))
-        )
-
-
-def _labelled(labels: JsonObject | None) -> JsonObject | None:
-    """An event's ``metadata`` holding this codec's ``labels`` (``None``: no labels)."""
-    return {LABEL_KEY: labels} if labels else None
-
-
-def _streamed_text(part: Part) -> str | None:
-    if isinstance(part, TextPart | RefusalPart | ReasoningPart):
-        return part.text
-    if isinstance(part, ToolCallPart):
-        return part.arguments
-    return None
