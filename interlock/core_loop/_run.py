@@ -84,7 +84,7 @@ class Run(BatchSettler):
         self,
         agent: Agent,
         model: ChatModel,
-        messages: Sequence[Message],
+        messages: str | Sequence[Message],
         *,
         ledger: LedgerStore,
         thread_id: str,
@@ -96,7 +96,7 @@ class Run(BatchSettler):
         self.agent = agent
         self.exclusive = exclusive
         self.model = model
-        self.input = tuple(messages)
+        self.input = _input_messages(messages)
         self.ledger = ledger
         self.thread_id = thread_id
         self.ids = ids
@@ -395,10 +395,17 @@ def _actionable(update: Update, dropped: set[int]) -> bool:
     return False
 
 
+def _input_messages(messages: str | Sequence[Message]) -> tuple[Message, ...]:
+    """The run's input: a plain string is shorthand for one user text message."""
+    if isinstance(messages, str):
+        return (Message(role="user", parts=(TextPart(text=messages),)),)
+    return tuple(messages)
+
+
 def run_loop(
     agent: Agent,
     model: ChatModel,
-    messages: Sequence[Message],
+    messages: str | Sequence[Message],
     *,
     ledger: LedgerStore,
     thread_id: str,
@@ -410,6 +417,8 @@ def run_loop(
     """Run the loop over ``messages`` (the thread's transcript plus the new input).
 
     Yields :mod:`loop events <interlock.core_loop._events>`; the last is ``RunFinished``.
+    A plain string is shorthand for ``[Message(role="user", parts=(TextPart(text=…),))]``
+    (a new conversation with one user message); it behaves exactly like that list.
     Decisions (approval responses, input answers, client results) are taken from the
     messages after the last assistant message. A decision that does not match live ledger
     state raises :class:`DecisionRefusedError` before anything runs. ``messages`` is never
@@ -440,7 +449,7 @@ def run_loop(
 async def run_agent(
     agent: Agent,
     model: ChatModel,
-    messages: Sequence[Message],
+    messages: str | Sequence[Message],
     *,
     ledger: LedgerStore,
     thread_id: str,

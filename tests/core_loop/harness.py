@@ -101,7 +101,7 @@ class World:
 
     async def run(
         self,
-        messages: Sequence[Message],
+        messages: str | Sequence[Message],
         *,
         previous_response_id: str | None = None,
         exclusive: bool = False,
