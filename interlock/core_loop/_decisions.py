@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -27,6 +27,7 @@ from interlock.core_loop._ledger import (
     ApprovalRecord,
     ApprovalRule,
     HeldBatch,
+    JournalEntry,
     LedgerStore,
     arguments_digest,
 )
@@ -112,13 +113,14 @@ async def claim_decisions(
     """Check every decision in the current input, claim them, and find the batches to settle.
 
     Raises :class:`DecisionRefusedError` (nothing claimed, nothing run) when a decision is
-    unknown, already consumed, tampered with, or answers no waiting request.
+    unknown, already consumed, tampered with, or answers no waiting request. The transcript
+    the run goes on with has no stand-in results (see :func:`without_stand_ins`).
     """
     held = await run.ledger.held_batches(run.thread_id)
+    entries = await _journal(run, held)
     assigned = assign_occurrences(_adopt(messages, held), mint=lambda: run.ids("occ"))
-    current = _current_from(assigned)
-    calls, requests, known, answers = _scan(assigned)
-    trailing = [part for message in assigned[current:] for part in message.parts]
+    trailing = [part for message in assigned[_current_from(assigned) :] for part in message.parts]
+    calls, requests, answers = _scan(assigned)
     decisions = [
         part
         for part in trailing
@@ -128,7 +130,7 @@ async def claim_decisions(
         await _check_approval(run, decision, calls, requests, continuing) for decision in decisions
     ]
     _no_duplicates(decisions)
-    waiting = await _waiting_requests(run, held)
+    waiting = _waiting_requests(held, entries)
     _check_answers(trailing, waiting)
     held_ids = {batch.batch_id for batch in held}
     replayed = [record for record, decision in checked if decision is None]
@@ -139,15 +141,85 @@ async def claim_decisions(
     await run.ledger.add_approval_rules(run.thread_id, _rules(claimed))
     touched.update(_answered_or_returned(trailing, held, waiting))
     batches = tuple(batch for batch in held if batch.batch_id in touched)
+    released = [record for record in replayed if record.batch_id not in held_ids]
+    recorded = {**_held_results(held, entries), **await _replayed_results(run, released)}
+    transcript = without_stand_ins(assigned, recorded)
     return Resumption(
-        messages=assigned,
-        current_from=current,
+        messages=transcript,
+        current_from=_current_from(transcript),
         batches=batches,
         records=await _batch_records(run, batches),
-        known_results=known,
+        known_results=_known_results(transcript),
         answers=answers,
-        replays=_replayed_batches(assigned, [r for r in replayed if r.batch_id not in held_ids]),
+        replays=_replayed_batches(transcript, released),
     )
+
+
+async def _journal(run: _RunState, held: Sequence[HeldBatch]) -> dict[str, JournalEntry | None]:
+    """The journal entry of every call of the held batches, by occurrence."""
+    return {
+        item.occurrence_id: await run.ledger.execution(run.thread_id, item.occurrence_id)
+        for batch in held
+        for item in batch.calls
+    }
+
+
+def _held_results(
+    held: Sequence[HeldBatch], entries: Mapping[str, JournalEntry | None]
+) -> dict[str, ToolResultPart | None]:
+    """The journaled result of each held call the loop runs (``None``: none yet); a
+    client-owned call's result is the caller's to give, so it is not listed."""
+    recorded: dict[str, ToolResultPart | None] = {}
+    for batch in held:
+        for item in batch.calls:
+            if item.disposition != "client":
+                entry = entries[item.occurrence_id]
+                recorded[item.occurrence_id] = entry.result if entry is not None else None
+    return recorded
+
+
+async def _replayed_results(
+    run: _RunState, records: Sequence[ApprovalRecord]
+) -> dict[str, ToolResultPart | None]:
+    """The journaled results of the occurrences whose consumed approvals are replayed."""
+    recorded: dict[str, ToolResultPart | None] = {}
+    for record in records:
+        entry = await run.ledger.execution(run.thread_id, record.occurrence_id)
+        recorded[record.occurrence_id] = entry.result if entry is not None else None
+    return recorded
+
+
+def without_stand_ins(
+    messages: Sequence[Message], recorded: Mapping[str, ToolResultPart | None]
+) -> tuple[Message, ...]:
+    """``messages`` without the caller's stand-in results for calls the ledger speaks for.
+
+    ``recorded`` maps an occurrence to its journaled result (``None``: it has none yet — it
+    awaits a decision or input, or was interrupted). A caller's result for such an
+    occurrence stays only when it carries the journaled result's text; anything else (a
+    "pending" placeholder a frontend wrote, a guess) is not a result: the model never sees
+    it, and the loop's own result takes its place. Messages left empty are dropped.
+    """
+    if not recorded:
+        return tuple(messages)
+    out: list[Message] = []
+    for message in messages:
+        parts = tuple(part for part in message.parts if not _stand_in(part, recorded))
+        if len(parts) == len(message.parts):
+            out.append(message)
+        elif parts:
+            out.append(replace(message, parts=parts))
+    return tuple(out)
+
+
+def _stand_in(part: Part, recorded: Mapping[str, ToolResultPart | None]) -> bool:
+    if not isinstance(part, ToolResultPart):
+        return False
+    occurrence = part.occurrence_id
+    if occurrence is None or occurrence not in recorded:
+        return False
+    result = recorded[occurrence]
+    return result is None or result.text != part.text
 
 
 def _hosted_decision(part: ApprovalResponsePart, requests: dict[str, ApprovalRequestPart]) -> bool:
@@ -224,28 +296,30 @@ async def _batch_records(run: _RunState, batches: Sequence[HeldBatch]) -> dict[s
 
 def _scan(
     messages: Sequence[Message],
-) -> tuple[
-    dict[str, ToolCallPart],
-    dict[str, ApprovalRequestPart],
-    dict[str, ToolResultPart],
-    dict[str, JsonValue],
-]:
-    """Calls and first results by occurrence, approval requests by id, answers by request."""
+) -> tuple[dict[str, ToolCallPart], dict[str, ApprovalRequestPart], dict[str, JsonValue]]:
+    """Calls by occurrence, approval requests by id, answers by request."""
     calls: dict[str, ToolCallPart] = {}
     requests: dict[str, ApprovalRequestPart] = {}
-    known: dict[str, ToolResultPart] = {}
     answers: dict[str, JsonValue] = {}
     for message in messages:
         for part in message.parts:
             if isinstance(part, ToolCallPart) and part.occurrence_id is not None:
                 calls[part.occurrence_id] = part
-            elif isinstance(part, ToolResultPart) and part.occurrence_id is not None:
-                known.setdefault(part.occurrence_id, part)
             elif isinstance(part, ApprovalRequestPart):
                 requests[part.approval_id] = part
             elif isinstance(part, InputResponsePart):
                 answers[part.request_id] = part.value
-    return calls, requests, known, answers
+    return calls, requests, answers
+
+
+def _known_results(messages: Sequence[Message]) -> dict[str, ToolResultPart]:
+    """The caller's result of each occurrence; a later one supersedes an earlier one."""
+    return {
+        part.occurrence_id: part
+        for message in messages
+        for part in message.parts
+        if isinstance(part, ToolResultPart) and part.occurrence_id is not None
+    }
 
 
 def _answered_or_returned(
@@ -391,12 +465,14 @@ def _decision(decision: ApprovalResponsePart) -> ApprovalDecision:
     )
 
 
-async def _waiting_requests(run: _RunState, held: Sequence[HeldBatch]) -> dict[str, str]:
+def _waiting_requests(
+    held: Sequence[HeldBatch], entries: Mapping[str, JournalEntry | None]
+) -> dict[str, str]:
     """Input request id → batch id, for every occurrence of a held batch awaiting input."""
     waiting: dict[str, str] = {}
     for batch in held:
         for item in batch.calls:
-            entry = await run.ledger.execution(run.thread_id, item.occurrence_id)
+            entry = entries[item.occurrence_id]
             if entry is not None and entry.state == "awaiting_input":
                 for request in entry.requests:
                     waiting[request.request_id] = batch.batch_id

@@ -34,7 +34,9 @@ def project_history(
 
     - A local or client call is sent only together with its terminal result, and that
       result is placed in a tool message right after the call's message (results in call
-      order), wherever the caller's transcript had it. A call still pending (awaiting a
+      order), wherever the caller's transcript had it. When the transcript holds several
+      results for one occurrence, the last is its result (the loop's own result, appended
+      after a caller's placeholder, supersedes it); the others are never sent. A call still pending (awaiting a
       decision, input or the client) is omitted, and so is the reasoning of a message whose
       calls are all omitted: an unrelated turn never shows the model an orphan call.
     - Results without a call in the transcript are omitted (they would be orphans).
@@ -89,7 +91,7 @@ class _Projector:
         self.messages = messages
         self.current = current
         self.results: dict[str, ToolResultPart] = {}
-        """The first result of each occurrence, wherever it stands."""
+        """The last result of each occurrence, wherever it stands."""
         self.hosted_answered: dict[str, int] = {}
         """Approval id → index of the (last) message answering it."""
         self.hosted_requests: set[str] = set()
@@ -99,7 +101,7 @@ class _Projector:
             for part in messages[index].parts:
                 if isinstance(part, ToolResultPart):
                     occurrence = part.occurrence_id
-                    if occurrence is not None and occurrence not in results:
+                    if occurrence is not None:
                         results[occurrence] = part
                 elif isinstance(part, ApprovalResponsePart):
                     answered[part.approval_id] = index
