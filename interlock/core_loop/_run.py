@@ -456,6 +456,7 @@ async def run_agent(
     previous_response_id: str | None = None,
     ids: IdSource = random_ids,
     exclusive: bool = False,
+    state: AgentState | None = None,
 ) -> LoopResult:
     """The non-streaming API: the fold of :func:`run_loop`'s events."""
     return await fold_event_stream(
@@ -468,5 +469,6 @@ async def run_agent(
             previous_response_id=previous_response_id,
             ids=ids,
             exclusive=exclusive,
+            state=state,
         )
     )

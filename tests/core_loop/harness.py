@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from interlock.core_loop import (
     Agent,
+    AgentState,
     InMemoryLedgerStore,
+    LedgerStore,
     LoopEvent,
     LoopResult,
     ScriptedModel,
@@ -90,7 +92,7 @@ class World:
 
     def __post_init__(self) -> None:
         self.model = ScriptedModel(self.script)
-        self.ledger = InMemoryLedgerStore()
+        self.ledger: LedgerStore = InMemoryLedgerStore()
         self.ids = sequential_ids()
         self.agent = Agent(model="test-model", tools=tuple(self.tools), **self.agent_options)
         self.runs: list[list[LoopEvent]] = []
@@ -105,6 +107,7 @@ class World:
         *,
         previous_response_id: str | None = None,
         exclusive: bool = False,
+        state: AgentState | None = None,
     ) -> LoopResult:
         snapshot = tuple(messages)
         if self.mode == "stream":
@@ -119,6 +122,7 @@ class World:
                     previous_response_id=previous_response_id,
                     ids=self.ids,
                     exclusive=exclusive,
+                    state=state,
                 )
             ]
             self.runs.append(events)
@@ -133,6 +137,7 @@ class World:
                 previous_response_id=previous_response_id,
                 ids=self.ids,
                 exclusive=exclusive,
+                state=state,
             )
         assert tuple(messages) == snapshot, "the caller's input was modified"
         return result

@@ -1,6 +1,7 @@
 """Contract rows that need a dedicated test: function invocation disabled, approved tools
-that raise or get invalid arguments, and a service-owned ``previous_response_id``
-continuation that must never run a terminal approval again. Streaming and non-streaming
+that raise or get invalid arguments, a service-owned ``previous_response_id``
+continuation that must never run a terminal approval again, and middleware state saved
+while a mixed batch is held. Streaming and non-streaming
 agree on every scenario."""
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from interlock.core_loop import DecisionRefusedError, Tool, tool
+from interlock.core_loop import AgentState, DecisionRefusedError, Next, Tool, ToolInvocation, tool
 from interlock.transcript import (
     ApprovalResponsePart,
     GenerationOptions,
+    JsonValue,
     Message,
     ToolResultPart,
 )
@@ -225,3 +227,67 @@ async def test_approved_and_rejected_rounds_with_one_call_id_stay_separate() -> 
         return calls.count()
 
     assert await both(scenario) == 1
+
+
+# Middleware state plus hidden core state ----------------------------------------------
+
+
+async def test_saving_middleware_state_never_drops_the_held_calls_of_a_mixed_batch() -> None:
+    """Middleware keeps an audit log in the run's shared state; the caller saves that
+    state after every turn and starts the next turn from the saved JSON (the frontend
+    adding a key of its own). A mixed batch is held across two such saves (the pause and
+    an unrelated turn): its safe call does not run early and is not lost; the decision
+    runs the safe and the approved call once each, and the audit log keeps every entry."""
+
+    async def audit(invocation: ToolInvocation, proceed: Next) -> object:
+        state = invocation.context.state
+        assert state is not None
+        logged = state.value
+        assert isinstance(logged, dict)
+        entries = logged.get("audit", [])
+        assert isinstance(entries, list)
+        state.update({"audit": [*entries, invocation.call.name]})
+        return await proceed(invocation)
+
+    async def scenario(mode: Mode) -> Any:
+        calls = Calls()
+        world = World(
+            [
+                reply(call("c1", "lookup", '{"city":"A"}'), call("c2", "delete", '{"path":"/a"}')),
+                say("still waiting for you"),
+                say("done"),
+            ],
+            counted_tools(calls),
+            {"middleware": (audit,)},
+            mode=mode,
+        )
+        saved: JsonValue = {"audit": ["earlier"]}
+        history: list[Message] = [user("weather in A, then delete /a")]
+        state = AgentState(saved)
+        first = await world.run(history, state=state)
+        approval = first.pending_approvals[0].approval_id
+        saved = {**_object(state.value), "theme": "dark"}
+        history += [*first.messages, user("what are you waiting for?")]
+        state = AgentState(saved)
+        unrelated = await world.run(history, state=state)
+        saved = state.value
+        assert calls.count() == 0 and saved == {"audit": ["earlier"], "theme": "dark"}
+        (held,) = await world.ledger.held_batches("thread")
+        assert [item.call.name for item in held.calls] == ["lookup", "delete"]
+        history += [*unrelated.messages, decide((approval, True))]
+        state = AgentState(saved)
+        last = await world.run(history, state=state)
+        assert [(r.call_id, r.text) for r in results(last.messages)] == [
+            ("c1", "found A"),
+            ("c2", "deleted /a"),
+        ]
+        assert state.value == {"audit": ["earlier", "lookup", "delete"], "theme": "dark"}
+        return last, calls.log
+
+    _, log = await both(scenario)
+    assert log == [("lookup", {"city": "A"}), ("delete", {"path": "/a"})]
+
+
+def _object(value: JsonValue) -> dict[str, JsonValue]:
+    assert isinstance(value, dict)
+    return value
