@@ -9,7 +9,7 @@ untouched messages by slicing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Literal, NamedTuple, TypeAlias, cast
 
@@ -28,7 +28,10 @@ from interlock.transcript import (
 
 
 def project_history(
-    messages: Sequence[Message], *, current_from: int | None = None
+    messages: Sequence[Message],
+    *,
+    current_from: int | None = None,
+    stored_hosted_requests: Collection[str] = (),
 ) -> tuple[Message, ...]:
     """The model-bound view of ``messages`` (whose calls and results carry occurrence ids).
 
@@ -44,6 +47,9 @@ def project_history(
     - A hosted approval request is kept while unanswered, or when its answer is part of the
       current input (messages from ``current_from`` on, default: none); a hosted answer is
       sent only from the current input. Resolved hosted pairs are inert afterwards.
+    - ``stored_hosted_requests`` are hosted approval ids the service already holds (they
+      were issued before ``messages``, which is then only the part sent under service-side
+      continuation): a current answer to one of them is sent, without its request.
 
     Messages the projection does not change are returned as the same objects.
     """
@@ -57,6 +63,7 @@ def project_history(
     projector = _Projector(
         messages, special, len(messages) if current_from is None else current_from
     )
+    projector.hosted_requests.update(stored_hosted_requests)
     out: list[Message] = []
     start = 0
     for index in special:

@@ -208,7 +208,17 @@ class Run(BatchSettler):
         assigned = resumption.messages
         current = resumption.current_from
         if self.response_id is not None:
-            trailing = project_history(assigned[current:], current_from=0)
+            # The service holds everything before the current input, hosted approval
+            # requests included: a decision on one is sent now, its request never again.
+            stored = (
+                part.approval_id
+                for message in assigned[:current]
+                for part in message.parts
+                if isinstance(part, ApprovalRequestPart) and part.call.owner == "hosted"
+            )
+            trailing = project_history(
+                assigned[current:], current_from=0, stored_hosted_requests=frozenset(stored)
+            )
             self.unsent = [*self.settled, *trailing]
         settled = [*self.delivered, *self.settled]
         self.history = list(project_history([*assigned, *settled], current_from=current))
