@@ -36,9 +36,12 @@ from interlock.emulators._brain import (
     mint_token,
     verify_token,
 )
+from interlock.emulators._mcp import answered, hosted_answer, unanswerable
 from interlock.emulators._service import EmulatedService, Incoming
 from interlock.transcript import (
+    ApprovalRequestPart,
     DecodeError,
+    HostedToolPart,
     JsonObject,
     JsonValue,
     Message,
@@ -141,7 +144,7 @@ class OpenAIResponsesEmulator(EmulatedService):
             if rejection is not None:
                 return rejection
         rejection = self._ids(items, chain, store=payload.get("store") is not False)
-        return rejection or self._pairing(chain + items)
+        return rejection or self._pairing(chain + items) or _unanswerable(items, chain)
 
     def _assistant_parts(self, items: list[JsonObject]) -> Rejection | None:
         """Check 6: assistant content parts are ``output_text`` / ``refusal`` only."""
@@ -300,6 +303,11 @@ class OpenAIResponsesEmulator(EmulatedService):
     def answer(
         self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
     ) -> HttpResponse:
+        previous = payload.get("previous_response_id")
+        chain = self.stored[str(previous)].items if previous is not None else []
+        hosted = hosted_answer(request, chain + _items(payload), f"emu{self._counter + 1:06d}")
+        if hosted is not None:
+            response = answered(hosted, response)
         return self._send(self._finalize(response, request), request, payload)
 
     def _send(self, response: Response, request: Request, payload: JsonObject) -> HttpResponse:
@@ -334,6 +342,10 @@ class OpenAIResponsesEmulator(EmulatedService):
                 self._ledger.reasoning_of[item_id] = reasoning_id
                 parts.append(replace(part, item_id=item_id))
                 continue
+            if isinstance(part, ApprovalRequestPart):
+                self._ledger.reasoning_of[part.approval_id] = None
+            elif isinstance(part, HostedToolPart) and isinstance(part.item.get("id"), str):
+                self._ledger.reasoning_of[str(part.item["id"])] = None
             parts.append(part)
         message = Message(role="assistant", parts=tuple(parts))
         return replace(response, id=f"resp_{stem}", message=message)
@@ -345,6 +357,16 @@ class OpenAIResponsesEmulator(EmulatedService):
         chain = list(self.stored[str(previous)].items) if previous is not None else []
         output = cast(list[JsonObject], encode_response(response)["output"])
         self.stored[response.id] = _Stored(items=chain + _items(body) + output)
+
+
+def _unanswerable(items: list[JsonObject], chain: list[JsonObject]) -> Rejection | None:
+    """An ``mcp_approval_response`` must answer a request the service issued (:mod:`._mcp`)."""
+    found = unanswerable(items, chain)
+    if found is None:
+        return None
+    index, approval_id = found
+    message = f"No approval request found with id '{approval_id}'."
+    return _reject(400, message, param=f"input[{index}].approval_request_id")
 
 
 def _sse(events: list[SseEvent]) -> StreamingResponse:

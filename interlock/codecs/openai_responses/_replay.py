@@ -5,7 +5,9 @@ Three regimes, chosen from the request's :class:`Continuation`:
 * **continuation** (``previous_response_id`` or ``conversation``): the service holds
   everything up to the last model output, so only the messages after it are sent; stored
   server-issued items (``mcp_approval_request``, ``rs_``/``fc_`` items) are never re-sent,
-  a new ``mcp_approval_response`` is sent exactly once.
+  a new ``mcp_approval_response`` is sent exactly once. A decision whose request is not
+  in the history at all answers one the service stored (only the service asks outside
+  the history; a local approval's request is always in it), so it is sent too.
 * **stateless** (``store: false``): nothing is stored, so reasoning travels as
   ``encrypted_content``. Per model step (one assistant message) either every reasoning
   item carries OpenAI-issued encrypted content and the step keeps its ids, or the step is
@@ -90,12 +92,19 @@ class ReplayContext:
     warnings: list[TranslationWarning] = field(default_factory=list[TranslationWarning])
     hosted_approvals: set[str] | None = None
     """Filled from the whole history on first use (most histories have no approvals)."""
+    local_approvals: frozenset[str] | None = None
+    """Under continuation, the local approval ids of the history (filled with the above)."""
 
     def is_hosted_approval(self, approval_id: str) -> bool:
-        """True when ``approval_id`` belongs to the service (hosted MCP)."""
+        """True when ``approval_id`` belongs to the service (hosted MCP); under
+        continuation also when no request of the history has it (module docstring)."""
         if self.hosted_approvals is None:
             self.hosted_approvals = hosted_approval_ids(self.messages)
-        return approval_id in self.hosted_approvals
+            if self.regime == "continuation":
+                self.local_approvals = ApprovalIds.of(self.messages).local
+        if approval_id in self.hosted_approvals:
+            return True
+        return self.local_approvals is not None and approval_id not in self.local_approvals
 
     def warn(self, code: str, location: str, message: str) -> None:
         """Record a deliberate degradation."""

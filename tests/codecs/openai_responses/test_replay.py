@@ -517,3 +517,34 @@ def test_each_dropped_reasoning_part_gets_its_own_warning() -> None:
     encoded = encode_request(request)
     dropped = [w.location for w in encoded.warnings if w.code == "reasoning_dropped"]
     assert dropped == ["messages[1].parts[0]", "messages[1].parts[1]"]
+
+
+def test_under_continuation_a_decision_on_a_stored_request_is_sent_once() -> None:
+    """The loop continuing from the response that asked sends the caller's decision alone:
+    its request is stored by the service, not in the history; a local decision never goes."""
+    local = ApprovalRequestPart(
+        approval_id="a1", call=ToolCallPart(call_id="c", name="rm", arguments="{}")
+    )
+    decisions = Message(
+        role="user",
+        parts=(
+            ApprovalResponsePart(approval_id="mcpr_1", approved=False, reason="no"),
+            ApprovalResponsePart(approval_id="mcpr_1", approved=False, reason="no"),
+            ApprovalResponsePart(approval_id="a1", approved=True),
+        ),
+    )
+    messages = (Message(role="assistant", parts=(local,)), decisions)
+    continued = Request(
+        model="m", messages=messages, continuation=Continuation(previous_response_id="resp_1")
+    )
+    assert encode_request(continued).payload["input"] == [
+        {
+            "type": "mcp_approval_response",
+            "approval_request_id": "mcpr_1",
+            "approve": False,
+            "reason": "no",
+        }
+    ]
+    for regime in (Continuation(), STATELESS):
+        stateless = Request(model="m", messages=messages, continuation=regime)
+        assert encode_request(stateless).payload["input"] == [], "no request, no decision"

@@ -10,9 +10,11 @@ the earlier loop's calls and results again. The caller still sees the whole tran
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 import httpx
+import pytest
 
 from interlock.core_loop import (
     Agent,
@@ -28,7 +30,14 @@ from interlock.emulators.openai_responses import OpenAIResponsesEmulator, create
 from interlock.gateway.agui import UpstreamChatModel
 from interlock.gateway.app import build_gateway
 from interlock.gateway.config import parse_config
-from interlock.transcript import JsonObject, Message, TextPart
+from interlock.transcript import (
+    ApprovalResponsePart,
+    HostedToolPart,
+    HostedToolSpec,
+    JsonObject,
+    Message,
+    TextPart,
+)
 
 CONFIG = """
 [store]
@@ -126,3 +135,50 @@ async def two_turns(*, streaming: bool) -> tuple[LoopResult, LoopResult]:
     assert len(calls) == 2 and calls == outputs, "the host's transcript has each pair once"
     assert second.text.endswith("returned sunny in Rome")
     return first, second
+
+
+MCP_TOOL = HostedToolSpec(
+    provider="openai",
+    spec={"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example/mcp"},
+)
+
+
+async def hosted_round_trip(*, streaming: bool, approve: bool) -> tuple[LoopResult, LoopResult]:
+    host = Host()
+    host.agent = replace(host.agent, hosted_tools=(MCP_TOOL,))
+    ask = user('call docs.search with {"q":"loop"}')
+    first = await host.turn([ask], None, streaming)
+    assert first.outcome == "awaiting_approval"
+    (request,) = first.pending_approvals
+    assert request.call.owner == "hosted" and request.call.server_label == "docs"
+    decision = Message(
+        role="user",
+        parts=(ApprovalResponsePart(approval_id=request.approval_id, approved=approve),),
+    )
+    second = await host.turn([ask, *first.messages, decision], first.response_id, streaming)
+    assert second.outcome == "final"
+    resumed = host.emulator.received[-1]
+    assert resumed["input"] == [
+        {
+            "type": "mcp_approval_response",
+            "approval_request_id": request.approval_id,
+            "approve": approve,
+        }
+    ], "the decision goes once, without the request the service stored"
+    assert resumed["previous_response_id"] == first.response_id
+    assert host.executions == [], "no local tool runs for a hosted call"
+    return first, second
+
+
+@pytest.mark.parametrize("approve", [True, False])
+async def test_a_hosted_approval_round_trip_through_the_loop(approve: bool) -> None:
+    streamed = await hosted_round_trip(streaming=True, approve=approve)
+    folded = await hosted_round_trip(streaming=False, approve=approve)
+    assert streamed == folded
+    second = folded[1]
+    ran = [part for m in second.messages for part in m.parts if isinstance(part, HostedToolPart)]
+    if approve:
+        assert [part.item["type"] for part in ran] == ["mcp_call"]
+        assert second.text.startswith("docs.search returned")
+    else:
+        assert ran == [] and second.text == "docs.search was not approved."
