@@ -340,7 +340,8 @@ class Run(BatchSettler):
             (known.occurrence_id if known else None) or part.occurrence_id or self.ids("occ")
         )
         tool = self.toolset.by_name.get(part.name)
-        owner = "client" if tool is not None and tool.client_owned else part.owner
+        handed_out = not self.agent.invoke_functions or (tool is not None and tool.client_owned)
+        owner = "client" if handed_out else part.owner
         if part.occurrence_id != occurrence or part.owner != owner:
             return replace(part, occurrence_id=occurrence, owner=owner)
         return part

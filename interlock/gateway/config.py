@@ -194,6 +194,11 @@ class AgentConfig:
     retry_on_interrupt: tuple[str, ...] = ()
     """Tools (idempotent ones) run once more after a crash interrupted them, instead of
     being reported ``interrupted`` (``Tool.on_interrupt = "retry"``)."""
+    tool_providers: tuple[str, ...] = ()
+    """``module:attribute`` callables adding server tools to each run (``agui/_agents.py``)."""
+    invoke_functions: bool = True
+    """``false``: the loop executes no tool; every call is handed to the client
+    (``Agent.invoke_functions``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -440,12 +445,15 @@ def _agent(table: _Table) -> AgentConfig:
             "approval_edits_forbidden": _strings,
             "trust_client_instructions": bool,
             "retry_on_interrupt": _strings,
+            "tool_providers": _strings,
+            "invoke_functions": bool,
         }
     )
-    for index, tool in enumerate(fields.get("tools", ())):
-        module, _, attribute = cast(str, tool).partition(":")
-        if not module or not attribute:
-            raise ConfigError(f"{table.key('tools')}[{index}]", "expected 'module:attribute'")
+    for listed in ("tools", "tool_providers"):
+        for index, path in enumerate(fields.get(listed, ())):
+            module, _, attribute = cast(str, path).partition(":")
+            if not module or not attribute:
+                raise ConfigError(f"{table.key(listed)}[{index}]", "expected 'module:attribute'")
     tool_names = {cast(str, tool).rpartition(":")[2] for tool in fields.get("tools", ())}
     for listed in ("approval_required", "approval_edits_forbidden", "retry_on_interrupt"):
         for index, name in enumerate(fields.get(listed, ())):

@@ -17,7 +17,10 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from interlock.gateway.agui._agents import (
     AgentRuntime,
+    ProviderScope,
+    RunToolsError,
     ToolNameConflictError,
+    ToolProvider,
     build_agent,
     load_tool,
 )
@@ -151,12 +154,15 @@ __all__ = [
     "LeanWebSocketProtocol",
     "Outbox",
     "Plan",
+    "ProviderScope",
     "RunContext",
     "RunRefusedError",
+    "RunToolsError",
     "SessionState",
     "StallLimitedHttpProtocol",
     "ThreadLocks",
     "ToolNameConflictError",
+    "ToolProvider",
     "UpstreamChatModel",
     "WebSocketEndpoint",
     "WebSocketSession",

@@ -50,7 +50,7 @@ from interlock.core_loop import (
     fold_events,
     run_loop,
 )
-from interlock.gateway.agui._agents import AgentRuntime, ToolNameConflictError
+from interlock.gateway.agui._agents import AgentRuntime, ProviderScope, RunToolsError
 from interlock.gateway.agui._lease import (
     LEASE_SECONDS,
     LEASE_WAIT_SECONDS,
@@ -334,10 +334,16 @@ class AguiRun:
         loaded = loaded or ThreadRecord()
         state = self.input.state if self.input.state is not None else loaded.state
         shared = application_block(self.input.context, state)
+        scope = ProviderScope(
+            tenant=self.tenant,
+            thread_id=thread_id,
+            state=state,
+            forwarded_props=self.input.forwarded_props,
+        )
         try:
-            agent = self.runtime.for_run(self.input.tools, shared)
-        except ToolNameConflictError as error:
-            raise RunRefusedError("TOOL_NAME_CONFLICT", str(error)) from None
+            agent = self.runtime.for_run(self.input.tools, shared, scope)
+        except RunToolsError as error:
+            raise RunRefusedError(error.code, str(error)) from None
         thread = await self._recovered(loaded, ledger, agent)
         if self.input.state is None:
             state = thread.state
