@@ -76,15 +76,15 @@ class NamedProvider:
         own = replace(scope, state=deepcopy(scope.state))
         own = replace(own, forwarded_props=deepcopy(scope.forwarded_props))
         try:
-            provided = tuple(self.provide(own))
+            # User code: what it returns is checked, not trusted to match the annotation.
+            provided = tuple(cast(Iterable[object], self.provide(own)))
         except Exception as error:  # a provider's failure refuses the run, whatever it is
             raise RunToolsError(f"tool provider {self.path} failed: {error!r}") from error
-        for item in provided:
-            # User code: its result is checked, not trusted to match the annotation.
-            if not isinstance(item, Tool):  # pyright: ignore[reportUnnecessaryIsInstance]
-                kind = type(item).__name__
-                raise RunToolsError(f"tool provider {self.path} returned a {kind}, not a Tool")
-        return provided
+        tools = tuple(item for item in provided if isinstance(item, Tool))
+        if len(tools) != len(provided):
+            kind = next(type(item).__name__ for item in provided if not isinstance(item, Tool))
+            raise RunToolsError(f"tool provider {self.path} returned a {kind}, not a Tool")
+        return tools
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
