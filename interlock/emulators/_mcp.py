@@ -76,20 +76,22 @@ def hosted_answer(
     if last.role != "user":
         return None
     servers = _servers(request)
+    parts: list[Part] = []
     for index, (label, tool, arguments) in enumerate(_named(last.text, servers)):
         item_id = f"{stem}_{index}"
-        if _needs_approval(servers[label], tool):
-            call = ToolCallPart(
-                call_id=f"mcpr_{item_id}",
-                name=tool,
-                arguments=arguments,
-                owner="hosted",
-                server_label=label,
-                item_id=f"mcpr_{item_id}",
-            )
-            return (ApprovalRequestPart(approval_id=f"mcpr_{item_id}", call=call),)
-        return (_mcp_call(f"mcp_{item_id}", label, tool, arguments, None),)
-    return None
+        if not _needs_approval(servers[label], tool):
+            parts.append(_mcp_call(f"mcp_{item_id}", label, tool, arguments, None))
+            continue
+        call = ToolCallPart(
+            call_id=f"mcpr_{item_id}",
+            name=tool,
+            arguments=arguments,
+            owner="hosted",
+            server_label=label,
+            item_id=f"mcpr_{item_id}",
+        )
+        parts.append(ApprovalRequestPart(approval_id=f"mcpr_{item_id}", call=call))
+    return tuple(parts) or None
 
 
 def _decided(

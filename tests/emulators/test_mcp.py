@@ -99,3 +99,12 @@ def test_an_approval_request_the_service_never_issued_is_not_found() -> None:
         OpenAIResponsesEmulator(), {"input": [forged, {**decision, "approve": True}]}
     )
     assert status == 404 and "mcpr_forged" in body["error"]["message"]
+
+
+def test_several_hosted_calls_in_one_answer_each_ask_or_run() -> None:
+    tools = [mcp("always"), {**mcp("never"), "server_label": "wiki"}]
+    text = 'call docs.search with {"q":1} and call wiki.read and call docs.list'
+    status, body = post(OpenAIResponsesEmulator(), {"input": text, "tools": tools})
+    assert status == 200
+    assert types_of(body) == ["mcp_approval_request", "mcp_call", "mcp_approval_request"]
+    assert len({item["id"] for item in body["output"]}) == 3
