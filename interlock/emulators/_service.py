@@ -22,9 +22,9 @@ import asyncio
 import json
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import TypeVar, cast
 
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse
@@ -32,6 +32,8 @@ from starlette.responses import Response as HttpResponse
 
 from interlock.emulators._brain import DefaultBrain, Rejection, ScriptBrain
 from interlock.transcript import DecodeError, JsonObject, JsonValue, Request, Response
+
+_T = TypeVar("_T")
 
 RECEIVED_LIMIT = 256
 """How many request bodies an emulator keeps in ``received`` (the most recent ones)."""
@@ -125,13 +127,18 @@ class EmulatedService(ABC):
             query=dict(http.query_params),
             headers=dict(http.headers),
         )
-        if self.offload:
-            return await asyncio.to_thread(self._respond_alone, incoming)
-        return self.respond(incoming)
+        return await self.alone(lambda: self.respond(incoming))
 
-    def _respond_alone(self, incoming: Incoming) -> HttpResponse:
+    async def alone(self, work: Callable[[], _T]) -> _T:
+        """``work`` run as requests are: with ``offload``, on a worker thread, one at a time
+        (so it never races a request for the emulator's state)."""
+        if self.offload:
+            return await asyncio.to_thread(self._alone, work)
+        return work()
+
+    def _alone(self, work: Callable[[], _T]) -> _T:
         with self._one_at_a_time:
-            return self.respond(incoming)
+            return work()
 
     def parse(self, incoming: Incoming) -> JsonObject | Rejection:
         """The body as a JSON object, or the service's refusal (nothing is logged)."""

@@ -4,7 +4,8 @@ It validates like the service (provider-wire §1.6, pre-flight checks 1–7, wit
 service's error strings, statuses and ``param``), answers with a brain, issues reasoning
 items whose ``encrypted_content`` is minted by :func:`mint_token` (and verifies replayed
 ones), keeps stored responses in memory so ``previous_response_id`` works (and
-``previous_response_not_found`` is real), and streams the official event sequence.
+``previous_response_not_found`` is real) and so do retrieve, delete and input items
+(:mod:`._responses_state`), and streams the official event sequence.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
@@ -37,6 +39,7 @@ from interlock.emulators._brain import (
     verify_token,
 )
 from interlock.emulators._mcp import answered, hosted_answer, unanswerable
+from interlock.emulators._responses_state import StoredResponse, StoredResponses, with_ids
 from interlock.emulators._service import EmulatedService, Incoming
 from interlock.transcript import (
     ApprovalRequestPart,
@@ -74,13 +77,6 @@ def _reject(
 
 
 @dataclass
-class _Stored:
-    """A stored response: the full item chain up to and including its output."""
-
-    items: list[JsonObject]
-
-
-@dataclass
 class _Ledger:
     """Ids this emulator issued: item id → the reasoning id of its step (or ``None``)."""
 
@@ -112,7 +108,8 @@ class OpenAIResponsesEmulator(EmulatedService):
         super().__init__(
             brain if brain is not None else DefaultBrain(call_prefix="call_resp"), offload=offload
         )
-        self.stored: dict[str, _Stored] = {}
+        self.stored = StoredResponses()
+        """Responses created with ``store`` true (:mod:`._responses_state`)."""
         self._ledger = _Ledger()
         self._counter = 0
 
@@ -133,7 +130,7 @@ class OpenAIResponsesEmulator(EmulatedService):
                 400, message, param="previous_response_id", code="previous_response_not_found"
             )
         items = _items(payload)
-        chain = self.stored[str(previous)].items if previous is not None else []
+        chain = self.stored.chain(str(previous)) if previous is not None else []
         for check in (
             self._assistant_parts,
             self._duplicates,
@@ -270,8 +267,31 @@ class OpenAIResponsesEmulator(EmulatedService):
     # ------------------------------------------------------------------ answering
 
     def routes(self) -> list[BaseRoute]:
-        """The service's path."""
-        return [Route("/v1/responses", self.serve, methods=["POST"])]
+        """The service's paths: create, and the stored-response endpoints."""
+        return [
+            Route("/v1/responses", self.serve, methods=["POST"]),
+            Route("/v1/responses/{response_id}", self.state, methods=["GET", "DELETE"]),
+            Route("/v1/responses/{response_id}/input_items", self.state, methods=["GET"]),
+        ]
+
+    async def state(self, http: HttpRequest) -> HttpResponse:
+        """Retrieve, delete or list the input items of a stored response."""
+        response_id = str(http.path_params["response_id"])
+        query = dict(http.query_params)
+        listing = http.url.path.endswith("/input_items")
+        status, body = await self.alone(
+            lambda: self._state(http.method, response_id, query, listing=listing)
+        )
+        return JSONResponse(body, status_code=status)
+
+    def _state(
+        self, method: str, response_id: str, query: dict[str, str], *, listing: bool
+    ) -> tuple[int, JsonObject]:
+        if method == "DELETE":
+            return self.stored.delete(response_id)
+        if listing:
+            return self.stored.input_items(response_id, query)
+        return self.stored.retrieve(response_id)
 
     def unparseable(self) -> Rejection:
         return _reject(400, _UNPARSEABLE, param=None)
@@ -304,7 +324,7 @@ class OpenAIResponsesEmulator(EmulatedService):
         self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
     ) -> HttpResponse:
         previous = payload.get("previous_response_id")
-        chain = self.stored[str(previous)].items if previous is not None else []
+        chain = self.stored.chain(str(previous)) if previous is not None else []
         hosted = hosted_answer(request, chain + _items(payload), f"emu{self._counter + 1:06d}")
         if hosted is not None:
             response = answered(hosted, response)
@@ -354,9 +374,12 @@ class OpenAIResponsesEmulator(EmulatedService):
         if body.get("store") is False or response.id is None:
             return
         previous = body.get("previous_response_id")
-        chain = list(self.stored[str(previous)].items) if previous is not None else []
-        output = cast(list[JsonObject], encode_response(response)["output"])
-        self.stored[response.id] = _Stored(items=chain + _items(body) + output)
+        chain = self.stored.chain(str(previous)) if previous is not None else []
+        encoded = encode_response(response)
+        output = cast(list[JsonObject], encoded["output"])
+        inputs = with_ids(chain + _items(body), response.id.removeprefix("resp_"))
+        stored = StoredResponse(items=inputs + output, inputs=inputs, response=encoded)
+        self.stored.keep(response.id, stored)
 
 
 def _unanswerable(items: list[JsonObject], chain: list[JsonObject]) -> Rejection | None:

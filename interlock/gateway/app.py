@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute
 from interlock.gateway import (
     access_log,
     agui,
+    response_state,
     routes_admin,
     routes_models,
     routes_ops,
@@ -40,7 +41,7 @@ from interlock.gateway.proxy import Proxy
 from interlock.gateway.rate_limits import rate_limiter
 from interlock.gateway.replicas import ReplicaRegistry, config_digests, is_shared
 from interlock.gateway.routing import plan_routes
-from interlock.gateway.stores import Store, open_store
+from interlock.gateway.stores import ResponseIndex, Store, open_store
 from interlock.gateway.tracing import Tracer
 from interlock.gateway.upstream import Upstream, upstream_transport
 from interlock.gateway.usage import UsageLedger
@@ -85,8 +86,10 @@ RouteModule = Callable[[Gateway], Sequence[BaseRoute]]
 
 
 def proxy_routes(gateway: Gateway) -> Sequence[BaseRoute]:
-    """The OpenAI / Gemini proxy endpoints."""
-    return routes_proxy.routes(gateway.proxy, gateway.ingress)
+    """The provider endpoints, and the Responses state endpoints (:mod:`.response_state`)."""
+    return routes_proxy.routes(gateway.proxy, gateway.ingress) + response_state.routes(
+        gateway.proxy, gateway.ingress["openai-responses"], gateway.upstreams
+    )
 
 
 def ops_routes(gateway: Gateway) -> Sequence[BaseRoute]:
@@ -168,6 +171,7 @@ def build_gateway(
             limiter=rate_limiter(config.operations.rate_limits, config.store.url),
             ledger=UsageLedger(store.backend, flush_seconds=config.operations.usage_flush_seconds),
             tracer=tracer or configured_tracer(config),
+            responses=ResponseIndex(store.backend),
         ),
     )
     proxy.router = router

@@ -1,4 +1,5 @@
-"""What the proxy does around each call for operators: rate limits and usage accounting.
+"""What the proxy does around each call for operators: rate limits, usage accounting (and
+the index of stored Responses answers, :mod:`.response_state`).
 
 :class:`ProxyOperations` is held by the :class:`~interlock.gateway.proxy.Proxy`. Before a
 prepared call goes upstream, :meth:`ProxyOperations.admit` checks its tenant's limits (a
@@ -24,6 +25,7 @@ from interlock.codecs._sse import SseEvent
 from interlock.gateway import tracing
 from interlock.gateway.headers import NOT_SENT, TRANSLATION_HEADER
 from interlock.gateway.rate_limits import RateLimiter, Refusal
+from interlock.gateway.stores import ResponseIndex
 from interlock.gateway.tracing import Tracer
 from interlock.gateway.usage import UsageLedger, labels
 from interlock.transcript import DecodeError, JsonObject, JsonValue, Update, Usage, UsageUpdate
@@ -50,11 +52,14 @@ class ProxyOperations:
         limiter: RateLimiter | None = None,
         ledger: UsageLedger | None = None,
         tracer: Tracer | None = None,
+        responses: ResponseIndex | None = None,
     ) -> None:
         self.limiter = limiter
         self.ledger = ledger
         self.tracer = tracer
         """With ``[tracing]``: spans of every proxied request and AG-UI run (:mod:`.tracing`)."""
+        self.responses = responses
+        """Which upstream holds each stored Responses answer (:mod:`.response_state`)."""
         self.refused: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         self._charges: set[asyncio.Task[None]] = set()
 

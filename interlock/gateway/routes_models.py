@@ -7,10 +7,8 @@ with a custom base URL lists ``GET /v1/models`` too and gets ``GET /v1/models/{n
 own and ignores the rest. ``:countTokens`` is counted by the upstream when it can count
 (:mod:`.counting`), else estimated; ``x-interlock-translation`` says which.
 
-A path no route serves, and the Responses state endpoints (``GET``/``DELETE
-/v1/responses/{id}``, ``…/input_items``: the gateway keeps no response state, it replays
-full histories) answer 404 in the caller's dialect: Gemini's when the request carries a
-Google key header or the path is under ``/v1beta``, OpenAI's otherwise.
+A path no route serves answers 404 in the caller's dialect: Gemini's when the request
+carries a Google key header or the path is under ``/v1beta``, OpenAI's otherwise.
 """
 
 from __future__ import annotations
@@ -56,7 +54,7 @@ def _model(name: str, owner: str) -> JsonObject:
 
 
 def routes(proxy: Proxy, openai: Dialect, gemini: Dialect) -> list[BaseRoute]:
-    """Model list and get (both SDKs), ``:countTokens``, Responses state 404s."""
+    """Model list and get (both SDKs), ``:countTokens``."""
 
     def error(http_request: HttpRequest, failure: ProxyError) -> Response:
         dialect = gemini if wants_gemini(http_request) else openai
@@ -102,15 +100,6 @@ def routes(proxy: Proxy, openai: Dialect, gemini: Dialect) -> list[BaseRoute]:
         proxy.finish(record, answer.status_code)
         return answer
 
-    async def responses_state(http_request: HttpRequest) -> Response:
-        failure = ProxyError(
-            404,
-            "stored responses are not available through Interlock: it keeps no response "
-            "state and sends full histories upstream (use store=false and resend the input)",
-            code="not_found",
-        )
-        return error(http_request, failure)
-
     return [
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/v1beta/models", list_models, methods=["GET"]),
@@ -120,8 +109,6 @@ def routes(proxy: Proxy, openai: Dialect, gemini: Dialect) -> list[BaseRoute]:
         ),
         Route("/v1/models/{model:path}", get_model, methods=["GET"]),
         Route("/v1beta/models/{model:path}", get_model, methods=["GET"]),
-        Route("/v1/responses/{response_id}", responses_state, methods=["GET", "DELETE"]),
-        Route("/v1/responses/{response_id}/input_items", responses_state, methods=["GET"]),
     ]
 
 

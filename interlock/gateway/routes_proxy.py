@@ -13,7 +13,7 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from interlock.gateway import tracing
+from interlock.gateway import response_state, tracing
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.client_watch import ClientWatch
 from interlock.gateway.config import Protocol
@@ -56,6 +56,7 @@ async def handle(
                 ingress, http_request, record, path_model=path_model, stream=stream
             )
         record.translation = call.translation
+        await response_state.check_previous(proxy, call)
         limited = await proxy.operations.admit(ingress, call)
         if limited is not None:
             proxy.finish(record, limited.status_code)
@@ -75,6 +76,7 @@ async def handle(
         else:
             answer = await proxy.complete(call, response)
             proxy.operations.finished(call, answer_usage(call.ingress, answer.body))
+            await response_state.note_answer(proxy.operations.responses, call, answer.body)
     except asyncio.CancelledError:
         if watch is not None and watch.gone:
             record.error = "client_disconnected"

@@ -24,6 +24,7 @@ from interlock.gateway.chat_usage import without_usage_chunks
 from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.operations import StreamUsage
 from interlock.gateway.proxy import Proxy, ProxyCall
+from interlock.gateway.response_state import StreamedId
 from interlock.gateway.stream_end import EndWatch
 from interlock.gateway.upstream import body_chunks
 from interlock.gateway.vault import vault_needed
@@ -116,6 +117,8 @@ class _Relay:
         self.failure: StreamFailed | None = None
         self.usage = StreamUsage(call.upstream.dialect)
         self.end = EndWatch(call.upstream.dialect.name)
+        self.stored = StreamedId.watching(proxy.operations.responses, call)
+        """Records a stored Responses answer's id (:mod:`.response_state`)."""
 
     async def pieces(self, response: httpx.Response) -> AsyncIterator[_Piece]:
         """Upstream bytes → complete events → updates, one piece per read.
@@ -166,11 +169,16 @@ class _Relay:
         if not self.decoding:
             self.usage.events(events)
             self.end.events(events)
+            if self.stored is not None:
+                self.stored.events(events)
             return []
         return [update for event in events for update in self.decoder.feed(event)]
 
     async def _observed(self, updates: list[Update]) -> list[Update]:
         self.usage.updates(updates)
+        if self.stored is not None:
+            self.stored.updates(updates)
+            await self.stored.flush()
         for update in updates:
             await self._observe(update)
         return updates

@@ -140,9 +140,26 @@ class Upstream:
         Raises :class:`UpstreamUnavailable` when no attempt got an answer. A 429/5xx answer
         is retried while attempts remain, then returned as is for the caller to translate.
         """
+        return await self._attempts(lambda: self._request(path, body, accept_stream))
+
+    async def fetch(self, method: str, path: str) -> httpx.Response:
+        """A bodiless ``GET`` or ``DELETE`` of ``path`` (query included), retried as
+        :meth:`send` is (both methods are idempotent); the response is open."""
+        url = httpx.URL(base_url(self.config) + path)
+        headers = {
+            "host": url.netloc.decode("ascii"),
+            "user-agent": USER_AGENT,
+            **self.dialect.auth_headers(self.config.api_key),
+        }
+        extensions = self._template(self.dialect.http.upstream_path, False).extensions
+        return await self._attempts(
+            lambda: httpx.Request(method, url, headers=headers, extensions=extensions)
+        )
+
+    async def _attempts(self, build: Callable[[], httpx.Request]) -> httpx.Response:
         attempt = 0
         while True:
-            request = self._request(path, body, accept_stream)
+            request = build()
             try:
                 response = await self._exchange(request, attempt)
             except CLEAN_FAILURES as error:
@@ -167,7 +184,7 @@ class Upstream:
             return await self.transport.handle_async_request(request)
         url = request.url
         attributes: tracing.Attributes = {
-            "http.request.method": "POST",
+            "http.request.method": request.method,
             "server.address": url.host,
             "server.port": url.port or (443 if url.scheme == "https" else 80),
             "url.full": str(url),
@@ -175,7 +192,7 @@ class Upstream:
         }
         if attempt:
             attributes = {**attributes, "http.request.resend_count": attempt}
-        with tracing.span("POST", "client", attributes) as span:
+        with tracing.span(request.method, "client", attributes) as span:
             response = await self.transport.handle_async_request(request)
             span.set({"http.response.status_code": response.status_code})
             if response.status_code >= 400:

@@ -61,17 +61,6 @@ async def test_count_tokens_is_an_estimate_labelled_as_such(http: httpx.AsyncCli
     assert raw.headers["x-interlock-translation"] == "estimated"
 
 
-async def test_responses_state_is_a_clear_404_in_shape(http: httpx.AsyncClient) -> None:
-    client = openai.AsyncOpenAI(base_url="http://localhost/v1", api_key="k", http_client=http)
-    for call in (
-        client.responses.retrieve("resp_1"),
-        client.responses.delete("resp_1"),
-        client.responses.input_items.list("resp_1"),
-    ):
-        with pytest.raises(openai.NotFoundError, match="keeps no response state"):
-            await call
-
-
 @pytest.mark.parametrize(
     ("method", "path", "headers", "gemini_shape"),
     [

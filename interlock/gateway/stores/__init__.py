@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._ledger import KeyValueLedgerStore
+from interlock.gateway.stores._responses import ResponseIndex
 from interlock.gateway.stores._runlog import (
     CancelRequest,
     LogGapError,
@@ -51,6 +52,7 @@ __all__ = [
     "LogGapError",
     "LogRead",
     "MemoryBackend",
+    "ResponseIndex",
     "RunKey",
     "RunLog",
     "RunLogWriter",

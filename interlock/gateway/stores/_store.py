@@ -26,7 +26,16 @@ from interlock.transcript import (
 )
 
 Namespace = Literal[
-    "vault", "thread", "approval", "journal", "ledger", "runlog", "lease", "replica", "usage"
+    "vault",
+    "thread",
+    "approval",
+    "journal",
+    "ledger",
+    "runlog",
+    "lease",
+    "replica",
+    "usage",
+    "response",
 ]
 
 

@@ -1,0 +1,75 @@
+"""The Responses emulator's stored responses, with the official SDK as the client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import openai
+import pytest
+from starlette.testclient import TestClient
+
+from interlock.emulators._responses_state import StoredResponse, StoredResponses
+from interlock.emulators.openai_responses import OpenAIResponsesEmulator, create_app
+
+
+@pytest.fixture
+def sdk() -> Iterator[openai.OpenAI]:
+    with TestClient(create_app(OpenAIResponsesEmulator())) as http:
+        yield openai.OpenAI(base_url="http://testserver/v1", api_key="k", http_client=http)
+
+
+def test_create_retrieve_list_delete(sdk: openai.OpenAI) -> None:
+    created = sdk.responses.create(model="m", input="hello there")
+    retrieved = sdk.responses.retrieve(created.id)
+    assert retrieved.model_dump() == created.model_dump()
+    listed = sdk.responses.input_items.list(created.id)
+    assert [(item.type, item.role) for item in listed.data] == [("message", "user")]  # type: ignore[union-attr]  # every listed item here is a message
+    assert listed.data[0].content[0].text == "hello there"  # type: ignore[union-attr]  # a message, as asserted above
+    assert listed.first_id == listed.last_id == listed.data[0].id and not listed.has_more
+    sdk.responses.delete(created.id)
+    with pytest.raises(openai.NotFoundError, match=f"Response with id '{created.id}' not found"):
+        sdk.responses.retrieve(created.id)
+    for call in (
+        lambda: sdk.responses.delete(created.id),
+        lambda: sdk.responses.input_items.list(created.id),
+    ):
+        with pytest.raises(openai.NotFoundError):
+            call()
+
+
+def test_store_false_keeps_nothing(sdk: openai.OpenAI) -> None:
+    created = sdk.responses.create(model="m", input="hello", store=False)
+    with pytest.raises(openai.NotFoundError):
+        sdk.responses.retrieve(created.id)
+
+
+def test_input_items_pages_through_a_chain(sdk: openai.OpenAI) -> None:
+    first = sdk.responses.create(model="m", input="one")
+    second = sdk.responses.create(
+        model="m",
+        previous_response_id=first.id,
+        input=[{"role": "user", "content": "two"}, {"role": "user", "content": "three"}],
+    )
+    every = [item.id for item in sdk.responses.input_items.list(second.id, order="asc")]
+    # "one", the first answer's reasoning and message, "two", "three"
+    assert len(set(every)) == len(every) == 5
+    assert every[:3] == [item.id for item in sdk.responses.input_items.list(first.id)][::-1] + [
+        item.id for item in first.output
+    ]
+    page = sdk.responses.input_items.list(second.id, limit=1)  # newest first by default
+    assert [item.id for item in page.data] == [every[-1]] and page.has_more
+    paged = [item.id for item in sdk.responses.input_items.list(second.id, limit=1, order="asc")]
+    assert paged == every  # the SDK's pager follows ``after`` to the end
+    with pytest.raises(openai.BadRequestError) as caught:
+        sdk.responses.input_items.list(second.id, limit=101)
+    assert caught.value.body["param"] == "limit"  # type: ignore[index]  # the error object
+    with pytest.raises(openai.BadRequestError):
+        sdk.responses.input_items.list(second.id, order="sideways")  # type: ignore[arg-type]  # a bad value on purpose
+
+
+def test_the_store_is_bounded() -> None:
+    stored = StoredResponses(limit=2)
+    for index in range(3):
+        stored.keep(f"resp_{index}", StoredResponse(items=[], inputs=[], response={}))
+    assert len(stored) == 2 and "resp_0" not in stored and "resp_2" in stored
+    assert list(stored) == ["resp_1", "resp_2"] and stored["resp_2"].items == []
