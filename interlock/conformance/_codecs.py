@@ -79,6 +79,9 @@ class Target:
     vendor_keys: frozenset[str] = frozenset()
     stream_options: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """Extra stream-encoder options (Chat: emit the usage chunk, as with ``include_usage``)."""
+    one_text_stream: bool = False
+    """The target's stream has one text channel (Chat's ``delta.content``): the text parts of
+    a message arrive as one text, their concatenation in order, by the format's definition."""
 
     def carries_opaque(self, opaque: Opaque) -> bool:
         """True when this target is the issuer (or issuer's carrier) of ``opaque``."""
@@ -150,12 +153,14 @@ _VARIANTS: dict[str, tuple[Target, ...]] = {
             dialect="openai_chat",
             options={"reasoning_dialect": "none"},
             stream_options=_CHAT_STREAM,
+            one_text_stream=True,
         ),
         Target(
             name="openai_chat[reasoning_content]",
             dialect="openai_chat",
             options={"reasoning_dialect": "reasoning_content"},
             stream_options=_CHAT_STREAM,
+            one_text_stream=True,
             vendor_keys=frozenset({"reasoning_content"}),
         ),
         Target(
@@ -163,6 +168,7 @@ _VARIANTS: dict[str, tuple[Target, ...]] = {
             dialect="openai_chat",
             options={"reasoning_dialect": "openrouter"},
             stream_options=_CHAT_STREAM,
+            one_text_stream=True,
             carries=frozenset({OPENROUTER_DETAIL}),
             vendor_keys=_CHAT_REASONING_KEYS,
         ),
@@ -171,6 +177,7 @@ _VARIANTS: dict[str, tuple[Target, ...]] = {
             dialect="openai_chat",
             options={"reasoning_dialect": "gemini-compat"},
             stream_options=_CHAT_STREAM,
+            one_text_stream=True,
             carries=frozenset({GEMINI_SIGNATURE}),
             vendor_keys=frozenset({"extra_content"}),
         ),

@@ -110,6 +110,23 @@ def _fabricated(
             yield ItemResult(item, None, "fabricated", "an opaque payload the source did not have")
 
 
+def joined_texts(items: Sequence[Item]) -> list[Item]:
+    """``items`` with the message's text items joined into one at the first one's location
+    (what a stream with one text channel delivers: every text, in order, as one text)."""
+    texts = [item for item in items if item.feature == "text" and item.key[0] == "text"]
+    if len(texts) < 2:
+        return list(items)
+    first = texts[0]
+    joined = Item("text", first.location, (*first.key[:2], "".join(t.key[2] for t in texts)))
+    out: list[Item] = []
+    for item in items:
+        if item is first:
+            out.append(joined)
+        elif not any(item is text for text in texts):
+            out.append(item)
+    return out
+
+
 def refused_items(source: Sequence[Item], location: str, reason: str) -> list[ItemResult]:
     """Items at (or under) a refusal's location; the refusal is their outcome."""
     return [

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from interlock.conformance._codecs import ProviderCodec, Registry, Target, replay
-from interlock.conformance._compare import ItemResult, Outcome, compare_items, worst
+from interlock.conformance._compare import (
+    ItemResult,
+    Outcome,
+    compare_items,
+    joined_texts,
+    worst,
+)
 from interlock.conformance._corpus_files import CorpusPayload
 from interlock.conformance._cross import CrossDialect, Source, source_of
 from interlock.conformance._features import Item, response_items
@@ -156,6 +162,8 @@ class _Payload:
             self._fail(check, "-", f"translation crashed: {error!r}")
             return
         source = [item for item in response_items(decoded) if item.feature in RESTREAMED]
+        if target.one_text_stream:
+            source = joined_texts(source)
         back = [item for item in response_items(again) if item.feature in RESTREAMED]
         for result in compare_items(source, back, (), target):
             if result.failure is not None:

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interlock.conformance._codecs import AguiCodec, ProviderCodec, Target, replay
-from interlock.conformance._compare import ItemResult, compare_items, covers, refused_items
+from interlock.conformance._compare import (
+    ItemResult,
+    compare_items,
+    covers,
+    joined_texts,
+    refused_items,
+)
 from interlock.conformance._features import Item, message_items, response_items
 from interlock.conformance._results import MODES, Collector, Mode
 from interlock.conformance._same import (
@@ -175,8 +181,11 @@ class CrossDialect:
                 self.source.vector, f"sdk {self.target.name}", field_path, message.strip()
             )
         for label, result in (("response", back), ("stream", streamed)):
+            expected = source
+            if label == "stream" and self.target.one_text_stream:
+                expected = joined_texts(source)
             results = compare_items(
-                source, response_items(result), self._history_warnings(), self.target
+                expected, response_items(result), self._history_warnings(), self.target
             )
             self._record(results, MODES, f"cross {self.target.name} ({label})")
 

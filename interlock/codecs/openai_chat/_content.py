@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from interlock.codecs.openai_chat._policy import Degradations
+from interlock.codecs.openai_chat._thinking import decode_thinking
 from interlock.codecs.openai_chat._wire import (
     LAYOUT,
     as_list,
@@ -33,6 +34,7 @@ from interlock.transcript import (
     JsonValue,
     MediaPart,
     Part,
+    ReasoningPart,
     RefusalPart,
     TextPart,
 )
@@ -41,7 +43,7 @@ FILE_SCHEME = "openai-file:"
 _AUDIO_FORMATS = {"mp3": "audio/mpeg", "wav": "audio/wav"}
 _AUDIO_TYPES = {media: fmt for fmt, media in _AUDIO_FORMATS.items()}
 
-ContentPart = TextPart | RefusalPart | MediaPart
+ContentPart = TextPart | RefusalPart | MediaPart | ReasoningPart
 
 
 def decode_content(value: JsonValue, path: str, *, allow: frozenset[str]) -> list[ContentPart]:
@@ -65,6 +67,8 @@ def _decode_part(value: JsonValue, path: str, allow: frozenset[str]) -> ContentP
             text = as_str(required(item, "refusal", path), f"{path}.refusal")
             extra = with_extra(rest(item, {"type", "refusal"}), {"in": "content"})
             return RefusalPart(text=text, extra=extra)
+        case "thinking":
+            return decode_thinking(item, path)  # Mistral (Magistral) reasoning
         case "image_url" | "video_url":
             return _decode_image(item, path, kind)
         case "input_audio":

@@ -40,7 +40,7 @@ from interlock.transcript import (
 
 _TEXT_ONLY = frozenset({"text"})
 _USER_PARTS = frozenset({"text", "image_url", "video_url", "input_audio", "file"})
-_ASSISTANT_PARTS = frozenset({"text", "refusal"})
+_ASSISTANT_PARTS = frozenset({"text", "refusal", "thinking"})
 
 
 def decode_messages(value: JsonValue, path: str) -> tuple[Message, ...]:

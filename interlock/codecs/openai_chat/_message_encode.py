@@ -32,6 +32,7 @@ from interlock.codecs.openai_chat._reasoning import (
     opaque_not_carried,
     put_google_signature,
 )
+from interlock.codecs.openai_chat._thinking import encode_thinking, in_content
 from interlock.codecs.openai_chat._tools import encode_tool_call
 from interlock.codecs.openai_chat._wire import (
     LAYOUT,
@@ -201,7 +202,11 @@ class MessageEncoder:
 
     def _assistant(self, message: Message, parts: list[tuple[int, Part]], index: int) -> None:
         location = f"messages[{index}]"
-        reasoning = [(i, p) for i, p in parts if isinstance(p, ReasoningPart)]
+        reasoning = [
+            (i, p)
+            for i, p in parts
+            if isinstance(p, ReasoningPart) and not in_content(p, self.dialect)
+        ]
         calls = [(i, p) for i, p in parts if isinstance(p, ToolCallPart)]
         current = index >= self.turn_start
         site = ReasoningSite(
@@ -249,8 +254,8 @@ class MessageEncoder:
                     as_parts = True
                 else:
                     refusals.append(part.text)
-            elif not isinstance(part, ReasoningPart | ToolCallPart):
-                self._unsupported(part, where, "assistant")
+            else:
+                as_parts = self._other_part(part, where, content) or as_parts
         if as_parts or len(texts) > 1:
             built["content"] = content
         elif texts:
@@ -262,6 +267,17 @@ class MessageEncoder:
             built["content"] = None if carried else ""
         if refusals:
             built["refusal"] = "".join(refusals)
+
+    def _other_part(self, part: Part, where: str, content: list[JsonValue]) -> bool:
+        """An assistant part that is neither text nor refusal; True when it went into
+        ``content`` (Mistral's reasoning, written back where it came from)."""
+        if in_content(part, self.dialect):
+            assert isinstance(part, ReasoningPart)
+            content.append(encode_thinking(part))
+            return True
+        if not isinstance(part, ReasoningPart | ToolCallPart):
+            self._unsupported(part, where, "assistant")
+        return False
 
     def _text_signature(
         self, part: TextPart, where: str, built: JsonObject, signed: bool, message: Message

@@ -29,6 +29,7 @@ from interlock.codecs.openai_chat._reasoning import (
     detail_part,
     take_google_signature,
 )
+from interlock.codecs.openai_chat._thinking import CARRIER, chunks_text
 from interlock.codecs.openai_chat._tools import check_arguments
 from interlock.codecs.openai_chat._usage import decode_usage
 from interlock.codecs.openai_chat._wire import (
@@ -176,7 +177,9 @@ class StreamDecoder:
             if value is None or (key == "reasoning" and details is not None):
                 continue
             self._text(("raw", key), as_str(value, f"{path}.{key}"), updates)
-        if (content := delta.get("content")) is not None:
+        if isinstance(content := delta.get("content"), list):
+            self._content_list(cast("list[JsonValue]", content), f"{path}.content", updates)
+        elif content is not None:
             self._text(("text", 0), as_str(content, f"{path}.content"), updates)
         if isinstance(annotations := delta.get("annotations"), list):
             self._annotations.extend(cast("list[JsonValue]", annotations))
@@ -186,6 +189,20 @@ class StreamDecoder:
             for i, call in enumerate(as_list(calls, f"{path}.tool_calls")):
                 where = f"{path}.tool_calls[{i}]"
                 self._call(as_object(call, where), where, updates)
+
+    def _content_list(self, content: list[JsonValue], path: str, updates: list[Update]) -> None:
+        """Content streamed as parts (Mistral): text, and ``thinking`` as raw reasoning."""
+        for i, value in enumerate(content):
+            where = f"{path}[{i}]"
+            item = as_object(value, where)
+            kind = item.get("type")
+            if kind == "text":
+                self._text(("text", 0), as_str(item.get("text"), f"{where}.text"), updates)
+            elif kind == CARRIER:
+                text, _ = chunks_text(as_list(item.get("thinking"), f"{where}.thinking"), where)
+                self._text(("raw", CARRIER), text, updates)
+            else:
+                raise DecodeError(f"{where}.type", f"content part type {kind!r} is not streamed")
 
     def _open(self, key: tuple[str, int | str], part: Part, updates: list[Update]) -> _Slot:
         if key[0] != "raw":

@@ -28,6 +28,7 @@ from interlock.codecs.openai_chat._reasoning import (
     put_google_signature,
     synthesized_detail,
 )
+from interlock.codecs.openai_chat._thinking import CARRIER, delta_piece, in_content
 from interlock.codecs.openai_chat._tools import encode_tool_call
 from interlock.codecs.openai_chat._usage import encode_usage
 from interlock.codecs.openai_chat._wire import ReasoningDialect, extra_of
@@ -168,6 +169,8 @@ class StreamEncoder:
             return _Open(carrier="content")
         if isinstance(part, RefusalPart):
             return _Open(carrier="refusal")
+        if in_content(part, self._dialect):
+            return _Open(carrier=CARRIER)  # Mistral: reasoning streamed in content
         if isinstance(part, ReasoningPart):
             target = part_dialect(part, self._dialect)
             if target == "openrouter":
@@ -188,7 +191,7 @@ class StreamEncoder:
     def _text_delta(self, state: _Open, part: Part, text: str) -> JsonObject:
         delta: JsonObject = {}
         if text:
-            delta[state.carrier] = text
+            delta.update(self._piece(state, text))
             state.sent += text
         if isinstance(part, TextPart) and not state.signed:
             state.signed = self._sign(delta, part)
@@ -222,8 +225,13 @@ class StreamEncoder:
         elif state.carrier == "details":
             delta = {"reasoning": text, "reasoning_details": [self._fragment(state, text)]}
         else:
-            delta = {state.carrier: text}
+            delta = self._piece(state, text)
         return [self._chunk(delta)]
+
+    @staticmethod
+    def _piece(state: _Open, text: str) -> JsonObject:
+        """A text carrier's delta: its key, or a Mistral ``thinking`` content part."""
+        return delta_piece(text) if state.carrier == CARRIER else {state.carrier: text}
 
     def _fragment(self, state: _Open, text: str) -> JsonObject:
         fragment = dict(state.template or {})
