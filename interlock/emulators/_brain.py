@@ -122,6 +122,9 @@ class DefaultBrain:
     """Starts every call id; each emulator has its own, so ids are unique across services
     as real services' random ids are (a conversation switching models never sees two
     calls with one id)."""
+    positional_ids: bool = False
+    """Call ids are the call's position in its response (``"0"``, ``"1"``…), as OpenRouter
+    and Novita send them: the same ids again in every turn and conversation."""
 
     def respond(self, request: Request) -> Response:
         self.counter += 1
@@ -151,6 +154,8 @@ class DefaultBrain:
         for name, arguments in named_calls(last.text):
             if name in declared:
                 call_id = f"{self.call_prefix}_{self.counter}_{len(calls) + 1}"
+                if self.positional_ids:
+                    call_id = str(len(calls))
                 calls.append(ToolCallPart(call_id=call_id, name=name, arguments=arguments))
         return calls
 

@@ -2,7 +2,8 @@
 
 When a response passes through, the opaque payloads bound to its tool-call step (a
 Gemini thought signature on a call, OpenAI encrypted reasoning, OpenRouter reasoning
-details) are stored keyed by tenant + upstream + call id. On the next request they are
+details) are stored keyed by tenant + upstream + call id + a digest of the call's name and
+arguments (services reuse call ids). On the next request they are
 restored into the canonical history before encoding: a signature onto the call that
 lost it, the reasoning parts in front of the step's calls. What is neither in the
 request nor in the vault stays missing, and the strict encoder then refuses the request
@@ -12,6 +13,8 @@ before anything is sent.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -74,12 +77,37 @@ def _needs(protocol: Protocol, reasoning_dialect: str | None) -> VaultNeeds:
     return VaultNeeds(signatures=facts.signed_calls, reasoning=bool(issuer), provider=issuer)
 
 
-def _signature_key(call_id: str) -> str:
-    return f"sig:{call_id}"
+def _arguments_text(arguments: str) -> str:
+    """Arguments by meaning (parsed JSON re-serialized with sorted keys), else the raw text:
+    a client that re-serializes the arguments it got still names the same call."""
+    try:
+        parsed: JsonValue = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return arguments
+    return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _reasoning_key(call_id: str) -> str:
-    return f"reasoning:{call_id}"
+def _calls_digest(calls: Sequence[ToolCallPart]) -> str:
+    """A digest of the calls' ids, names and arguments, in order."""
+    named = [[call.call_id, call.name, _arguments_text(call.arguments)] for call in calls]
+    text = json.dumps(named, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _signature_key(call: ToolCallPart) -> str:
+    """``sig:<digest of the call>:<call id>``: services reuse call ids across turns and
+    conversations (OpenRouter and Novita number them ``0``, ``1``…), so the id alone could
+    replay another call's signature; the call's name and arguments are part of the key."""
+    return f"sig:{_calls_digest((call,))}:{call.call_id}"
+
+
+def _reasoning_key(calls: Sequence[ToolCallPart]) -> str:
+    """``reasoning:<digest of the step's calls>:<first call id>`` (see :func:`_signature_key`)."""
+    return f"reasoning:{_calls_digest(calls)}:{calls[0].call_id}"
+
+
+def _call_id_of(key: str) -> str:
+    return key.split(":", 2)[-1]
 
 
 def entries_for(message: Message, wanted: VaultNeeds) -> dict[str, JsonValue]:
@@ -92,11 +120,11 @@ def entries_for(message: Message, wanted: VaultNeeds) -> dict[str, JsonValue]:
     if wanted.signatures:
         for call in calls:
             if call.signature is not None:
-                entries[_signature_key(call.call_id)] = to_json(call.signature)
+                entries[_signature_key(call)] = to_json(call.signature)
     if wanted.reasoning:
         reasoning = [part for part in message.parts if isinstance(part, ReasoningPart)]
         if any(part.opaque is not None for part in reasoning):
-            entries[_reasoning_key(calls[0].call_id)] = [to_json(part) for part in reasoning]
+            entries[_reasoning_key(calls)] = [to_json(part) for part in reasoning]
     return entries
 
 
@@ -116,15 +144,15 @@ def _wanted_keys(messages: Sequence[Message], wanted: VaultNeeds) -> list[str]:
         if not calls:
             continue
         if wanted.signatures:
-            keys.extend(_signature_key(call.call_id) for call in calls if call.signature is None)
+            keys.extend(_signature_key(call) for call in calls if call.signature is None)
         if wanted.reasoning and not _has_own_reasoning(message, wanted.provider):
-            keys.append(_reasoning_key(calls[0].call_id))
+            keys.append(_reasoning_key(calls))
     return keys
 
 
 def _restore_message(message: Message, found: dict[str, JsonValue]) -> Message:
     calls = message.tool_calls
-    stored = found.get(_reasoning_key(calls[0].call_id)) if calls else None
+    stored = found.get(_reasoning_key(calls)) if calls else None
     parts: list[Part] = []
     if isinstance(stored, list):
         parts.extend(load_part(item, "vault.reasoning") for item in stored)
@@ -133,7 +161,7 @@ def _restore_message(message: Message, found: dict[str, JsonValue]) -> Message:
         if parts and isinstance(part, ReasoningPart):
             continue  # replaced by the stored reasoning of this step
         if isinstance(part, ToolCallPart) and part.signature is None:
-            signature = found.get(_signature_key(part.call_id))
+            signature = found.get(_signature_key(part))
             if isinstance(signature, dict):
                 part = replace(part, signature=load_opaque(signature))
                 changed = True
@@ -246,7 +274,7 @@ def vault_misses(
         if message.role != "assistant" or _carries_reasoning(message):
             continue
         for key in _wanted_keys((message,), wanted):
-            kind, _, call_id = key.partition(":")
+            kind, call_id = key.partition(":")[0], _call_id_of(key)
             what = "thought signature of call" if kind == "sig" else "reasoning of the step of call"
             text = f"the {what} {call_id} is in neither the request nor the vault: sent without it"
             location = f"messages[{index}]"

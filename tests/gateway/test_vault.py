@@ -3,9 +3,19 @@ texts changed is read again whole."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.stores import open_store
 from interlock.gateway.vault import ReasoningVault
+from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
+    Message,
+    Opaque,
+    Request,
+    TextPart,
+    ToolCallPart,
+)
 
 UPSTREAM = UpstreamConfig(name="up", protocol="openai-responses", base_url="https://x.example")
 
@@ -28,3 +38,42 @@ async def test_a_lookup_after_a_known_one_reads_both_and_sees_every_change() -> 
     assert changed.head(2).found == {"reasoning:a": [9], "reasoning:b": [2]}
     assert await vault.lookup("t", UPSTREAM, []) == {}
     assert await vault.lookup("other", UPSTREAM, ["reasoning:a"]) == {}
+
+
+def _step(arguments: str, signature: str) -> Message:
+    call = ToolCallPart(
+        call_id="0",
+        name="get_weather",
+        arguments=arguments,
+        signature=Opaque(provider="google", format=GEMINI_THOUGHT_SIGNATURE, data=signature),
+    )
+    return Message(role="assistant", parts=(call,))
+
+
+async def test_a_reused_call_id_is_kept_apart_by_the_calls_name_and_arguments() -> None:
+    """Two steps whose calls are both ``0``: each signature goes back onto its own call,
+    and arguments re-serialized by a client (spaces, key order) still find theirs."""
+    store = open_store("memory://")
+    vault = ReasoningVault(store)
+    gemini = UpstreamConfig(name="g", protocol="gemini", base_url="https://x.example")
+    paris, rome = _step('{"city":"Paris","unit":"C"}', "S1"), _step('{"city":"Rome"}', "S2")
+    assert await vault.remember("t", gemini, paris) == 1
+    assert await vault.remember("t", gemini, rome) == 1
+    stripped = [
+        Message(role="assistant", parts=(replace(message.parts[0], signature=None),))
+        for message in (paris, rome)
+    ]
+    respaced = replace(stripped[0].parts[0], arguments='{"unit": "C", "city": "Paris"}')
+    history = [
+        Message(role="user", parts=(TextPart(text="hi"),)),
+        Message(role="assistant", parts=(respaced,)),
+        stripped[1],
+    ]
+    request = Request(model="m", messages=tuple(history))
+    restored, count = await vault.restore("t", gemini, request)
+    assert count == 2
+    signatures = [message.tool_calls[0].signature for message in restored.messages[1:]]
+    assert [s.data if s else None for s in signatures] == ["S1", "S2"]
+    other = replace(stripped[0].parts[0], arguments='{"city":"Oslo"}')
+    unknown = Request(model="m", messages=(Message(role="assistant", parts=(other,)),))
+    assert (await vault.restore("t", gemini, unknown))[1] == 0
