@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import assert_never
 
+from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
 from interlock.codecs.anthropic._blocks import text_source
 from interlock.codecs.anthropic._wire import (
     DIALECT,
@@ -223,19 +224,30 @@ class PartEncoder:
         if plain and own.get("content") != "list":
             return part.text
         blocks: list[JsonValue] = []
-        for item in part.output:
+        for number, item in enumerate(part.output):
             match item:
                 case TextPart():
                     blocks.append({"type": "text", "text": item.text, **_fields(item)})
                 case MediaPart():
-                    blocks.append(self._media(item, location))
+                    media = self._media(item, f"{location}.output[{number}]")
+                    if media is not None:
+                        blocks.append(media)
                 case JsonPart():
                     blocks.append(self._json(item, location, warn=False))
                 case _:
                     assert_never(item)
         return blocks
 
-    def _media(self, part: MediaPart, location: str) -> JsonObject:
+    def _media(self, part: MediaPart, location: str) -> JsonObject | None:
+        unreachable = google_only_reason(part, "Anthropic")
+        if unreachable is not None:
+            self.lossy(UNREACHABLE, location, unreachable)
+            return None
+        kind = (part.media_type or "").partition("/")[0]
+        if kind in ("video", "audio") and "block" not in own_extra(part.extra):
+            reason = f"Anthropic has no {kind} input: the {part.media_type} part cannot be sent"
+            self.lossy("media_unsupported", location, reason)
+            return None
         block = media_block(part)
         source = block.get("source")
         by_reference = isinstance(source, dict) and source.get("type") in ("url", "file")

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 
+from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._thinking import decode_thinking
 from interlock.codecs.openai_chat._wire import (
@@ -196,6 +197,10 @@ def json_text(value: JsonValue) -> str:
 
 def encode_media(part: MediaPart, location: str, degrade: Degradations) -> JsonObject | None:
     """A media part in its Chat form, or ``None`` (after a policy decision) when impossible."""
+    unreachable = google_only_reason(part, "an OpenAI Chat Completions upstream")
+    if unreachable is not None:
+        degrade.lossy(UNREACHABLE, location, unreachable)
+        return None
     unknown = extra_of(part.extra)
     wire_type = extra_of(part.extra, LAYOUT).get("type") or _infer_type(part)
     if wire_type in ("image_url", "video_url") and (part.uri is not None or part.data is not None):

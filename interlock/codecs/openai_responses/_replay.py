@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, cast
 
+from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
 from interlock.codecs.openai_responses._items import HOSTED
 from interlock.codecs.openai_responses._render import (
     ItemGroup,
@@ -162,6 +163,8 @@ def encode_message(message: Message, index: int, context: ReplayContext) -> list
         if carries_content and isinstance(part, _CONTENT_TYPES):
             if getattr(part, "signature", None) is not None:
                 _check_signature(part, index, position, context)
+            if type(part) is MediaPart and _unreachable(part, _at(index, position), context):
+                continue
             if type(part) is MediaPart and _media_type_lost(part):
                 _warn_media_type(part, _at(index, position), context)
             content.append(part)
@@ -171,7 +174,7 @@ def encode_message(message: Message, index: int, context: ReplayContext) -> list
             continue
         if type(part) is ToolResultPart:
             # The usual part of a tool message; what ``_encode_other`` would do, directly.
-            _check_outputs(part, index, position, context)
+            part = _check_outputs(part, index, position, context)
             items.append(render_tool_result(part))
             continue
         items.extend(_encode_other(part, index, position, context))
@@ -197,11 +200,29 @@ def _warn_media_type(part: MediaPart, location: str, context: ReplayContext) -> 
     context.warn("media_type_dropped", location, reason)
 
 
-def _check_outputs(part: ToolResultPart, index: int, position: int, context: ReplayContext) -> None:
-    """Media references in a tool result's output whose type cannot travel."""
+def _unreachable(part: MediaPart, location: str, context: ReplayContext) -> bool:
+    """True (after the policy's decision) for a reference only Gemini can fetch."""
+    reason = google_only_reason(part, "an OpenAI Responses upstream")
+    if reason is None:
+        return False
+    context.lossy(location, reason, UNREACHABLE)
+    return True
+
+
+def _check_outputs(
+    part: ToolResultPart, index: int, position: int, context: ReplayContext
+) -> ToolResultPart:
+    """Media references in a tool result's output whose type cannot travel, and those only
+    Gemini can fetch (left out, after the policy's decision)."""
+    kept: list[OutputPart] = []
     for number, output in enumerate(part.output):
+        where = f"{_at(index, position)}.output[{number}]"
+        if type(output) is MediaPart and _unreachable(output, where, context):
+            continue
         if type(output) is MediaPart and _media_type_lost(output):
-            _warn_media_type(output, f"{_at(index, position)}.output[{number}]", context)
+            _warn_media_type(output, where, context)
+        kept.append(output)
+    return part if len(kept) == len(part.output) else replace(part, output=tuple(kept))
 
 
 def _check_signature(part: Part, index: int, position: int, context: ReplayContext) -> None:
@@ -262,7 +283,7 @@ def _render_single(
         context.lossy(_at(index, group.start), reason, "part_not_carried")
         return []
     if isinstance(part, ToolResultPart):
-        _check_outputs(part, index, group.start, context)
+        part = _check_outputs(part, index, group.start, context)
     if isinstance(part, ToolCallPart):
         signature = part.signature
         if isinstance(signature, Opaque):
