@@ -17,9 +17,15 @@
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Final
 
+from interlock.codecs.gemini._partial import (
+    StreamedCall,
+    continue_call,
+    start_call,
+    streamed_fragment,
+)
 from interlock.codecs.gemini._parts import decode_part
 from interlock.codecs.gemini._wire import (
     DIALECT,
@@ -29,6 +35,7 @@ from interlock.codecs.gemini._wire import (
     as_str,
     split_fields,
 )
+from interlock.codecs.gemini._wire import field as wire_field
 from interlock.transcript import JsonObject, JsonValue, Message, Part, ToolResultPart
 
 CONTENT_FIELDS: Final = frozenset({"role", "parts"})
@@ -48,15 +55,34 @@ def decode_system_instruction(value: JsonValue, path: str) -> Message:
     return Message(role="system", parts=parts, extra={DIALECT: marks} if marks else {})
 
 
-class ContentDecoder:
-    """Decodes ``contents[]`` in order, pairing id-less function responses with their calls."""
+@dataclass(slots=True)
+class _Streamed:
+    """A Vertex call streamed in fragments (``partialArgs``) being put together from
+    history, and where its part sits (message, part) so later fragments can complete it."""
 
-    __slots__ = ("_open_calls", "_previous_was_tool", "messages")
+    call: StreamedCall
+    message: int
+    position: int
+
+
+class ContentDecoder:
+    """Decodes ``contents[]`` in order, pairing id-less function responses with their calls.
+
+    A call whose arguments Vertex streamed in fragments (a named ``functionCall`` with
+    ``willContinue``, then nameless ones with ``partialArgs``; see :mod:`._partial`) comes
+    back in history as the fragments a client kept, in one model content or one per
+    streamed chunk: it is put together into one whole call where its first fragment was,
+    and a model content holding nothing but continuing fragments adds no message.
+    """
+
+    __slots__ = ("_ended", "_open_calls", "_previous_was_tool", "_streamed", "messages")
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self._open_calls: dict[str, deque[str]] = {}
         self._previous_was_tool = False
+        self._streamed: _Streamed | None = None
+        self._ended = False
 
     def add(self, value: JsonValue, index: int) -> None:
         """Decode ``contents[index]`` and append its messages."""
@@ -65,10 +91,18 @@ class ContentDecoder:
         role_value = fields.get("role")
         role = None if role_value is None else as_str(role_value, f"{path}.role")
         parts_value = as_list(fields.get("parts", []), f"{path}.parts")
-        parts = [
-            decode_part(item, f"{path}.parts[{position}]", f"{MINTED_ID_PREFIX}{index}_{position}")
-            for position, item in enumerate(parts_value)
-        ]
+        if role == "model":
+            parts = self._model_parts(parts_value, index)
+            if parts_value and not parts:
+                return  # nothing but fragments of a call started in an earlier content
+        else:
+            self._streamed, self._ended = None, False
+            parts = [
+                decode_part(
+                    item, f"{path}.parts[{position}]", f"{MINTED_ID_PREFIX}{index}_{position}"
+                )
+                for position, item in enumerate(parts_value)
+            ]
         marks: JsonObject = {}
         if role is None:
             marks["noRole"] = True
@@ -86,6 +120,49 @@ class ContentDecoder:
             self._emit(Message(role="assistant", parts=tuple(parts)), marks, None)
             return
         self._add_user(parts, marks, index)
+
+    def _model_parts(self, items: list[JsonValue], index: int) -> list[Part]:
+        """A model content's parts, streamed call fragments put together."""
+        parts: list[Part] = []
+        for position, item in enumerate(items):
+            path = f"contents[{index}].parts[{position}]"
+            call = wire_field(as_object(item, path), "functionCall")
+            if isinstance(call, dict) and self._fragment(item, call, path, parts):
+                continue
+            self._streamed, self._ended = None, False
+            parts.append(decode_part(item, path, f"{MINTED_ID_PREFIX}{index}_{position}"))
+        return parts
+
+    def _fragment(self, item: JsonValue, call: JsonObject, path: str, parts: list[Part]) -> bool:
+        """True when ``item`` was a fragment of a streamed call (opening, continuing, or the
+        empty ``functionCall`` after its end); the call's part is in ``parts`` or earlier."""
+        named = wire_field(call, "name") is not None
+        opened = self._streamed
+        if named or opened is None:
+            if not named:
+                ended, self._ended = self._ended, False
+                return ended and not call
+            if not streamed_fragment(call):
+                return False
+            minted = f"{MINTED_ID_PREFIX}{len(self.messages)}_{len(parts)}"
+            started = start_call(as_object(item, path), 0, minted, path)
+            self._streamed = _Streamed(started, len(self.messages), len(parts))
+            parts.append(started.part())
+            self._ended = started.done
+            self._streamed = None if started.done else self._streamed
+            return True
+        continue_call(opened.call, as_object(item, path), path)
+        whole = opened.call.part()
+        if opened.message == len(self.messages):
+            parts[opened.position] = whole
+        else:
+            message = self.messages[opened.message]
+            held = list(message.parts)
+            held[opened.position] = whole
+            self.messages[opened.message] = replace(message, parts=tuple(held))
+        if opened.call.done:
+            self._streamed, self._ended = None, True
+        return True
 
     def _add_user(self, parts: list[Part], marks: JsonObject, index: int) -> None:
         run: list[Part] = []

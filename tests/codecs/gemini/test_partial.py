@@ -8,6 +8,7 @@ last one without ``willContinue``, then an empty ``functionCall: {}``.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from interlock.transcript import (
     JsonValue,
     PartFinished,
     PartStarted,
+    ReplayPolicy,
     ToolCallPart,
     Update,
     fold_updates,
@@ -197,3 +199,73 @@ def test_a_chat_client_gets_the_whole_arguments_streamed() -> None:
     )
     (call,) = folded.message.parts
     assert isinstance(call, ToolCallPart) and json.loads(call.arguments) == ARGUMENTS
+
+
+# --- in request history: the fragments a client kept from such a stream --------------------
+
+USER: JsonObject = {"role": "user", "parts": [{"text": "plan a trip"}]}
+RESULT: JsonObject = {
+    "role": "user",
+    "parts": [{"functionResponse": {"id": "fc_1", "name": "plan_trip", "response": {"ok": 1}}}],
+}
+
+
+def _kept_parts() -> list[JsonValue]:
+    """The model parts of every streamed chunk, in order (what a client appends)."""
+    chunks: Any = FRAGMENTS
+    return [
+        part
+        for chunk in chunks
+        if "content" in chunk["candidates"][0]
+        for part in chunk["candidates"][0]["content"]["parts"]
+    ]
+
+
+def _history_call(contents: list[JsonValue]) -> tuple[list[str], ToolCallPart]:
+    request = gemini.decode_request({"contents": contents}, model="gemini-3-pro")
+    roles = [message.role for message in request.messages]
+    calls = [call for message in request.messages for call in message.tool_calls]
+    assert len(calls) == 1
+    return roles, calls[0]
+
+
+@pytest.mark.parametrize("layout", ["one content", "a content per chunk"])
+def test_fragments_kept_in_history_decode_as_one_whole_call(layout: str) -> None:
+    parts = _kept_parts()
+    model: list[JsonValue] = (
+        [{"role": "model", "parts": parts}]
+        if layout == "one content"
+        else [{"role": "model", "parts": [part]} for part in parts]
+    )
+    roles, call = _history_call([USER, *model, RESULT])
+    assert roles == ["user", "assistant", "tool"]
+    assert (call.call_id, call.name) == ("fc_1", "plan_trip")
+    assert json.loads(call.arguments) == ARGUMENTS
+    assert call.signature is not None and call.signature.data == "c2ln"
+
+
+def test_history_fragments_translate_to_one_whole_call_for_chat() -> None:
+    request = gemini.decode_request(
+        {"contents": [USER, {"role": "model", "parts": _kept_parts()}, RESULT]},
+        model="gemini-3-pro",
+    )
+    sent = openai_chat.encode_request(
+        request, policy=ReplayPolicy(mode="degrade"), reasoning_dialect="none"
+    )
+    payload: Any = sent.payload
+    (call,) = payload["messages"][1]["tool_calls"]
+    assert call["id"] == "fc_1" and json.loads(call["function"]["arguments"]) == ARGUMENTS
+
+
+def test_text_between_fragments_ends_the_call_and_a_later_fragment_is_refused() -> None:
+    opening = _call({"id": "c", "name": "f", "willContinue": True})
+    fragment = _call({"partialArgs": [{"jsonPath": "$.a", "numberValue": 1}]})
+    with pytest.raises(DecodeError, match=r"contents\[1\]\.parts\[2\]\.functionCall\.name"):
+        gemini.decode_request(
+            {"contents": [USER, {"role": "model", "parts": [opening, {"text": "x"}, fragment]}]}
+        )
+    later = {"role": "model", "parts": [fragment]}
+    with pytest.raises(DecodeError, match=r"contents\[3\]\.parts\[0\]\.functionCall\.name"):
+        gemini.decode_request(
+            {"contents": [USER, {"role": "model", "parts": [opening]}, RESULT, later]}
+        )

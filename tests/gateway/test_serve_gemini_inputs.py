@@ -1,4 +1,6 @@
-"""Media another provider cannot use, from a google-genai client through ``interlock serve``.
+"""Gemini-client input other providers need put right, through ``interlock serve``.
+
+Media another provider cannot use, from a google-genai client:
 
 A ``fileData.fileUri`` naming a ``gs://`` object or a Gemini Files API file reaches only
 Gemini; sent to another provider it is refused before anything is sent (strict, the
@@ -6,13 +8,20 @@ default) or dropped with ``media_unreachable`` in the translation header (a mode
 ``replay_mode = "degrade"``). Video goes to no Anthropic model (Anthropic has no video
 input; it used to leave as a ``document`` block): ``media_unsupported`` likewise.
 Whole and streamed answers agree.
+
+A call Vertex streamed in fragments (``partialArgs``), kept in history the way a client
+appends streamed chunks (one model content per chunk), reaches a Chat or Responses
+upstream as one whole call. (google-genai refuses to send ``partial_args`` outside Vertex
+mode, so this body is posted as JSON.)
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from google import genai
 from google.genai import errors as genai_errors
@@ -124,3 +133,45 @@ def test_video_never_reaches_anthropic_as_a_document(
     text, label = _ask(url, "anthropic-degrade", video, stream)
     assert "What is in it?" in text and "media_unsupported" in label
     assert "document" not in str(emulator.received[-1])
+
+
+FRAGMENTS: list[Any] = [
+    {"functionCall": {"id": "fc_9", "name": "get_weather", "willContinue": True}},
+    {
+        "functionCall": {
+            "partialArgs": [{"jsonPath": "$.city", "stringValue": "San ", "willContinue": True}],
+            "willContinue": True,
+        }
+    },
+    {"functionCall": {"partialArgs": [{"jsonPath": "$.city", "stringValue": "Francisco"}]}},
+    {"functionCall": {}},
+]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("upstream", ["openai-chat", "openai-responses"])
+def test_a_call_streamed_in_fragments_goes_back_whole(
+    stack: tuple[str, dict[str, Emulator]], upstream: str, stream: bool
+) -> None:
+    url, emulators = stack
+    result = {"functionResponse": {"id": "fc_9", "name": "get_weather", "response": {"r": 1}}}
+    body: Any = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather in San Francisco?"}]},
+            *({"role": "model", "parts": [fragment]} for fragment in FRAGMENTS),
+            {"role": "user", "parts": [result]},
+        ],
+        "tools": [{"functionDeclarations": [{"name": "get_weather"}]}],
+    }
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    answer = httpx.post(f"{url}/v1beta/models/{STRICT[upstream]}:{method}", json=body, timeout=60)
+    assert answer.status_code == 200, answer.text
+    assert "returned" in answer.text
+    sent = emulators[upstream].received[-1]
+    if upstream == "openai-chat":
+        (call,) = sent["messages"][1]["tool_calls"]
+        arguments, call_id = call["function"]["arguments"], call["id"]
+    else:
+        (call,) = [item for item in sent["input"] if item.get("type") == "function_call"]
+        arguments, call_id = call["arguments"], call["call_id"]
+    assert (json.loads(arguments), call_id) == ({"city": "San Francisco"}, "fc_9")
