@@ -94,15 +94,15 @@ def _calls_digest(calls: Sequence[ToolCallPart]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _signature_key(call: ToolCallPart) -> str:
+def signature_key(call: ToolCallPart) -> str:
     """``sig:<digest of the call>:<call id>``: services reuse call ids across turns and
     conversations (OpenRouter and Novita number them ``0``, ``1``…), so the id alone could
     replay another call's signature; the call's name and arguments are part of the key."""
     return f"sig:{_calls_digest((call,))}:{call.call_id}"
 
 
-def _reasoning_key(calls: Sequence[ToolCallPart]) -> str:
-    """``reasoning:<digest of the step's calls>:<first call id>`` (see :func:`_signature_key`)."""
+def reasoning_key(calls: Sequence[ToolCallPart]) -> str:
+    """``reasoning:<digest of the step's calls>:<first call id>`` (see :func:`signature_key`)."""
     return f"reasoning:{_calls_digest(calls)}:{calls[0].call_id}"
 
 
@@ -120,11 +120,11 @@ def entries_for(message: Message, wanted: VaultNeeds) -> dict[str, JsonValue]:
     if wanted.signatures:
         for call in calls:
             if call.signature is not None:
-                entries[_signature_key(call)] = to_json(call.signature)
+                entries[signature_key(call)] = to_json(call.signature)
     if wanted.reasoning:
         reasoning = [part for part in message.parts if isinstance(part, ReasoningPart)]
         if any(part.opaque is not None for part in reasoning):
-            entries[_reasoning_key(calls)] = [to_json(part) for part in reasoning]
+            entries[reasoning_key(calls)] = [to_json(part) for part in reasoning]
     return entries
 
 
@@ -144,15 +144,15 @@ def _wanted_keys(messages: Sequence[Message], wanted: VaultNeeds) -> list[str]:
         if not calls:
             continue
         if wanted.signatures:
-            keys.extend(_signature_key(call) for call in calls if call.signature is None)
+            keys.extend(signature_key(call) for call in calls if call.signature is None)
         if wanted.reasoning and not _has_own_reasoning(message, wanted.provider):
-            keys.append(_reasoning_key(calls))
+            keys.append(reasoning_key(calls))
     return keys
 
 
 def _restore_message(message: Message, found: dict[str, JsonValue]) -> Message:
     calls = message.tool_calls
-    stored = found.get(_reasoning_key(calls)) if calls else None
+    stored = found.get(reasoning_key(calls)) if calls else None
     parts: list[Part] = []
     if isinstance(stored, list):
         parts.extend(load_part(item, "vault.reasoning") for item in stored)
@@ -161,7 +161,7 @@ def _restore_message(message: Message, found: dict[str, JsonValue]) -> Message:
         if parts and isinstance(part, ReasoningPart):
             continue  # replaced by the stored reasoning of this step
         if isinstance(part, ToolCallPart) and part.signature is None:
-            signature = found.get(_signature_key(part))
+            signature = found.get(signature_key(part))
             if isinstance(signature, dict):
                 part = replace(part, signature=load_opaque(signature))
                 changed = True

@@ -11,7 +11,7 @@ import pytest
 from interlock.gateway.history_cache import HistoryCache
 from interlock.gateway.stores import Store
 from interlock.gateway.translation_cache import Translation, kept, spliced, splices_alone
-from interlock.gateway.vault import Lookup
+from interlock.gateway.vault import Lookup, reasoning_key
 from interlock.transcript import (
     OPENAI_ENCRYPTED_CONTENT,
     ApprovalRequestPart,
@@ -79,18 +79,21 @@ async def test_a_changed_character_anywhere_misses() -> None:
     assert cache.translations_reused == 10 - 2 - 2  # turn 6 decoded whole, turn 7 too
 
 
+def _key(call_id: str) -> str:
+    """The vault key of the step of ``call_id`` (as ``step`` writes it)."""
+    return reasoning_key((ToolCallPart(call_id=call_id, name="f", arguments="{}"),))
+
+
 def _reasoning(call_id: str) -> dict[str, JsonValue]:
     opaque = Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="enc-" + call_id)
-    return {
-        f"reasoning:{call_id}": [to_json(ReasoningPart(reasoning_kind="encrypted", opaque=opaque))]
-    }
+    return {_key(call_id): [to_json(ReasoningPart(reasoning_kind="encrypted", opaque=opaque))]}
 
 
 async def _vault_entry_for_a_prefix_call(number: int, store: Store) -> None:
     if number == 6:  # an entry appears for a call the known prefix holds
         await store.vault_put("default", "responses", _reasoning("call_2"))
     if number == 8:  # and changes
-        await store.vault_put("default", "responses", {"reasoning:call_2": []})
+        await store.vault_put("default", "responses", {_key("call_2"): []})
 
 
 async def test_a_vault_entry_for_the_prefix_that_appeared_or_changed_misses() -> None:

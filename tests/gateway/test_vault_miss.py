@@ -24,11 +24,12 @@ TOOLS: Any = [
 ASK: Any = {"role": "user", "content": 'call get_weather with {"city": "Paris"}'}
 
 
-def _history(call_id: str) -> list[Any]:
+def _history(call_id: str, arguments: str = "{}") -> list[Any]:
+    """The tool step as a client sends it back (the call as the model made it)."""
     call = {
         "id": call_id,
         "type": "function",
-        "function": {"name": "get_weather", "arguments": "{}"},
+        "function": {"name": "get_weather", "arguments": arguments},
     }
     return [
         ASK,
@@ -46,7 +47,7 @@ async def _turns(model: str) -> tuple[str, str]:
         first = await sdk.chat.completions.create(model=model, messages=[ASK], tools=TOOLS)
         (call,) = first.choices[0].message.tool_calls or []
         known = await sdk.chat.completions.with_raw_response.create(
-            model=model, messages=_history(call.id), tools=TOOLS
+            model=model, messages=_history(call.id, call.function.arguments), tools=TOOLS
         )
         unknown = await sdk.chat.completions.with_raw_response.create(
             model=model, messages=_history("call_from_elsewhere"), tools=TOOLS
