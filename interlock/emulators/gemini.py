@@ -10,14 +10,15 @@ trailing empty-text part), and thought summaries only when ``includeThoughts`` i
 Signatures are :func:`mint_token` tokens bound to the call's name and arguments, compared
 by decoded bytes (the SDK re-encodes them URL-safe, provider-wire.md trap 9): a token that
 was not minted here, or moved to another call, is "not valid". Gemini 1.x/2.x models
-(model name ``gemini-1…``/``gemini-2…``) do not enforce signatures, like the service.
+(model name ``gemini-1…``/``gemini-2…``) do not enforce signatures, like the service; a
+model the gateway configures (``thought_signatures``) follows its configuration.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from typing import cast
 
@@ -97,20 +98,32 @@ class GeminiEmulator(EmulatedService):
         brain: DefaultBrain | ScriptBrain | None = None,
         *,
         require_signatures: bool | None = None,
+        signature_rules: Mapping[str, bool] | None = None,
         offload: bool = False,
     ) -> None:
-        """``require_signatures``: ``None`` enforces them for every model but Gemini 1.x/2.x."""
+        """``require_signatures``: one rule for every model; ``None`` asks ``signature_rules``
+        (model name → whether it requires them: the gateway passes the ``thought_signatures``
+        of the models routed to this upstream), and a model named in neither is decided by
+        its name (every model but Gemini 1.x/2.x requires them)."""
         super().__init__(
             brain if brain is not None else DefaultBrain(call_prefix="call_gemini"), offload=offload
         )
         self.require_signatures = require_signatures
+        self.signature_rules: Mapping[str, bool] = dict(signature_rules or {})
         self._counter = 0
+
+    def requires_signatures(self, model: str) -> bool:
+        """Whether the emulated ``model`` refuses a current-turn call without a signature."""
+        if self.require_signatures is not None:
+            return self.require_signatures
+        rule = self.signature_rules.get(model)
+        if rule is not None:
+            return rule
+        return not model.startswith(("gemini-1", "gemini-2"))
 
     def validate(self, payload: JsonObject, *, model: str | None = None) -> Rejection | None:
         """The service's checks, in the order it reports them; ``model`` is the path's model."""
-        require = self.require_signatures
-        if require is None:
-            require = not (model or "").startswith(("gemini-1", "gemini-2"))
+        require = self.requires_signatures(model or "")
         violation = find_violation(
             payload, require_signatures=require, signature_valid=_signature_valid
         )

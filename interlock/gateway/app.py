@@ -15,6 +15,7 @@ import secrets
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from starlette.applications import Starlette
@@ -31,7 +32,13 @@ from interlock.gateway import (
     routes_proxy,
 )
 from interlock.gateway.auth import KeyRing
-from interlock.gateway.config import EMULATOR_SCHEME, GatewayConfig, Protocol, UpstreamConfig
+from interlock.gateway.config import (
+    EMULATOR_SCHEME,
+    GatewayConfig,
+    ModelRoute,
+    Protocol,
+    UpstreamConfig,
+)
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
 from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
@@ -122,13 +129,34 @@ ROUTE_MODULES: list[RouteModule] = [ops_routes, proxy_routes, agui_routes, admin
 """Route modules every app gets, in order."""
 
 
-def _emulator_transport(config: UpstreamConfig) -> tuple[object, httpx.AsyncBaseTransport]:
+def _emulator_transport(
+    config: UpstreamConfig, models: Sequence[ModelRoute] = ()
+) -> tuple[object, httpx.AsyncBaseTransport]:
     from interlock.emulators import create_emulator, emulator_app
 
-    options = {"reasoning_dialect": config.reasoning_dialect} if config.reasoning_dialect else {}
+    options: dict[str, Any] = {}
+    if config.reasoning_dialect:
+        options["reasoning_dialect"] = config.reasoning_dialect
+    if config.protocol == "gemini":
+        # The emulated models require thought signatures the way the config says they do.
+        options["signature_rules"] = signature_rules(config.name, models)
     # offload: the emulator's work runs on a worker thread, never on the gateway's event loop
     emulator = create_emulator(config.protocol, offload=True, **options)
     return emulator, httpx.ASGITransport(app=emulator_app(emulator))
+
+
+def signature_rules(upstream: str, models: Sequence[ModelRoute]) -> dict[str, bool]:
+    """Upstream model name → whether it requires Gemini thought signatures, for every model
+    routed to ``upstream`` with ``thought_signatures`` set (``required`` wins a conflict)."""
+    rules: dict[str, bool] = {}
+    for model in models:
+        required = model.signatures_required
+        if required is None:
+            continue
+        for place in model.places:
+            if place.upstream == upstream:
+                rules[place.model] = rules.get(place.model, False) or required
+    return rules
 
 
 def build_gateway(
@@ -148,7 +176,7 @@ def build_gateway(
     for upstream_config in config.upstreams:
         transport = (transports or {}).get(upstream_config.name)
         if transport is None and upstream_config.base_url.startswith(EMULATOR_SCHEME):
-            emulator, transport = _emulator_transport(upstream_config)
+            emulator, transport = _emulator_transport(upstream_config, config.models)
             emulators[upstream_config.name] = emulator
         upstreams[upstream_config.name] = Upstream(
             config=upstream_config,
