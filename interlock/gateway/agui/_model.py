@@ -20,6 +20,7 @@ import httpx
 
 from interlock.codecs._sse import SseParser
 from interlock.gateway import tracing
+from interlock.gateway.agui._calls import answered_by
 from interlock.gateway.agui._routed import Refused, RoutedModel, prepared_for
 from interlock.gateway.model_field import compact_json
 from interlock.gateway.tracing import Span
@@ -125,6 +126,7 @@ class UpstreamChatModel:
                 yield StreamFailed(code=opened.code, message=opened.message, status=opened.status)
                 return
             span.set({"interlock.upstream": opened.upstream.name})
+            answered_by(opened.upstream.name)  # usage is counted under what answered
             async for update in _answer(opened.upstream, opened.response, span, opened.notes):
                 yield update
         finally:

@@ -19,18 +19,9 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast
 
 from interlock.codecs.agui import parse_confirm_changes_call_id
-from interlock.core_loop import LoopEvent, ModelUpdate
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.metrics import Metrics
-from interlock.gateway.usage import UsageLedger
-from interlock.transcript import (
-    JsonObject,
-    JsonValue,
-    ResponseFinished,
-    StreamFailed,
-    Usage,
-    UsageUpdate,
-)
+from interlock.transcript import JsonObject, JsonValue
 
 Transport: TypeAlias = Literal["sse", "websocket"]
 _RUN_ID_LIMIT = 128
@@ -125,35 +116,6 @@ class RunAccount:
         if kind in ("interrupt", "cancelled"):
             return cast(str, kind), None
         return "success", None
-
-
-class RunUsage:
-    """A run's model calls in the usage ledger (:mod:`interlock.gateway.usage`): one request
-    per model call, with the last usage it reported, under the run's tenant, the agent's
-    model and the upstream that served it. A call cut short before it finished (a cancel)
-    is not counted."""
-
-    __slots__ = ("_deployment", "_ledger", "_model", "_tenant", "_usage")
-
-    def __init__(
-        self, ledger: UsageLedger | None, tenant: str, model: str, deployment: str
-    ) -> None:
-        self._ledger = ledger
-        self._tenant = tenant
-        self._model = model
-        self._deployment = deployment
-        self._usage: Usage | None = None
-
-    def observe(self, event: LoopEvent) -> None:
-        """Note a model call's usage; count the call when it ends (finished or failed)."""
-        if self._ledger is None or not isinstance(event, ModelUpdate):
-            return
-        update = event.update
-        if isinstance(update, UsageUpdate):
-            self._usage = update.usage
-        elif isinstance(update, ResponseFinished | StreamFailed):
-            self._ledger.record(self._tenant, self._model, self._deployment, self._usage)
-            self._usage = None
 
 
 def _approvals_requested(terminal: JsonObject | None) -> int:

@@ -51,13 +51,13 @@ from interlock.core_loop import (
     run_loop,
 )
 from interlock.gateway.agui._agents import AgentRuntime, ProviderScope, RunToolsError
+from interlock.gateway.agui._calls import CURRENT, RunCalls
 from interlock.gateway.agui._lease import (
     LEASE_SECONDS,
     LEASE_WAIT_SECONDS,
     ThreadLocks,
     thread_lease,
 )
-from interlock.gateway.agui._observe import RunUsage
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._patch import state_patch
 from interlock.gateway.agui._recover import close_open_calls, consistent_prefix, fold_partial
@@ -132,9 +132,9 @@ class RunContext:
     lease_seconds: float = LEASE_SECONDS
     lease_wait_seconds: float = LEASE_WAIT_SECONDS
     tracer: Tracer | None = None
-    usage: UsageLedger | None = None
-    """Counts every model call of every run (:class:`~._observe.RunUsage`)."""
     """With ``[tracing]``: every run's spans (:mod:`interlock.gateway.agui._trace`)."""
+    usage: UsageLedger | None = None
+    """Counts every model call of every run (:class:`~._calls.RunCalls`)."""
     cancel_poll_seconds: float | None = None
 
 
@@ -186,7 +186,7 @@ class AguiRun:
         self._sent_state: tuple[int, JsonValue] = (0, None)
         self._client_state_known = False
         self.trace = RunTrace(context.tracer)
-        self.usage = RunUsage(context.usage, tenant, runtime.usage_model, runtime.deployment)
+        self.calls = RunCalls(context.usage, tenant, runtime.usage_model, runtime.deployment)
 
     @property
     def run_id(self) -> str:
@@ -275,6 +275,7 @@ class AguiRun:
             self._cancel_watch.add_done_callback(lambda watch: watch.cancelled() or self.cancel())
 
     async def _drive(self) -> None:
+        CURRENT.set(self.calls)  # this run's task only: the shared model reports to it
         with self.trace.running(self.runtime.name, self.input.thread_id, self.input.run_id):
             await self._drive_traced()
 
@@ -384,7 +385,7 @@ class AguiRun:
                 async for event in loop:
                     events.append(event)
                     self.trace.observe(event)
-                    self.usage.observe(event)
+                    self.calls.observe(event)
                     if isinstance(event, ToolStarted) and event.message_id != checkpointed:
                         # Before the batch's first tool runs (its journal entry is written).
                         checkpointed = event.message_id

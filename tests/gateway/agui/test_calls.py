@@ -1,0 +1,154 @@
+"""A run's model calls as operators see them, from the client's side, over SSE and WebSocket.
+
+Two emulator servers (A and B, on loopback ports) fail on command; the whole gateway app
+(AG-UI, ``/metrics``, ``/admin/usage``) is served on a real port. A routed agent's calls
+are counted under the deployment that answered them, not the model's first one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from interlock.emulators import emulator_app
+from interlock.emulators.faults import Fault, FaultyApp
+from interlock.gateway.app import build_gateway, create_app
+from interlock.gateway.config import parse_config
+from tests.gateway.agui.harness import (
+    TOOLS,
+    Server,
+    new_id,
+    of_type,
+    open_socket,
+    run_input,
+    sse_events,
+    sse_run,
+    user,
+)
+from tests.gateway.serving import app_on_loopback, four_emulators
+
+ASK = 'call get_weather with {"city": "Paris"}'
+ADMIN = {"authorization": "Bearer admin-key"}
+
+
+def _config(state_dir: Path, a: str, b: str, extra: str = "") -> str:
+    return f"""
+[server]
+state_dir = "{state_dir}"
+access_log = false
+
+[store]
+url = "memory://"
+
+[admin]
+key_env = "ADMIN_KEY"
+
+[routing]
+failures_to_cool = 1
+cooldown_seconds = 600
+
+[[upstreams]]
+name = "a-chat"
+protocol = "openai-chat"
+base_url = "{a}/v1"
+reasoning_dialect = "reasoning_content"
+
+[[upstreams]]
+name = "b-chat"
+protocol = "openai-chat"
+base_url = "{b}/v1"
+reasoning_dialect = "reasoning_content"
+
+[[models]]
+name = "spread"
+retries = 1
+deployments = [{{ upstream = "a-chat", model = "spread-a" }}, {{ upstream = "b-chat", model = "spread-b" }}]
+
+[[agents]]
+name = "spread"
+model = "spread"
+tools = ["{TOOLS}:get_weather"]
+{extra}"""
+
+
+@dataclass
+class Emulators:
+    a: FaultyApp
+    b: FaultyApp
+    a_url: str
+    b_url: str
+
+
+@pytest.fixture(scope="module")
+def emulators() -> Iterator[Emulators]:
+    a = FaultyApp(emulator_app(*four_emulators().values()))
+    b = FaultyApp(emulator_app(*four_emulators().values()))
+    with app_on_loopback(a, "critical") as a_url, app_on_loopback(b, "critical") as b_url:
+        yield Emulators(a, b, a_url, b_url)
+
+
+def serve_gateway(config: str) -> Iterator[Server]:
+    """The whole gateway app for ``config`` on a real port (stopped afterwards)."""
+    gateway = build_gateway(parse_config(config, {"ADMIN_KEY": "admin-key"}))
+    served = Server(create_app(gateway), options={"lifespan": "on"}).start()
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+@pytest.fixture
+def server(emulators: Emulators, tmp_path: Path) -> Iterator[Server]:
+    emulators.a.reset()
+    emulators.b.reset()
+    yield from serve_gateway(_config(tmp_path, emulators.a_url, emulators.b_url))
+    assert not emulators.a.pending and not emulators.b.pending, "every queued fault was used"
+
+
+def run_over(
+    server: Server, agent: str, body: dict[str, Any], transport: str
+) -> list[dict[str, Any]]:
+    """One run's events, over SSE or over a WebSocket."""
+    if transport == "sse":
+        response, text = sse_run(server, body, agent)
+        assert response.status_code == 200
+        return sse_events(text)
+
+    async def over_socket() -> list[dict[str, Any]]:
+        async with open_socket(server, agent) as socket:
+            return await socket.run(body)
+
+    return asyncio.run(over_socket())
+
+
+def metric(text: str, name: str, **labels: str) -> float | None:
+    """One sample of ``/metrics`` (``None`` when absent)."""
+    inner = ",".join(f'{key}="{value}"' for key, value in labels.items())
+    found = re.search(rf"^{name}\{{{re.escape(inner)}\}} (\S+)$", text, re.MULTILINE)
+    return float(found.group(1)) if found else None
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+def test_a_routed_runs_usage_is_counted_under_the_deployment_that_answered(
+    server: Server, emulators: Emulators, transport: str
+) -> None:
+    emulators.a.fail(Fault(status=503, model="spread-a"))
+    events = run_over(server, "spread", run_input(new_id("thread"), [user(ASK)]), transport)
+    assert of_type(events, "RUN_FINISHED"), events[-3:]
+    # A failed (and cooled down): both model calls were answered by B
+    assert emulators.a.seen + emulators.b.seen == {"spread-a": 1, "spread-b": 2}
+    usage = httpx.get(f"{server.url}/admin/usage", headers=ADMIN).json()["usage"]
+    assert [(row["model"], row["deployment"], row["requests"]) for row in usage] == [
+        ("spread", "b-chat", 2)
+    ]
+    metrics = httpx.get(f"{server.url}/metrics").text
+    labels = {"tenant": "default", "model": "spread"}
+    assert metric(metrics, "interlock_usage_requests_total", **labels, deployment="b-chat") == 2
+    assert metric(metrics, "interlock_usage_requests_total", **labels, deployment="a-chat") is None
