@@ -123,11 +123,18 @@ class ProxyOperations:
             trace.upstream.end()
         if self.ledger is not None:
             self.ledger.record(call.tenant, model, call.upstream.name, usage)
-        if self.limiter is not None and usage is not None:
-            tokens = usage.input_tokens + usage.output_tokens + usage.tool_prompt_tokens
-            task = asyncio.create_task(self._charge(call.tenant, model, tokens))
-            self._charges.add(task)
-            task.add_done_callback(self._charges.discard)
+        self.charge(call.tenant, model, usage)
+
+    def charge(self, tenant: str, model: str, usage: Usage | None) -> asyncio.Task[None] | None:
+        """Charge an answer's input and output tokens to the token limits in the
+        background (the task; ``None`` without limits or usage). A failed charge is logged."""
+        if self.limiter is None or usage is None:
+            return None
+        tokens = usage.input_tokens + usage.output_tokens + usage.tool_prompt_tokens
+        task = asyncio.create_task(self._charge(tenant, model, tokens))
+        self._charges.add(task)
+        task.add_done_callback(self._charges.discard)
+        return task
 
     async def _charge(self, tenant: str, model: str, tokens: int) -> None:
         assert self.limiter is not None, "charges are scheduled only with a limiter"

@@ -204,8 +204,11 @@ class AguiEventEncoder(StepStreams):
         events.append(self._emit("RUN_FINISHED", fields))
         return events
 
-    def fail(self, message: str, *, code: str | None = None) -> list[JsonObject]:
-        """``RUN_ERROR``: the terminal event of a failed run (allowed before :meth:`start`)."""
+    def fail(
+        self, message: str, *, code: str | None = None, labels: JsonObject | None = None
+    ) -> list[JsonObject]:
+        """``RUN_ERROR``: the terminal event of a failed run (allowed before :meth:`start`);
+        ``labels`` go in its ``metadata.interlock``."""
         if self._phase == "ended":
             raise EncoderStateError("the run already ended with its terminal event")
         self._commit_usage()
@@ -214,6 +217,7 @@ class AguiEventEncoder(StepStreams):
             "message": message,
             "code": code,
             "usage": self._usage_entries(),
+            "metadata": labelled(labels),
         }
         return [self._emit("RUN_ERROR", fields)]
 

@@ -103,6 +103,7 @@ def gateway_binding(gateway: Gateway) -> AguiBinding:
             lease_wait_seconds=gateway.config.store.thread_lease_wait_seconds,
             tracer=gateway.proxy.operations.tracer,
             usage=gateway.proxy.operations.ledger,
+            operations=gateway.proxy.operations,
             # other processes may share the store and ask for a cancel through it
             cancel_poll_seconds=None
             if isinstance(gateway.store.backend, MemoryBackend)

@@ -101,7 +101,8 @@ class AgentRuntime:
     usage_model: str = ""
     """The configured model name its calls are counted under (:mod:`..usage`)."""
     deployment: str = ""
-    """The upstream serving its model calls."""
+    """Its model's (first) upstream: a call is counted under it unless a routed call
+    was answered elsewhere (:mod:`._calls`)."""
     tool_providers: tuple[NamedProvider, ...] = field(default=())
     """Add server tools to each run (module docstring)."""
 

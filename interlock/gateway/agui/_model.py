@@ -20,7 +20,7 @@ import httpx
 
 from interlock.codecs._sse import SseParser
 from interlock.gateway import tracing
-from interlock.gateway.agui._calls import answered_by
+from interlock.gateway.agui._calls import LIMITER_UNAVAILABLE, RATE_LIMITED, admit, answered_by
 from interlock.gateway.agui._routed import Refused, RoutedModel, prepared_for
 from interlock.gateway.model_field import compact_json
 from interlock.gateway.tracing import Span
@@ -44,6 +44,8 @@ UPSTREAM_CODES = frozenset(
         "UPSTREAM_UNAVAILABLE",
         "UPSTREAM_ERROR",
         "UPSTREAM_INVALID_STREAM",
+        RATE_LIMITED,
+        LIMITER_UNAVAILABLE,
     }
 )
 """The ``RUN_ERROR`` codes a model call can end with."""
@@ -74,7 +76,12 @@ class UpstreamChatModel:
         return prepared_for(self.upstream, request)
 
     async def stream(self, request: Request) -> AsyncIterator[Update]:
-        """The updates of one model call; the last one is a ``StreamFailed`` on failure."""
+        """The updates of one model call; the last one is a ``StreamFailed`` on failure.
+        A call the run's rate limits refuse is not sent (see :mod:`._calls`)."""
+        refused = await admit()
+        if refused is not None:
+            yield refused
+            return
         if self.routed is not None:
             async for update in self._routed(self.routed, replace(request, stream=True)):
                 yield update

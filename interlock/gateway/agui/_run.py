@@ -64,6 +64,7 @@ from interlock.gateway.agui._recover import close_open_calls, consistent_prefix,
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
 from interlock.gateway.agui._trace import RunTrace
 from interlock.gateway.model_field import compact_json
+from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.stores import (
     CorruptThreadError,
     RunKey,
@@ -135,6 +136,8 @@ class RunContext:
     """With ``[tracing]``: every run's spans (:mod:`interlock.gateway.agui._trace`)."""
     usage: UsageLedger | None = None
     """Counts every model call of every run (:class:`~._calls.RunCalls`)."""
+    operations: ProxyOperations | None = None
+    """The gateway's rate limits, which every model call of a run is admitted by."""
     cancel_poll_seconds: float | None = None
 
 
@@ -186,7 +189,9 @@ class AguiRun:
         self._sent_state: tuple[int, JsonValue] = (0, None)
         self._client_state_known = False
         self.trace = RunTrace(context.tracer)
-        self.calls = RunCalls(context.usage, tenant, runtime.usage_model, runtime.deployment)
+        self.calls = RunCalls(
+            context.usage, tenant, runtime.usage_model, runtime.deployment, context.operations
+        )
 
     @property
     def run_id(self) -> str:
@@ -494,7 +499,8 @@ class AguiRun:
             ending.failure = self.stop_error
         if ending.failure is not None:
             code, message = ending.failure
-            self._terminal = self.encoder.fail(message, code=code)
+            labels = self.calls.error_labels(code)
+            self._terminal = self.encoder.fail(message, code=code, labels=labels)
         elif ending.cancelled or finished is None:
             self._terminal = self.encoder.finish(outcome="cancelled")
         elif finished.outcome == "awaiting_client":

@@ -19,8 +19,12 @@ import pytest
 
 from interlock.emulators import emulator_app
 from interlock.emulators.faults import Fault, FaultyApp
+from interlock.gateway.agui._calls import RunCalls
 from interlock.gateway.app import build_gateway, create_app
 from interlock.gateway.config import parse_config
+from interlock.gateway.config_ops import RateLimit
+from interlock.gateway.operations import ProxyOperations
+from interlock.gateway.rate_limits import RateLimiter, RedisBuckets
 from tests.gateway.agui.harness import (
     TOOLS,
     Server,
@@ -32,7 +36,7 @@ from tests.gateway.agui.harness import (
     sse_run,
     user,
 )
-from tests.gateway.serving import app_on_loopback, four_emulators
+from tests.gateway.serving import app_on_loopback, four_emulators, free_port
 
 ASK = 'call get_weather with {"city": "Paris"}'
 ADMIN = {"authorization": "Bearer admin-key"}
@@ -152,3 +156,86 @@ def test_a_routed_runs_usage_is_counted_under_the_deployment_that_answered(
     labels = {"tenant": "default", "model": "spread"}
     assert metric(metrics, "interlock_usage_requests_total", **labels, deployment="b-chat") == 2
     assert metric(metrics, "interlock_usage_requests_total", **labels, deployment="a-chat") is None
+
+
+def _limited(state_dir: Path, emulators: Emulators, limit: str) -> Iterator[Server]:
+    emulators.a.reset()
+    emulators.b.reset()
+    extra = f'\n[[rate_limits]]\nmodel = "spread"\n{limit}\n'
+    yield from serve_gateway(_config(state_dir, emulators.a_url, emulators.b_url, extra))
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+def test_a_model_call_over_the_request_limit_ends_the_run_with_rate_limited(
+    emulators: Emulators, tmp_path: Path, transport: str
+) -> None:
+    for server in _limited(tmp_path, emulators, "requests_per_minute = 1"):
+        thread = new_id("thread")
+        events = run_over(server, "spread", run_input(thread, [user(ASK)]), transport)
+        # the first call (a tool call) was admitted and the tool ran; the second was refused
+        assert of_type(events, "TOOL_CALL_RESULT") and not of_type(events, "RUN_FINISHED")
+        (error,) = of_type(events, "RUN_ERROR")
+        assert error["code"] == "RATE_LIMITED"
+        assert error["message"].startswith(
+            "rate limit exceeded for tenant 'default': 1 requests per minute"
+        )
+        waits = error["metadata"]["interlock"]
+        assert 1 <= waits["retryAfterSeconds"] <= 60
+        assert 0 < waits["retryAfterMs"] <= 60_000
+        assert emulators.a.seen + emulators.b.seen == {"spread-a": 1}  # never sent
+        # the next run on the thread is refused before its first call
+        again = run_over(server, "spread", run_input(thread, [user(ASK)]), transport)
+        assert of_type(again, "RUN_ERROR")[0]["code"] == "RATE_LIMITED"
+        assert emulators.a.seen + emulators.b.seen == {"spread-a": 1}
+        metrics = httpx.get(f"{server.url}/metrics").text
+        refused = {"tenant": "default", "model": "spread", "limit": "requests"}
+        assert metric(metrics, "interlock_rate_limited_total", **refused) == 2
+        labels = {"tenant": "default", "model": "spread", "deployment": "a-chat"}
+        assert metric(metrics, "interlock_usage_requests_total", **labels) == 1
+        runs = {"agent": "spread", "code": "RATE_LIMITED"}
+        assert metric(metrics, "interlock_agui_errors_total", **runs) == 2
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+def test_a_calls_tokens_are_charged_and_the_next_call_waits_for_the_token_limit(
+    emulators: Emulators, tmp_path: Path, transport: str
+) -> None:
+    for server in _limited(tmp_path, emulators, "tokens_per_minute = 10"):
+        events = run_over(server, "spread", run_input(new_id("thread"), [user(ASK)]), transport)
+        (error,) = of_type(events, "RUN_ERROR")
+        assert error["code"] == "RATE_LIMITED"
+        assert "10 tokens per minute" in error["message"]
+        # the first call's tokens (more than 10) overdrew the budget: the wait is over 0
+        assert error["metadata"]["interlock"]["retryAfterSeconds"] >= 1
+        assert emulators.a.seen + emulators.b.seen == {"spread-a": 1}
+
+
+def test_without_limits_a_run_error_has_no_retry_metadata(
+    server: Server, emulators: Emulators
+) -> None:
+    emulators.a.fail(Fault(status=500, model="spread-a"))
+    emulators.b.fail(Fault(status=500, model="spread-b"))
+    events = run_over(server, "spread", run_input(new_id("thread"), [user(ASK)]), "sse")
+    (error,) = of_type(events, "RUN_ERROR")
+    assert error["code"] == "UPSTREAM_ERROR"
+    assert "metadata" not in error
+
+
+async def test_an_unreachable_shared_limiter_refuses_the_call_rather_than_run_it_unmetered() -> (
+    None
+):
+    limits = [RateLimit(requests_per_minute=100)]
+    closed = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    operations = ProxyOperations(limiter=RateLimiter(limits, RedisBuckets(closed)))
+    calls = RunCalls(None, "default", "spread", "a-chat", operations)
+    try:
+        refused = await calls.admit()
+    finally:
+        await operations.close()
+    assert refused is not None
+    assert (refused.code, refused.status) == ("RATE_LIMITER_UNAVAILABLE", 503)
+    assert calls.error_labels("RATE_LIMITER_UNAVAILABLE") == {
+        "retryAfterSeconds": 1,
+        "retryAfterMs": 1000,
+    }
+    assert calls.error_labels("UPSTREAM_ERROR") is None
