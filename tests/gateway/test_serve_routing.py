@@ -145,6 +145,25 @@ fallbacks = ["backup-gemini"]
 deployments = [{{ upstream = "a-chat", model = "skiponly-a" }}]
 
 [[models]]
+name = "sig-checked"
+retries = 0
+fallbacks = ["gem-2-required", "gem-mixed"]
+deployments = [{{ upstream = "a-chat", model = "sigcheck-a" }}]
+
+[[models]]
+name = "gem-2-required"
+upstream = "a-gemini"
+model = "gemini-2.5-flash-required"
+thought_signatures = "required"
+
+[[models]]
+name = "gem-mixed"
+deployments = [
+  {{ upstream = "a-gemini", model = "gemini-3-mixed" }},
+  {{ upstream = "a-gemini", model = "gemini-2.5-flash-mixed" }},
+]
+
+[[models]]
 name = "streamer-gemini"
 retries = 2
 fallbacks = ["spare"]
@@ -381,6 +400,30 @@ def test_a_fallback_that_would_lose_signatures_is_skipped_and_the_next_one_taken
     )
     access = f'"model":"skipper","upstream":"a-responses","translation":"{header}"'
     assert access in stack.log.read_text()  # the access log says it too
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_each_fallback_deployments_own_signature_rule_decides_whether_it_is_taken(
+    stack: Stack, stream: bool
+) -> None:
+    messages = _tool_loop(stack, "sig-checked")
+    stack.a.fail(Fault(status=503, model="sigcheck-a"))
+    text, answered, header = _chat(stack, "sig-checked", stream, messages)
+    # gem-2-required is configured to need signatures (its name would not): skipped; of
+    # gem-mixed, the Gemini 3 deployment needs them (by name) and is skipped, the Gemini
+    # 2.5 one does not and answers (the Chat step's reasoning text was not sent back)
+    assert header == (
+        "degraded; vault_miss at messages[1]; fallback gem-2-required skipped: "
+        "missing_signature at messages[1].parts[0]; fallback to gem-mixed"
+    )
+    assert text.startswith("Done: ") and text.endswith(" returned sunny")
+    assert answered == "gemini-2.5-flash-mixed"
+    assert stack.seen() == {"sigcheck-a": 2, "gemini-2.5-flash-mixed": 1}
+    assert re.search(
+        r"routing sig-checked: fallback gem-mixed a-gemini/gemini-3-mixed skipped, "
+        r"the history would be lossy: missing_signature",
+        stack.log.read_text(),
+    )
 
 
 @pytest.mark.parametrize("stream", [False, True])
