@@ -47,7 +47,7 @@ from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.proxy import Proxy
 from interlock.gateway.rate_limits import rate_limiter
 from interlock.gateway.replicas import ReplicaRegistry, config_digests, is_shared
-from interlock.gateway.routing import plan_routes
+from interlock.gateway.routing_plan import plan_routes
 from interlock.gateway.stores import ResponseIndex, Store, open_store
 from interlock.gateway.tracing import Tracer
 from interlock.gateway.upstream import Upstream, upstream_transport

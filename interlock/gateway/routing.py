@@ -37,45 +37,25 @@ import contextlib
 import logging
 import math
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
-from interlock.codecs._sse import SseEvent, SseParser
 from interlock.gateway import tracing
-from interlock.gateway.config import GatewayConfig, ModelRoute
-from interlock.gateway.config_routing import Deployment, RoutingConfig
+from interlock.gateway.config_routing import RoutingConfig
 from interlock.gateway.headers import NOT_SENT
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.proxy import ProxyCall, ProxyError, Route
-from interlock.gateway.upstream import (
-    AnswerTooLarge,
-    Upstream,
-    UpstreamUnavailable,
-    body_chunks,
-    read_answer,
-)
-from interlock.transcript import (
-    DecodeError,
-    PartDelta,
-    PartFinished,
-    PartStarted,
-    ResponseFinished,
-    StreamFailed,
-)
+from interlock.gateway.routing_stream import kept, peek, replayed, retryable
+from interlock.gateway.routing_targets import Group, Target
+from interlock.gateway.upstream import UpstreamUnavailable
 
 if TYPE_CHECKING:
     from interlock.gateway.operations import ProxyOperations
 
 LOGGER = logging.getLogger("interlock.gateway")
-
-
-def retryable(status: int) -> bool:
-    """A 429 or any 5xx (Anthropic's 529 "overloaded" included): the request did not run."""
-    return status == 429 or status >= 500
 
 
 NO_DEPLOYMENT = "no_deployment_available"
@@ -94,73 +74,6 @@ class Sender(Protocol):
     async def open_upstream(self, call: ProxyCall) -> httpx.Response:
         """The open answer; a :class:`ProxyError` caused by the transport error."""
         ...
-
-
-@dataclass(slots=True)
-class Health:
-    """One deployment's recent failures and, when cooled, until when (monotonic seconds)."""
-
-    label: str
-    failures: deque[float] = field(default_factory=deque[float])
-    cool_until: float = 0.0
-
-    def available(self, now: float) -> bool:
-        """True unless cooling down at ``now``."""
-        return now >= self.cool_until
-
-    def fail(self, now: float, policy: RoutingConfig) -> bool:
-        """Count a failure; True when it starts a cooldown."""
-        horizon = now - policy.failure_window_seconds
-        while self.failures and self.failures[0] <= horizon:
-            self.failures.popleft()
-        self.failures.append(now)
-        if len(self.failures) < policy.failures_to_cool:
-            return False
-        self.failures.clear()
-        self.cool_until = now + policy.cooldown_seconds
-        return True
-
-
-@dataclass(slots=True, eq=False)
-class Target:
-    """One deployment as one route sees it: where to send, its weight, its shared health."""
-
-    route: Route
-    weight: int
-    health: Health
-    current: int = 0
-    """Smooth weighted round-robin state, per route."""
-
-
-@dataclass(slots=True)
-class Group:
-    """A model's deployments, as the requested model or as one of its fallbacks."""
-
-    name: str
-    targets: tuple[Target, ...]
-    retries: int
-    fallback: bool
-
-    def pick(self, now: float, failed: set[Target], skipped: set[Target]) -> Target | None:
-        """The next deployment: weighted, available, untried first; ``None`` if none is left."""
-        usable = [t for t in self.targets if t not in skipped and t.health.available(now)]
-        fresh = [t for t in usable if t not in failed]
-        return _smooth_weighted(fresh or usable)
-
-
-def _smooth_weighted(candidates: list[Target]) -> Target | None:
-    """Nginx's smooth weighted round-robin over ``candidates`` (mutates their state)."""
-    if len(candidates) <= 1:
-        return candidates[0] if candidates else None
-    total = 0
-    best = candidates[0]
-    for target in candidates:
-        target.current += target.weight
-        total += target.weight
-        if target.current > best.current:
-            best = target
-    best.current -= total
-    return best
 
 
 @dataclass(slots=True)
@@ -302,7 +215,7 @@ class Router:
             return response
         self._failed(target)
         attempts.retry_after = response.headers.get("retry-after")
-        attempts.failure = (prepared, await _kept(prepared.upstream, response))
+        attempts.failure = (prepared, await kept(prepared.upstream, response))
         return None
 
     async def _first_event(
@@ -313,7 +226,7 @@ class Router:
         Nothing has reached the client yet, not even the status line."""
         upstream = prepared.upstream
         try:
-            held, rest, failure = await _peek(upstream, response)
+            held, rest, failure = await peek(upstream, response)
         except httpx.HTTPError as error:  # it may have run: the answer, never resent
             await response.aclose()
             self._failed(target)
@@ -325,7 +238,7 @@ class Router:
             await response.aclose()
             raise
         if failure is None:
-            return _replayed(response, held, rest)
+            return replayed(response, held, rest)
         await response.aclose()
         self._failed(target)
         status = failure.status or 502
@@ -394,179 +307,3 @@ class Router:
         if prepared is not None:
             call.record.upstream = prepared.upstream.name
         return error
-
-
-async def _kept(upstream: Upstream, response: httpx.Response) -> httpx.Response:
-    """A retryable error answer read whole (its connection freed while others are tried)."""
-    try:
-        body = await read_answer(response, upstream.config.max_response_bytes)
-    except (AnswerTooLarge, httpx.HTTPError):
-        body = b""
-    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
-    return httpx.Response(response.status_code, headers=headers, content=body)
-
-
-async def _peek(
-    upstream: Upstream, response: httpx.Response
-) -> tuple[list[bytes], AsyncIterator[bytes], StreamFailed | None]:
-    """The stream's bytes up to its first complete event, the rest, and the retryable
-    failure that event reports before any content (``None`` when it is not one)."""
-    parser = SseParser(upstream.config.max_response_bytes)
-    rest = aiter(body_chunks(response))
-    held: list[bytes] = []
-    async for chunk in rest:
-        held.append(chunk)
-        start = 0
-        while start < len(chunk):  # event by event: the relay parses the rest anyway
-            end = _event_end(chunk, start)
-            events = parser.feed(chunk[start:end])
-            if events:
-                return held, rest, _early_failure(upstream, events)
-            start = end
-    return held, rest, None
-
-
-_BLANK_LINES = (b"\n\n", b"\r\n\r\n", b"\r\r")
-
-
-def _event_end(chunk: bytes, start: int) -> int:
-    """Where the first blank line after ``start`` ends (the chunk's end if none)."""
-    ends = [
-        found + len(blank) for blank in _BLANK_LINES if (found := chunk.find(blank, start)) >= 0
-    ]
-    return min(ends) if ends else len(chunk)
-
-
-def _early_failure(upstream: Upstream, events: list[SseEvent]) -> StreamFailed | None:
-    """Decoded one event at a time, up to the first content or failure (no further).
-
-    Every dialect's error event says ``error`` (its event name or a JSON key): without
-    the word, the events are not decoded at all (the relay decodes them anyway)."""
-    if not any("error" in event.data or event.event == "error" for event in events):
-        return None
-    decoder = upstream.dialect.stream_decoder()
-    for event in events:
-        try:
-            updates = decoder.feed(event)
-        except DecodeError:
-            return None  # the relay reports it, in the client's dialect
-        for update in updates:
-            if isinstance(update, PartStarted | PartDelta | PartFinished | ResponseFinished):
-                return None
-            if isinstance(update, StreamFailed):
-                status = update.status
-                return update if status is not None and retryable(status) else None
-    return None
-
-
-class _Replayed(httpx.AsyncByteStream):
-    """The held bytes, then the rest of the upstream stream; closing closes the upstream."""
-
-    def __init__(
-        self, held: list[bytes], rest: AsyncIterator[bytes], upstream: httpx.Response
-    ) -> None:
-        self.held = held
-        self.rest = rest
-        self.upstream = upstream
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self.held:
-            yield chunk
-        async for chunk in self.rest:
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self.upstream.aclose()
-
-
-def _replayed(
-    response: httpx.Response, held: list[bytes], rest: AsyncIterator[bytes]
-) -> httpx.Response:
-    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
-    replayed = httpx.Response(
-        response.status_code, headers=headers, stream=_Replayed(held, rest, response)
-    )
-    replayed.request = response.request
-    return replayed
-
-
-# ---------------------------------------------------------------- building
-
-
-def plan_routes(
-    config: GatewayConfig, upstreams: dict[str, Upstream], metrics: Metrics
-) -> tuple[dict[str, Route], Router | None]:
-    """Every model's route (a routed model's is its first deployment's) and the router
-    for the routed ones (``None`` when no model is routed)."""
-    health: dict[tuple[str, str, str | None], Health] = {}
-    models = {model.name: model for model in config.models}
-
-    def target(model: ModelRoute, deployment: Deployment, replay_mode: str | None) -> Target:
-        key = (deployment.upstream, deployment.model, deployment.api_key_env)
-        shared = health.setdefault(key, Health(deployment.label))
-        upstream = _deployment_upstream(upstreams[deployment.upstream], deployment, replay_mode)
-        single = ModelRoute(
-            name=model.name,
-            upstream=deployment.upstream,
-            model=deployment.model,
-            deployments=(deployment,),
-            thought_signatures=model.thought_signatures,
-        )
-        return Target(Route(model=single, upstream=upstream), deployment.weight, shared)
-
-    def group(model: ModelRoute, replay_mode: str | None, fallback: bool) -> Group:
-        retries = model.retries
-        if retries is None:
-            retries = upstreams[model.upstream].config.max_retries
-        targets = tuple(target(model, each, replay_mode) for each in model.places)
-        return Group(model.name, targets, retries, fallback)
-
-    routes: dict[str, Route] = {}
-    groups: dict[str, tuple[Group, ...]] = {}
-    for model in config.models:
-        if not model.routed:
-            routes[model.name] = Route(model=model, upstream=_single(upstreams, model))
-            continue
-        own = group(model, model.replay_mode, fallback=False)
-        fallback_mode = model.replay_mode or "strict"
-        fallbacks = tuple(group(models[name], fallback_mode, True) for name in model.fallbacks)
-        groups[model.name] = (own, *fallbacks)
-        routes[model.name] = Route(model=model, upstream=own.targets[0].route.upstream)
-    router = Router(groups, config.routing, metrics) if groups else None
-    return routes, router
-
-
-def _single(upstreams: dict[str, Upstream], model: ModelRoute) -> Upstream:
-    """A plain route's upstream: the configured one, with the route's own key or policy."""
-    base = upstreams[model.upstream]
-    deployment = model.places[0]
-    if deployment.api_key is None and model.replay_mode in (None, base.config.replay_mode):
-        return base
-    return _copy(base, deployment, model.replay_mode, base.config.max_retries)
-
-
-def _deployment_upstream(
-    base: Upstream, deployment: Deployment, replay_mode: str | None
-) -> Upstream:
-    """A routed deployment's upstream: no retries of its own (the router retries)."""
-    return _copy(base, deployment, replay_mode, 0)
-
-
-def _copy(
-    base: Upstream, deployment: Deployment, replay_mode: str | None, max_retries: int
-) -> Upstream:
-    """``base`` with the deployment's key and policy, sharing its pooled transport."""
-    config = base.config
-    mode = config.replay_mode if replay_mode is None else replay_mode
-    return Upstream(
-        config=replace(
-            config,
-            api_key=deployment.api_key if deployment.api_key is not None else config.api_key,
-            replay_mode="strict" if mode == "strict" else "degrade",
-            max_retries=max_retries,
-        ),
-        dialect=base.dialect,
-        transport=base.transport,
-        metrics=base.metrics,
-        sleep=base.sleep,
-    )

@@ -19,7 +19,8 @@ from starlette.types import Message
 from interlock.gateway.app import Gateway, build_gateway, create_app
 from interlock.gateway.config import parse_config
 from interlock.gateway.config_routing import RoutingConfig
-from interlock.gateway.routing import Health, Router
+from interlock.gateway.routing import Router
+from interlock.gateway.routing_targets import Health
 from interlock.gateway.stores import open_store
 from tests.gateway.helpers import UPSTREAM_KEY, Handler, chat_completion, client
 from tests.gateway.loopback_upstream import Reply, until, upstream
