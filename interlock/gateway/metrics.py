@@ -49,7 +49,8 @@ class Metrics:
         self.requests: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         self.latency: defaultdict[tuple[str, str], Histogram] = defaultdict(Histogram)
         self.upstream_errors: defaultdict[tuple[str, str], int] = defaultdict(int)
-        self.upstream_retries: defaultdict[str, int] = defaultdict(int)
+        self.upstream_retries: defaultdict[tuple[str, str], int] = defaultdict(int)
+        """By (upstream, kind): ``same_deployment``, ``other_deployment``, ``fallback``."""
         self.lossy_refused: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.active_streams = 0
         self.agui_runs: defaultdict[tuple[str, str, str], int] = defaultdict(int)
@@ -86,9 +87,10 @@ class Metrics:
         _counter(
             lines,
             "interlock_upstream_retries_total",
-            "Upstream attempts retried before the first byte.",
-            ("upstream",),
-            [((key,), value) for key, value in self.upstream_retries.items()],
+            "Attempts after a failure before the first byte, by the upstream tried and kind "
+            "(same_deployment, other_deployment, fallback).",
+            ("upstream", "kind"),
+            self.upstream_retries.items(),
         )
         _counter(
             lines,

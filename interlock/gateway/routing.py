@@ -152,6 +152,8 @@ class Router:
                 continue
             if target in failed:
                 await self._backoff(target, failed[target], attempts.retry_after)
+            if attempts.failure is not None:  # something failed before: this is a retry
+                self._count_retry(target, group, target in failed)
             tries += 1
             response = await self._send(proxy, prepared, target, attempts)
             if response is not None:
@@ -249,13 +251,18 @@ class Router:
 
     async def _backoff(self, target: Target, failures: int, retry_after: str | None) -> None:
         """Wait before trying ``target`` again (it failed ``failures`` times already)."""
-        self.metrics.upstream_retries[target.route.upstream.name] += 1
         policy = self.policy
         delay = policy.backoff_seconds * 2 ** (failures - 1)
         if retry_after is not None:
             with contextlib.suppress(ValueError):
                 delay = max(delay, float(retry_after))
         await self.sleep(min(policy.backoff_max_seconds, delay))
+
+    def _count_retry(self, target: Target, group: Group, again: bool) -> None:
+        """Count an attempt after a failure: the same deployment ``again``, another of
+        the model's deployments, or a fallback's."""
+        kind = "same_deployment" if again else "fallback" if group.fallback else "other_deployment"
+        self.metrics.upstream_retries[target.route.upstream.name, kind] += 1
 
     def _failed(self, target: Target) -> None:
         if target.health.fail(self.clock(), self.policy):

@@ -200,7 +200,7 @@ class Upstream:
             return response
 
     async def _backoff(self, attempt: int, retry_after: str | None = None) -> None:
-        self.metrics.upstream_retries[self.name] += 1
+        self.metrics.upstream_retries[self.name, "same_deployment"] += 1
         delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempt - 1))
         if retry_after is not None:
             with contextlib.suppress(ValueError):

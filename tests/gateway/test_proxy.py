@@ -233,7 +233,7 @@ async def test_429_and_5xx_are_retried_then_passed_on() -> None:
         answer = await http.post("/v1/chat/completions", json=CHAT_BODY)
         metrics = (await http.get("/metrics")).text
     assert answer.status_code == 200 and len(upstream.requests) == 3
-    assert 'interlock_upstream_retries_total{upstream="chat"} 2' in metrics
+    assert 'interlock_upstream_retries_total{upstream="chat",kind="same_deployment"} 2' in metrics
 
 
 async def test_retries_are_bounded() -> None:

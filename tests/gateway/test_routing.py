@@ -193,7 +193,10 @@ async def test_retrying_the_same_deployment_waits_at_least_retry_after_capped() 
     assert answer.status_code == 200  # the fourth attempt (retries = 3)
     # 0.1 s × 2^(n-1), at least the 429's retry-after, at most backoff_max_seconds
     assert clock.slept == [0.3, 1.0, 0.4]
-    assert 'interlock_upstream_retries_total{upstream="one"} 3' in built.metrics.render()
+    assert (
+        'interlock_upstream_retries_total{upstream="one",kind="same_deployment"} 3'
+        in built.metrics.render()
+    )
 
 
 async def test_a_deployment_sends_its_own_key() -> None:

@@ -196,6 +196,12 @@ class Stack:
         found = re.search(re.escape(name) + r" (\d+)", self.metrics())
         return int(found.group(1)) if found else 0
 
+    def retries(self) -> Counter[tuple[str, str]]:
+        """``interlock_upstream_retries_total`` by (upstream, kind)."""
+        pattern = r'^interlock_upstream_retries_total\{upstream="([^"]+)",kind="([^"]+)"\} (\d+)$'
+        found = re.findall(pattern, self.metrics(), re.MULTILINE)
+        return Counter({(upstream, kind): int(count) for upstream, kind, count in found})
+
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
@@ -284,10 +290,12 @@ def test_an_unreachable_deployment_is_skipped_without_a_failed_request(stack: St
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_429_is_retried_on_the_same_deployment_with_backoff(stack: Stack, stream: bool) -> None:
+    before = stack.retries()
     stack.a.fail(Fault(status=429, retry_after="0", model="retry-a"), times=2)
     text, answered, header = _chat(stack, "retrying", stream)
     assert (text, answered, header) == ("You said: hello", "retry-a", "exact")
     assert stack.seen() == {"retry-a": 3}
+    assert stack.retries() - before == {("a-chat", "same_deployment"): 2}
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -295,6 +303,7 @@ def test_retries_exhausted_answer_the_last_upstream_error_in_the_clients_dialect
     stack: Stack, stream: bool
 ) -> None:
     # weights 1:1 from a fresh round: A, then B (untried), then B again (round-robin)
+    before = stack.retries()
     stack.a.fail(Fault(status=503, model="exhaust-a"))
     stack.b.fail(Fault(status=500, model="exhaust-b"), times=2)
     with pytest.raises(openai.InternalServerError) as raised:
@@ -302,6 +311,11 @@ def test_retries_exhausted_answer_the_last_upstream_error_in_the_clients_dialect
     assert raised.value.status_code == 500  # the third attempt's answer
     assert "emulated fault: internal error" in raised.value.message
     assert stack.seen() == {"exhaust-a": 1, "exhaust-b": 2}
+    # retries and fallbacks are told apart: B tried after A, then B again
+    assert stack.retries() - before == {
+        ("b-chat", "other_deployment"): 1,
+        ("b-chat", "same_deployment"): 1,
+    }
 
 
 # ---------------------------------------------------------------- fallbacks
@@ -310,12 +324,14 @@ def test_retries_exhausted_answer_the_last_upstream_error_in_the_clients_dialect
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_chat_client_falls_back_to_a_gemini_model(stack: Stack, stream: bool) -> None:
     taken = stack.counter('{model="fb-chat",fallback="backup-gemini",outcome="taken"}')
+    before = stack.retries()
     stack.a.fail(Fault(status=503, model="fb-chat-a"))
     text, answered, header = _chat(stack, "fb-chat", stream)
     assert (text, answered) == ("You said: hello", "gemini-3-backup")
     assert header == "translated; fallback to backup-gemini"
     assert stack.seen() == {"fb-chat-a": 1, "gemini-3-backup": 1}
     assert stack.counter('{model="fb-chat",fallback="backup-gemini",outcome="taken"}') == taken + 1
+    assert stack.retries() - before == {("a-gemini", "fallback"): 1}
 
 
 @pytest.mark.parametrize("stream", [False, True])
