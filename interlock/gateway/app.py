@@ -84,6 +84,8 @@ class Gateway:
     async def close(self) -> None:
         """Close every upstream client and the store."""
         await self.proxy.operations.close()  # flushes usage into the store first
+        if self.proxy.router is not None:
+            await self.proxy.router.close()
         for upstream in self.upstreams.values():
             await upstream.aclose()
         await self.store.close()
@@ -241,6 +243,8 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
         if gateway.replicas is not None:
             await gateway.replicas.start()
         await gateway.proxy.operations.start()
+        if gateway.proxy.router is not None:
+            await gateway.proxy.router.start()
         try:
             yield
         finally:

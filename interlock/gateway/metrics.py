@@ -60,6 +60,7 @@ class Metrics:
         self.agui_connections: defaultdict[str, int] = defaultdict(int)
         self.routing_fallbacks: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         self.deployment_cooldowns: defaultdict[str, int] = defaultdict(int)
+        self.deployment_cooldowns_learned: defaultdict[str, int] = defaultdict(int)
 
     def request_done(self, endpoint: str, model: str, status: int, seconds: float) -> None:
         """Count one finished request and observe its duration."""
@@ -120,6 +121,13 @@ class Metrics:
             "Times a deployment (upstream/model) started cooling down after failures.",
             ("deployment",),
             [((key,), value) for key, value in self.deployment_cooldowns.items()],
+        )
+        _counter(
+            lines,
+            "interlock_deployment_cooldowns_learned_total",
+            "Cooldowns of a deployment another process on the shared store started.",
+            ("deployment",),
+            [((key,), value) for key, value in self.deployment_cooldowns_learned.items()],
         )
 
     def _render_agui(self, lines: list[str]) -> None:

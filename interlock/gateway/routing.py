@@ -26,8 +26,9 @@ When every deployment of the requested model itself refuses the history, that re
 
 Every failure counts against the deployment's health (shared by every route using the
 same upstream, model and key): ``failures_to_cool`` failures within
-``failure_window_seconds`` cool it down for ``cooldown_seconds``. Health lives in each
-process; replicas learn separately.
+``failure_window_seconds`` cool it down for ``cooldown_seconds``. Failures are counted
+in each process; with a Redis store the cooldowns they start are shared by every process
+on it (:mod:`.routing_shared`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from interlock.gateway.upstream import UpstreamUnavailable
 
 if TYPE_CHECKING:
     from interlock.gateway.operations import ProxyOperations
+    from interlock.gateway.routing_shared import SharedCooldowns
 
 LOGGER = logging.getLogger("interlock.gateway")
 
@@ -112,6 +114,18 @@ class Router:
         self.metrics = metrics
         self.clock = clock
         self.sleep = sleep
+        self.shared: SharedCooldowns | None = None
+        """With a Redis store: cooldowns shared with the other processes on it."""
+
+    async def start(self) -> None:
+        """Start sharing cooldowns (when shared); call once an event loop runs."""
+        if self.shared is not None:
+            await self.shared.start()
+
+    async def close(self) -> None:
+        """Stop sharing cooldowns and release the connection."""
+        if self.shared is not None:
+            await self.shared.close()
 
     async def open(self, proxy: Sender, call: ProxyCall) -> tuple[ProxyCall, httpx.Response]:
         """Send a prepared routed ``call`` somewhere; the answering call and its open response.
@@ -267,6 +281,8 @@ class Router:
     def _failed(self, target: Target) -> None:
         if target.health.fail(self.clock(), self.policy):
             self.metrics.deployment_cooldowns[target.health.label] += 1
+            if self.shared is not None:
+                self.shared.cooled(target.health, self.policy.cooldown_seconds)
             LOGGER.warning(
                 "deployment %s cools down for %s s after %d failures",
                 target.health.label,

@@ -3,18 +3,22 @@
 Each routed deployment gets its own :class:`~interlock.gateway.upstream.Upstream` copy
 (its key, the route's replay policy, no retries of its own: the router retries) sharing
 the configured upstream's pooled transport, built once at startup. Health is shared by
-every route using the same upstream, model and key.
+every route using the same upstream, model and key, and, with a Redis store, its
+cooldowns by every process on it (:mod:`.routing_shared`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from urllib.parse import quote
 
 from interlock.gateway.config import GatewayConfig, ModelRoute
 from interlock.gateway.config_routing import Deployment
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.proxy import Route
+from interlock.gateway.replicas import is_shared
 from interlock.gateway.routing import Router
+from interlock.gateway.routing_shared import SharedCooldowns
 from interlock.gateway.routing_targets import Group, Health, Target
 from interlock.gateway.upstream import Upstream
 
@@ -29,7 +33,11 @@ def plan_routes(
 
     def target(model: ModelRoute, deployment: Deployment, replay_mode: str | None) -> Target:
         key = (deployment.upstream, deployment.model, deployment.api_key_env)
-        shared = health.setdefault(key, Health(deployment.label))
+        shared = health.get(key)
+        if shared is None:
+            variable = deployment.api_key_env
+            identity = deployment.label + (f"/{variable}" if variable else "")
+            shared = health[key] = Health(deployment.label, quote(identity, safe="/"))
         upstream = _deployment_upstream(upstreams[deployment.upstream], deployment, replay_mode)
         single = ModelRoute(
             name=model.name,
@@ -58,7 +66,11 @@ def plan_routes(
         fallbacks = tuple(group(models[name], fallback_mode, True) for name in model.fallbacks)
         groups[model.name] = (own, *fallbacks)
         routes[model.name] = Route(model=model, upstream=own.targets[0].route.upstream)
-    router = Router(groups, config.routing, metrics) if groups else None
+    if not groups:
+        return routes, None
+    router = Router(groups, config.routing, metrics)
+    if is_shared(config):  # replicas on one Redis avoid each other's failed deployments
+        router.shared = SharedCooldowns(config.store.url, tuple(health.values()), metrics)
     return routes, router
 
 

@@ -18,9 +18,14 @@ from interlock.gateway.proxy import Route
 
 @dataclass(slots=True)
 class Health:
-    """One deployment's recent failures and, when cooled, until when (monotonic seconds)."""
+    """One deployment's recent failures and, when cooled, until when (monotonic seconds).
+
+    ``label`` (``upstream/model``) names it in logs and metrics; ``key`` identifies it
+    among processes (``label``, plus the deployment's own key variable when it has one).
+    """
 
     label: str
+    key: str = ""
     failures: deque[float] = field(default_factory=deque[float])
     cool_until: float = 0.0
 
