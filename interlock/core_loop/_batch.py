@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Coroutine, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from interlock.core_loop._agent import Agent, IdSource
 from interlock.core_loop._events import (
@@ -154,6 +154,19 @@ class BatchSettler:
             return "approval"
         return "execute"
 
+    async def _approved_by(
+        self, item: PlannedCall
+    ) -> ApprovalRule | Literal["auto_approve"] | None:
+        """What let a call needing approval execute without a decision (see
+        :class:`ToolStarted`): a standing rule matching it (rules only grow, so the one
+        that matched still matches), else the agent's ``auto_approve`` (not called again)."""
+        if item.approval_id is not None or not self._needs_approval(item.call):
+            return None
+        if self.rules is None:
+            self.rules = await self.ledger.approval_rules(self.thread_id)
+        rule = next((rule for rule in self.rules if rule.matches(item.call)), None)
+        return rule if rule is not None else "auto_approve"
+
     def _needs_approval(self, call: ToolCallPart) -> bool:
         tool = self.toolset.by_name.get(call.name)
         return tool is not None and not tool.client_owned and tool.needs_approval(call)
@@ -267,7 +280,10 @@ class BatchSettler:
                 slot = await self._open(item, records)
                 slots.append(slot)
                 if slot.work is not None:
-                    yield ToolStarted(message_id=message_id, call=slot.call)
+                    approved_by = await self._approved_by(item)
+                    yield ToolStarted(
+                        message_id=message_id, call=slot.call, approved_by=approved_by
+                    )
             _run_concurrently(slots)
             terminate = False
             for slot in slots:

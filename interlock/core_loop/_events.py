@@ -12,6 +12,7 @@ from collections.abc import AsyncIterable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias, assert_never
 
+from interlock.core_loop._ledger import ApprovalRule
 from interlock.transcript import (
     ApprovalRequestPart,
     InputRequestPart,
@@ -48,10 +49,17 @@ class ModelUpdate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStarted:
-    """A local tool occurrence begins executing (journal ``started`` already written)."""
+    """A local tool occurrence begins executing (journal ``started`` already written).
+
+    ``approved_by`` says what let a call that needs approval run without a human
+    decision: the thread's standing :class:`ApprovalRule` that matched it, or
+    ``"auto_approve"`` (the agent's callable); ``None`` when the call needed no approval
+    or a human decided.
+    """
 
     message_id: str
     call: ToolCallPart
+    approved_by: ApprovalRule | Literal["auto_approve"] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

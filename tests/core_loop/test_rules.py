@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import pytest
 
-from interlock.core_loop import ApprovalRule, DecisionRefusedError, Tool, tool
+from interlock.core_loop import ApprovalRule, DecisionRefusedError, Tool, ToolStarted, tool
 from interlock.transcript import ApprovalRequestPart, ApprovalResponsePart, Message
 from tests.core_loop.harness import Calls, Mode, World, both, call, decide, reply, say, user
 
@@ -164,3 +164,52 @@ async def test_only_an_approval_can_be_remembered() -> None:
         await world.run([user("delete"), *first.messages, decide(rejection)])
     assert refused.value.code == "invalid_rule"
     assert await world.ledger.approval_rules("thread") == ()
+
+
+def _started(world: World) -> list[tuple[str, object]]:
+    """Every ``ToolStarted`` of the last run: the call id and what approved it."""
+    return [
+        (event.call.call_id, event.approved_by)
+        for event in world.runs[-1]
+        if isinstance(event, ToolStarted)
+    ]
+
+
+@pytest.mark.parametrize("scope", ["tool", "arguments"])
+async def test_a_call_a_rule_approves_starts_naming_the_rule(
+    scope: Literal["tool", "arguments"],
+) -> None:
+    world = World(
+        [
+            reply(call("c1", "delete", '{"path":"/a"}')),
+            say("done"),
+            reply(call("c2", "delete", '{"path":"/a"}')),
+            say("again"),
+        ],
+        guarded(Calls()),
+        mode="stream",
+    )
+    history = await approve_once_and_remember(world, '{"path":"/a"}', scope)
+    assert _started(world) == [("c1", None)]  # a human decided
+    await world.run([*history, user("once more")])
+    (rule,) = await world.ledger.approval_rules("thread")
+    assert _started(world) == [("c2", rule)]
+    assert (rule.arguments_digest is None) is (scope == "tool")
+
+
+async def test_a_call_the_agents_auto_approve_lets_run_starts_saying_so() -> None:
+    world = World(
+        [
+            reply(call("c1", "delete", '{"path":"/tmp/a"}'), call("c2", "send", '{"to":"x"}')),
+            say("ok"),
+        ],
+        guarded(Calls()),
+        {"auto_approve": lambda part: part.name == "delete"},
+        mode="stream",
+    )
+    history = [user("delete and send")]
+    first = await world.run(history)
+    (request,) = first.pending_approvals  # send waits for a decision, holding the batch
+    approve = ApprovalResponsePart(approval_id=request.approval_id, approved=True)
+    await world.run([*history, *first.messages, decide(approve)])
+    assert _started(world) == [("c1", "auto_approve"), ("c2", None)]

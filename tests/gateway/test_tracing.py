@@ -361,6 +361,46 @@ def test_an_agui_run_with_a_tool_and_an_approval(stack: Stack) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("remember", "rule"),
+    [
+        ("tool", "tool:delete_file"),
+        ("arguments", "arguments:delete_file:"),  # then the arguments' digest
+    ],
+)
+def test_a_call_a_standing_rule_approves_has_an_approval_span_naming_the_rule(
+    stack: Stack, remember: str, rule: str
+) -> None:
+    thread = new_id("thread")
+    ask = user('call delete_file with {"path": "x.txt"}')
+    events = _run(stack, run_input(thread, [ask]))
+    stack.trace("invoke_agent demo")
+    finished = next(event for event in events if event["type"] == "RUN_FINISHED")
+    decision = {"approved": True, "remember": remember}
+    _run(stack, run_input(thread, resume=resume_all(finished, decision)))
+    stack.trace("invoke_agent demo")  # the resumed run's trace, done with
+    # the same call again: the rule approves it, no interrupt, and the trace says which rule
+    events = _run(stack, run_input(thread, [user('call delete_file with {"path": "x.txt"}')]))
+    assert next(e for e in events if e["type"] == "RUN_FINISHED")["outcome"]["type"] == "success"
+    tree = stack.trace("invoke_agent demo")
+    model = "chat gemini-3-flash-emulated"
+    assert _shape(tree) == [
+        (0, "invoke_agent demo", SpanKind.INTERNAL),
+        (1, model, SpanKind.CLIENT),
+        (2, "POST", SpanKind.CLIENT),
+        (1, "approval delete_file", SpanKind.INTERNAL),
+        (1, "execute_tool delete_file", SpanKind.INTERNAL),
+        (1, model, SpanKind.CLIENT),
+        (2, "POST", SpanKind.CLIENT),
+    ]
+    approval, tool = tree[3][1], tree[4][1]
+    assert approval.attributes is not None and tool.attributes is not None
+    assert approval.attributes["interlock.approval.stage"] == "auto_approved"
+    assert str(approval.attributes["interlock.approval.rule"]).startswith(rule)
+    assert approval.attributes["gen_ai.tool.call.id"] == tool.attributes["gen_ai.tool.call.id"]
+    assert "interlock.approval.id" not in approval.attributes  # no decision was asked for
+
+
 def test_without_tracing_opentelemetry_is_never_imported() -> None:
     script = """
 import asyncio, sys, httpx

@@ -3,8 +3,9 @@
 ``invoke_agent {agent}`` is the run's root, current while the run's task works, so the
 model calls (``chat {model}``, opened by :mod:`._model`) nest under it. Tools and
 approvals are seen as loop events: ``execute_tool {tool}`` spans open at ``ToolStarted``
-and end at ``ToolFinished``; each approval requested, and each approval decision a
-resumed run brings, is an ``approval {tool}`` span. Without tracing every method returns
+and end at ``ToolFinished``; each approval requested, each approval decision a resumed
+run brings, and each call a standing approval rule (or the agent's ``auto_approve``) let
+run without a decision, is an ``approval {tool}`` span. Without tracing every method returns
 at once.
 """
 
@@ -12,10 +13,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Generator, Sequence
+from typing import Literal
 
-from interlock.core_loop import ApprovalRequested, LoopEvent, RunFinished, ToolFinished, ToolStarted
+from interlock.core_loop import (
+    ApprovalRequested,
+    ApprovalRule,
+    LoopEvent,
+    RunFinished,
+    ToolFinished,
+    ToolStarted,
+)
 from interlock.gateway import tracing
-from interlock.transcript import ApprovalRequestPart, ApprovalResponsePart, Message
+from interlock.transcript import ApprovalRequestPart, ApprovalResponsePart, Message, ToolCallPart
 
 
 class RunTrace:
@@ -52,7 +61,9 @@ class RunTrace:
         if self.tracer is None:
             return
         match event:
-            case ToolStarted(call=call):
+            case ToolStarted(call=call, approved_by=approved_by):
+                if approved_by is not None:
+                    _auto_approval(call, approved_by)
                 attributes: tracing.Attributes = {
                     "gen_ai.operation.name": "execute_tool",
                     "gen_ai.tool.name": call.name,
@@ -92,6 +103,29 @@ class RunTrace:
                     stage = "approved" if part.approved else "rejected"
                     if request is not None:
                         _approval(request, stage)
+
+
+def approval_rule(approved_by: ApprovalRule | Literal["auto_approve"]) -> str:
+    """``interlock.approval.rule``: ``tool:NAME`` (a standing rule for every call of the
+    tool), ``arguments:NAME:DIGEST`` (for calls with exactly those arguments) or
+    ``auto_approve`` (the agent's callable)."""
+    if isinstance(approved_by, str):
+        return approved_by
+    if approved_by.arguments_digest is None:
+        return f"tool:{approved_by.tool_name}"
+    return f"arguments:{approved_by.tool_name}:{approved_by.arguments_digest}"
+
+
+def _auto_approval(call: ToolCallPart, approved_by: ApprovalRule | Literal["auto_approve"]) -> None:
+    """The ``approval {tool}`` span of a call approved without a decision (stage
+    ``auto_approved``), naming what approved it."""
+    attributes: tracing.Attributes = {
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.call_id,
+        "interlock.approval.stage": "auto_approved",
+        "interlock.approval.rule": approval_rule(approved_by),
+    }
+    tracing.start(f"approval {call.name}", "internal", attributes).end()
 
 
 def _approval(request: ApprovalRequestPart, stage: str) -> None:
