@@ -64,10 +64,8 @@ from interlock.gateway.pairing import refuse_unpaired
 from interlock.gateway.translation_cache import (
     SPLICES,
     Translation,
-    hold_translation,
-    kept,
-    key_of,
     splice,
+    translated_whole,
 )
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import (
@@ -362,16 +360,11 @@ class Proxy:
             request = self._cross_dialect(request, upstream)
             if call.parsed is not None:
                 spliced = await splice(self.vault, call.tenant, upstream, request, call.parsed)
-                if spliced is not None:
+                if spliced is not None:  # what is left to do is small: here, on the loop
                     self.history.translations_reused += 1
                     call.request, call.translated = spliced.request, spliced.translation
                     call.warnings = vault_misses(call.request.messages, upstream.config)
-                    encoded, restored = spliced.encoded, spliced.restored
-                    await off_loop(
-                        len(call.body),
-                        self.offload_bytes,
-                        lambda: self._translated(call, encoded, restored),
-                    )
+                    self._translated(call, spliced.encoded, spliced.restored, spliced.body)
                     return
         keys = wanted_keys(request.messages, upstream.config)
         lookup = await self.vault.look(call.tenant, upstream.config, keys)
@@ -408,20 +401,26 @@ class Proxy:
             return
         encoded = self.encode_checked(upstream, request, policy)
         dialect = upstream.dialect.name
+        body: bytes | None = None
         if call.ingress.name != dialect and dialect in SPLICES and call.parsed is not None:
-            key = key_of(request, upstream.name, upstream.config.replay_mode)
-            call.translated = kept(key, dialect, encoded, request.messages, lookup)
-            hold_translation(call.parsed, call.translated, upstream, request)
-        self._translated(call, encoded, restored)
+            large = 0 < self.offload_bytes <= len(call.body)
+            call.translated, body = translated_whole(
+                call.parsed, upstream, request, encoded, lookup, large=large
+            )
+        self._translated(call, encoded, restored, body)
 
-    def _translated(self, call: ProxyCall, encoded: Encoded, restored: int) -> None:
+    def _translated(
+        self, call: ProxyCall, encoded: Encoded, restored: int, body: bytes | None = None
+    ) -> None:
+        """The translated body: ``body`` when given (written from pieces), else encoded."""
         self._remember(call, None)
         call.warnings = call.warnings + encoded.warnings  # vault misses first
         call.translation = translation_label(call.warnings, restored)
-        large = 0 < self.offload_bytes <= len(call.body)
-        call.body = (
-            encode_in_pieces(encoded.payload).encode() if large else compact_json(encoded.payload)
-        )
+        if body is None:
+            large = 0 < self.offload_bytes <= len(call.body)
+            payload = encoded.payload
+            body = encode_in_pieces(payload).encode() if large else compact_json(payload)
+        call.body = body
 
     def encode_checked(self, upstream: Upstream, request: Request, policy: ReplayPolicy) -> Encoded:
         """``request`` encoded for ``upstream``; a 400 naming the loss when it would be lossy."""

@@ -21,7 +21,10 @@ Correctness first, so a spliced body is the body the full path would send:
   of the kinds that cannot change how an earlier message is encoded
   (:func:`splices_alone`), and neither the kept translation nor the new messages'
   encoding carries a warning (warnings name absolute message positions) or a member
-  taken from the first messages (Responses ``instructions``).
+  taken from the first messages (Responses ``instructions``);
+* the bytes are ``compact_json``'s for the whole value (:mod:`.json_pieces`). A full-path
+  body past ``server.offload_bytes`` is written by the standard library instead, which may
+  spell a number differently (``1e-05`` for ``0.00001``): the same JSON value.
 
 Anything else takes the full path, which answers with its own result or error.
 """
@@ -31,14 +34,14 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from interlock.gateway.json_pieces import items_json, joined, with_array
 from interlock.gateway.upstream import Upstream
 from interlock.gateway.vault import Lookup, ReasoningVault, restore_messages, wanted_keys
 from interlock.transcript import (
     Continuation,
     Encoded,
-    JsonObject,
     JsonValue,
     LossyHistoryError,
     Message,
@@ -80,8 +83,9 @@ class Translation:
     """The prefix's messages after the vault put back what it holds for them."""
     lookup: Lookup
     """The vault lookup of the prefix's keys when it was translated."""
-    items: tuple[JsonValue, ...]
-    """The upstream history items of the prefix, as encoded."""
+    items: bytes
+    """The upstream history items of the prefix as compact JSON, without the array's
+    brackets (:func:`.json_pieces.items_json`): written as they are, never encoded again."""
 
 
 def key_of(request: Request, upstream_name: str, replay_mode: str) -> TranslationKey:
@@ -110,21 +114,32 @@ def splices_alone(new: Sequence[Message]) -> bool:
     return True
 
 
+def _history_items(dialect: str, encoded: Encoded) -> list[JsonValue] | None:
+    """The history items of an encoding that can be kept or spliced, else ``None``."""
+    items = encoded.payload.get(SPLICES[dialect])
+    if encoded.warnings or not isinstance(items, list):
+        return None
+    if any(member in encoded.payload for member in _NO_HEAD_MEMBERS.get(dialect, ())):
+        return None
+    return items
+
+
 def kept(
     key: TranslationKey,
     dialect: str,
     encoded: Encoded,
     restored: tuple[Message, ...],
     lookup: Lookup,
+    *,
+    pieces: bool = False,
 ) -> Translation | None:
-    """The translation to keep for a whole request's history, if it can be reused."""
-    history = SPLICES.get(dialect)
-    items = encoded.payload.get(history) if history is not None else None
-    if encoded.warnings or not isinstance(items, list):
+    """The translation to keep for a whole request's history, if it can be reused
+    (``pieces``: a large one, written item by item, see :func:`.json_pieces.items_json`)."""
+    items = _history_items(dialect, encoded) if dialect in SPLICES else None
+    written = items_json(items, pieces=pieces) if items is not None else None
+    if written is None:
         return None
-    if any(member in encoded.payload for member in _NO_HEAD_MEMBERS.get(dialect, ())):
-        return None
-    return Translation(key, restored, lookup, tuple(items))
+    return Translation(key, restored, lookup, written)
 
 
 def prefix_found(translation: Translation, lookup: Lookup) -> bool:
@@ -134,34 +149,50 @@ def prefix_found(translation: Translation, lookup: Lookup) -> bool:
     return lookup.texts[: len(known)] == known
 
 
-def spliced(translation: Translation, dialect: str, encoded: Encoded) -> Encoded | None:
-    """The whole request's encoding: ``encoded`` (the new messages alone) with the kept
-    items in front of its items; ``None`` when it cannot stand for the full encoding."""
-    history = SPLICES[dialect]
-    items = encoded.payload.get(history)
-    if encoded.warnings or not isinstance(items, list):
+def spliced_body(
+    translation: Translation, dialect: str, encoded: Encoded
+) -> tuple[bytes, bytes] | None:
+    """The whole request's upstream body and its history items' bytes: ``encoded`` (the
+    new messages alone) with the kept items written in front of its items; ``None`` when
+    it cannot stand for the full encoding."""
+    items = _history_items(dialect, encoded)
+    written = items_json(items) if items is not None else None
+    if written is None:
         return None
-    if any(member in encoded.payload for member in _NO_HEAD_MEMBERS.get(dialect, ())):
-        return None
-    payload: JsonObject = dict(encoded.payload)
-    payload[history] = [*translation.items, *items]
-    return replace(encoded, payload=payload)
+    whole = joined(translation.items, written)
+    body = with_array(encoded.payload, SPLICES[dialect], whole)
+    return None if body is None else (body, whole)
 
 
 def prefix_translation(
-    whole: Translation, prefix: int, new_keys: int, dialect: str, new_alone: Encoded
+    whole: Translation,
+    whole_items: list[JsonValue],
+    prefix: int,
+    new_keys: int,
+    dialect: str,
+    new_alone: Encoded,
 ) -> Translation | None:
     """The translation of ``whole``'s first ``prefix`` messages, when the rest of it is
     ``new_alone`` (the other messages, restored, encoded alone; ``new_keys`` vault keys):
-    how a continued history that was translated whole gets its prefix's translation."""
+    how a continued history that was translated whole gets its prefix's translation.
+    ``whole_items`` are the items ``whole.items`` was written from."""
     items = new_alone.payload.get(SPLICES[dialect])
-    if new_alone.warnings or not isinstance(items, list) or len(items) > len(whole.items):
+    if new_alone.warnings or not isinstance(items, list) or len(items) > len(whole_items):
         return None
-    cut = len(whole.items) - len(items)
-    if list(whole.items[cut:]) != items:
+    cut = len(whole_items) - len(items)
+    if whole_items[cut:] != items:
         return None
+    tail = items_json(whole_items[cut:])  # the very bytes ``whole.items`` ends with
+    if tail is None or not whole.items.endswith(tail):
+        return None
+    if not tail:
+        kept_items = whole.items
+    elif cut == 0:
+        kept_items = b""
+    else:
+        kept_items = whole.items[: len(whole.items) - len(tail) - 1]
     lookup = whole.lookup.head(len(whole.lookup.ids) - new_keys)
-    return Translation(whole.key, whole.restored[:prefix], lookup, whole.items[:cut])
+    return Translation(whole.key, whole.restored[:prefix], lookup, kept_items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +200,9 @@ class Splice:
     """A request whose known prefix's translation stood for all but its new messages."""
 
     encoded: Encoded
+    """The new messages alone, encoded (its payload is not the body)."""
+    body: bytes
+    """The upstream body: the whole history, the kept prefix written as it was."""
     request: Request
     """The request with every message, as the vault restored them."""
     translation: Translation | None
@@ -198,20 +232,26 @@ async def splice(
         alone = upstream.dialect.encode_request(replace(request, messages=new), policy)
     except LossyHistoryError:
         return None  # the full path answers, with the whole history's locations
-    encoded = spliced(translation, upstream.dialect.name, alone)
-    if encoded is None:
+    written = spliced_body(translation, upstream.dialect.name, alone)
+    if written is None:
         return None
+    body, items = written
     messages = translation.restored + new
-    kept_now = kept(key, upstream.dialect.name, encoded, messages, lookup)
-    return Splice(encoded, replace(request, messages=messages), kept_now, len(found))
+    kept_now = Translation(key, messages, lookup, items)
+    return Splice(alone, body, replace(request, messages=messages), kept_now, len(found))
 
 
 def hold_translation(
-    parsed: ParsedBody, whole: Translation | None, upstream: Upstream, request: Request
+    parsed: ParsedBody,
+    whole: Translation | None,
+    whole_items: list[JsonValue],
+    upstream: Upstream,
+    request: Request,
 ) -> None:
     """Give the entry ``parsed`` continued (which just got its messages, see ``hold``) the
-    translation of its prefix, cut from ``whole`` (this request's): the new messages are
-    encoded alone and must be exactly the tail of this request's items."""
+    translation of its prefix, cut from ``whole`` (this request's, written from
+    ``whole_items``): the new messages are encoded alone and must be exactly the tail of
+    this request's items."""
     entry = parsed.continued
     if whole is None or entry is None or entry.messages is None:
         return
@@ -230,4 +270,27 @@ def hold_translation(
         return
     new_keys = len(wanted_keys(new, upstream.config))
     dialect = upstream.dialect.name
-    entry.translation = prefix_translation(whole, count, new_keys, dialect, alone)
+    entry.translation = prefix_translation(whole, whole_items, count, new_keys, dialect, alone)
+
+
+def translated_whole(
+    parsed: ParsedBody,
+    upstream: Upstream,
+    request: Request,
+    encoded: Encoded,
+    lookup: Lookup,
+    *,
+    large: bool,
+) -> tuple[Translation | None, bytes | None]:
+    """A whole history translated on the full path (``request``, restored, is ``encoded``
+    for ``upstream``): the translation to keep with this request's prefix, after giving
+    the entry it continued its prefix's (:func:`hold_translation`), and the body written
+    from the kept bytes; ``(None, None)`` when it cannot be kept."""
+    dialect = upstream.dialect.name
+    key = key_of(request, upstream.name, upstream.config.replay_mode)
+    whole = kept(key, dialect, encoded, request.messages, lookup, pieces=large)
+    if whole is None:
+        return None, None
+    items = cast(list[JsonValue], encoded.payload[SPLICES[dialect]])
+    hold_translation(parsed, whole, items, upstream, request)
+    return whole, with_array(encoded.payload, SPLICES[dialect], whole.items)

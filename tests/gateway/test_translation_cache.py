@@ -4,13 +4,15 @@ on their own; every other request takes the full path."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 
 import pytest
 
 from interlock.gateway.history_cache import HistoryCache
+from interlock.gateway.model_field import compact_json
 from interlock.gateway.stores import Store
-from interlock.gateway.translation_cache import Translation, kept, spliced, splices_alone
+from interlock.gateway.translation_cache import Translation, kept, spliced_body, splices_alone
 from interlock.gateway.vault import Lookup, reasoning_key
 from interlock.transcript import (
     OPENAI_ENCRYPTED_CONTENT,
@@ -67,6 +69,29 @@ async def test_a_growing_conversation_across_dialects_reuses_its_translation() -
     # The first request keeps no messages; the second is translated whole and gives the
     # first one's prefix its translation; every later one is spliced.
     assert cache.translations_reused == 10
+
+
+@pytest.mark.parametrize("offload_bytes", [0, 1])
+async def test_spliced_bodies_are_the_whole_values_compact_encoding(offload_bytes: int) -> None:
+    """The kept prefix is written as bytes (never encoded again): each upstream body is
+    exactly ``compact_json`` of the value it holds, with and without the cache, also
+    where every body counts as large (written item by item, on a worker thread)."""
+    turns = growing("to-responses", 8)
+
+    async def bodies(cache: HistoryCache) -> list[bytes]:
+        upstream = Recorder(responses_answer)
+        gateway = built(cache, upstream)
+        gateway.proxy.offload_bytes = offload_bytes
+        async with client(gateway) as http:
+            for content, path in turns:
+                assert (await http.post(path, content=content)).status_code == 200
+        return [request.content for request in upstream.requests]
+
+    cache = HistoryCache(min_chars=0)
+    written = await bodies(cache)
+    assert written == await bodies(HistoryCache(min_chars=10**9))
+    assert cache.translations_reused == 6
+    assert all(compact_json(json.loads(body)) == body for body in written)
 
 
 def _edit_first(turn: int, messages: list[JsonObject]) -> None:
@@ -150,16 +175,15 @@ def test_only_plain_assistant_steps_and_tool_results_splice() -> None:
 
 def test_an_encoding_with_a_warning_or_instructions_is_neither_kept_nor_spliced() -> None:
     key = ("responses", "strict", Continuation(store=False))
-    plain = Encoded(payload={"model": "m", "input": [{"n": 2}]})
+    plain = Encoded(payload={"model": "m", "input": [{"n": 2}], "store": False})
     known = kept(key, "openai-responses", Encoded(payload={"input": [{"n": 1}]}), (), NOTHING)
-    assert known == Translation(key, (), NOTHING, ({"n": 1},))
-    whole = spliced(known, "openai-responses", plain)
-    assert whole is not None and whole.payload == {"model": "m", "input": [{"n": 1}, {"n": 2}]}
+    assert known == Translation(key, (), NOTHING, b'{"n":1}')
+    whole = spliced_body(known, "openai-responses", plain)
+    assert whole == (b'{"model":"m","input":[{"n":1},{"n":2}],"store":false}', b'{"n":1},{"n":2}')
     warned = Encoded(
         payload=plain.payload, warnings=(TranslationWarning(code="c", location="l", message="m"),)
     )
     instructed = Encoded(payload={**plain.payload, "instructions": "be brief"})
     for encoded in (warned, instructed):
         assert kept(key, "openai-responses", encoded, (), NOTHING) is None
-        assert spliced(known, "openai-responses", encoded) is None
-    assert kept(key, "gemini", plain, (), NOTHING) is None
+        assert spliced_body(known, "openai-responses", encoded) is None
