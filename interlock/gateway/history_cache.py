@@ -2,11 +2,12 @@
 
 An agent resends its whole history every turn, one step longer than the last. The
 gateway keeps, per tenant and ingress dialect, what it learned about the history of a
-recent request: the request text up to the end of its last history item (the *prefix*,
-kept verbatim), the top-level members before the history, and the canonical messages
-decoded from that history. A later request whose text starts with exactly that prefix
-(byte for byte: any changed character misses) and goes on with more history items gets
-only those new items decoded, and — same dialect in and out — only those checked.
+recent request: the request body up to the end of its last history item (the *prefix*,
+the body's own bytes, held rather than copied), the top-level members before the history,
+and the canonical messages decoded from that history. A later request whose body starts
+with exactly that prefix (byte for byte: any changed byte misses) and goes on with more
+history items gets only those new items decoded — only the bytes after the prefix are
+decoded as UTF-8 and parsed — and, same dialect in and out, only those checked.
 
 Correctness first, so the fast path only ever yields what the full path would:
 
@@ -20,9 +21,9 @@ Correctness first, so the fast path only ever yields what the full path would:
   decoding or checking the new items — falls back to the full path, which then answers
   (so every error is the full path's own error, with its own locations).
 
-Bounded: at most ``per_scope`` entries per tenant and dialect, at most ``max_chars``
-characters of prefixes in all (least recently used dropped first). Tenants never see
-each other's entries: the tenant is part of the key, and the key is the exact text.
+Bounded: at most ``per_scope`` entries per tenant and dialect, at most ``max_bytes``
+bytes of held bodies in all (least recently used dropped first). Tenants never see
+each other's entries: the tenant is part of the key, and the key is the exact bytes.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class Split:
     head: JsonObject
     """The top-level members before the history array, in order."""
     prefix_end: int
-    """Offset just after the last history item."""
+    """UTF-8 offset just after the last history item."""
     head_bytes: int
     """UTF-8 length of the text before the history member (the head members are there)."""
 
@@ -77,14 +78,17 @@ class Continuation:
     """The body with only the *new* history items (head and tail members as sent)."""
     new_items: int
     prefix_end: int
-    """Offset just after the last history item of this request."""
+    """UTF-8 offset just after the last history item of this request."""
 
 
 @dataclass(slots=True, eq=False)
 class Entry:
     """What is known about one history prefix of one scope."""
 
-    prefix: str
+    source: bytes
+    """The body of the request the prefix was read from (held, not copied)."""
+    size: int
+    """The prefix is the first ``size`` bytes of ``source``: up to its last history item."""
     head: JsonObject
     head_bytes: int
     messages: tuple[Message, ...] | None
@@ -97,6 +101,11 @@ class Entry:
     translation: Translation | None = None
     """The prefix as translated for another dialect's upstream (:mod:`.translation_cache`);
     kept, like ``messages``, only for a history a request continued."""
+
+    @property
+    def prefix(self) -> memoryview:
+        """The prefix's bytes (a view of ``source``)."""
+        return memoryview(self.source)[: self.size]
 
 
 def split_body(text: str, history_key: str) -> Split | None:
@@ -116,8 +125,17 @@ def split_body(text: str, history_key: str) -> Split | None:
         if key == history_key:
             break
         head[key] = value
-    head_bytes = len(text[:history_start].encode())
-    return Split(payload=dict(members), head=head, prefix_end=prefix_end, head_bytes=head_bytes)
+    return Split(
+        payload=dict(members),
+        head=head,
+        prefix_end=_utf8_offset(text, prefix_end),
+        head_bytes=_utf8_offset(text, history_start),
+    )
+
+
+def _utf8_offset(text: str, offset: int) -> int:
+    """The UTF-8 offset of ``text[offset]`` (``isascii`` is a flag CPython keeps)."""
+    return offset if text.isascii() else len(text[:offset].encode())
 
 
 _Members = tuple[list[tuple[str, JsonValue]] | None, int, int, int]
@@ -173,9 +191,14 @@ def _last_item_end(text: str, array_end: int) -> int:
     return end if text[end - 1] == "}" else -1
 
 
-def continue_body(entry: Entry, text: str, history_key: str) -> Continuation | None:
-    """``text`` (which starts with ``entry.prefix``) parsed from the end of the prefix on."""
-    position = _skip(text, len(entry.prefix))
+def continue_body(entry: Entry, body: bytes, history_key: str) -> Continuation | None:
+    """``body`` (which starts with ``entry.prefix``) parsed from the end of the prefix on:
+    only the rest is decoded (the prefix ends after ``}``, so on a character boundary)."""
+    try:
+        text = str(memoryview(body)[entry.size :], "utf-8")
+    except UnicodeDecodeError:
+        return None
+    position = _skip(text, 0)
     items: list[JsonValue] = []
     try:
         while text.startswith(",", position):
@@ -188,7 +211,8 @@ def continue_body(entry: Entry, text: str, history_key: str) -> Continuation | N
         return None
     if not text.startswith("]", position):
         return None
-    prefix_end = _last_item_end(text, position + 1) if items else len(entry.prefix)
+    end = _last_item_end(text, position + 1) if items else 0
+    prefix_end = entry.size + _utf8_offset(text, end)
     position = _skip(text, position + 1)
     if text.startswith("}", position):
         tail: list[tuple[str, JsonValue]] | None = []
@@ -272,11 +296,11 @@ class HistoryCache:
     """The bounded, per-tenant store of history prefixes; one per gateway process."""
 
     def __init__(
-        self, *, max_chars: int = 16_000_000, per_scope: int = 8, min_chars: int = 8192
+        self, *, max_bytes: int = 16_000_000, per_scope: int = 8, min_bytes: int = 8192
     ) -> None:
-        self.max_chars = max_chars
+        self.max_bytes = max_bytes
         self.per_scope = per_scope
-        self.min_chars = min_chars
+        self.min_bytes = min_bytes
         """Requests shorter than this are neither looked up nor kept (nothing to save)."""
         self._scopes: dict[Scope, OrderedDict[int, Entry]] = {}
         self._order: OrderedDict[int, Scope] = OrderedDict()
@@ -289,7 +313,7 @@ class HistoryCache:
         """Requests whose known prefix was not checked again either."""
         self.translations_reused = 0
         """Cross-dialect requests whose known prefix was not restored and encoded again."""
-        self._chars = 0
+        self._bytes = 0
         self._lock = threading.Lock()
         """Held by :meth:`find` and :meth:`keep`: large requests use the cache from a worker
         thread (:mod:`interlock.gateway.offload`) while small ones use it on the loop."""
@@ -298,27 +322,28 @@ class HistoryCache:
         return len(self._order)
 
     @property
-    def chars(self) -> int:
-        """Characters of prefixes held."""
-        return self._chars
+    def held_bytes(self) -> int:
+        """Bytes of bodies held (each entry holds its whole body)."""
+        return self._bytes
 
-    def find(self, scope: Scope, text: str) -> Entry | None:
-        """The longest kept prefix of ``text`` in ``scope``."""
+    def find(self, scope: Scope, body: bytes) -> Entry | None:
+        """The longest kept prefix of ``body`` in ``scope``."""
         with self._lock:
-            return self._find(scope, text)
+            return self._find(scope, body)
 
-    def _find(self, scope: Scope, text: str) -> Entry | None:
+    def _find(self, scope: Scope, body: bytes) -> Entry | None:
         entries = self._scopes.get(scope)
-        if entries is None or len(text) < self.min_chars:
+        if entries is None or len(body) < self.min_bytes:
             return None
         best: tuple[int, Entry] | None = None
         for number, entry in entries.items():
-            size = len(entry.prefix)
-            if (
-                (best is None or size > len(best[1].prefix))
-                # The end first: branches of one conversation differ near the end.
-                and text.startswith(entry.prefix[-64:], size - 64 if size > 64 else 0)
-                and text.startswith(entry.prefix)
+            size = entry.size
+            if best is not None and size <= best[1].size:
+                continue
+            prefix = entry.prefix
+            # The end first: branches of one conversation differ near the end.
+            if body.startswith(prefix[-64:], size - 64 if size > 64 else 0) and body.startswith(
+                prefix
             ):
                 best = number, entry
         if best is None:
@@ -335,7 +360,7 @@ class HistoryCache:
         keeps nothing), so the only way to keep a prefix twice is a continuation whose
         tail could not be parsed; that costs one slot until it ages out.
         """
-        if not self.min_chars <= len(entry.prefix) <= self.max_chars:
+        if not self.min_bytes <= entry.size <= len(entry.source) <= self.max_bytes:
             return
         with self._lock:
             self._keep(scope, entry)
@@ -345,16 +370,16 @@ class HistoryCache:
         number = next(self._ids)
         entries[number] = entry
         self._order[number] = scope
-        self._chars += len(entry.prefix)
+        self._bytes += len(entry.source)
         while len(entries) > self.per_scope:
             self._drop(next(iter(entries)))
-        while self._chars > self.max_chars:
+        while self._bytes > self.max_bytes:
             self._drop(next(iter(self._order)))
 
     def _drop(self, number: int) -> None:
         scope = self._order.pop(number)
         entries = self._scopes[scope]
-        self._chars -= len(entries.pop(number).prefix)
+        self._bytes -= len(entries.pop(number).source)
         if not entries:
             del self._scopes[scope]
 
@@ -368,8 +393,8 @@ class ParsedBody:
     """A request body parsed, and what the history cache needs to know about it."""
 
     payload: JsonObject
-    text: str | None = None
-    """The body as text when its history prefix can be remembered."""
+    source: bytes | None = None
+    """The body, when its history prefix can be remembered."""
     head: JsonObject | None = None
     head_bytes: int = 0
     prefix_end: int = 0

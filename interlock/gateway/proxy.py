@@ -152,7 +152,7 @@ def _split(body: bytes, text: str, key: str) -> ParsedBody:
     split = split_body(text, key)
     if split is None:
         return ParsedBody(parse_payload(body))
-    return ParsedBody(split.payload, text, split.head, split.head_bytes, split.prefix_end)
+    return ParsedBody(split.payload, body, split.head, split.head_bytes, split.prefix_end)
 
 
 class Proxy:
@@ -295,23 +295,19 @@ class Proxy:
 
     def _parse(self, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:
         key = HISTORY_KEYS.get(ingress.name)
-        if key is None or len(body) < self.history.min_chars:
+        if key is None or len(body) < self.history.min_bytes:
             return ParsedBody(parse_payload(body))
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            return ParsedBody(parse_payload(body))
-        entry = self.history.find((tenant, ingress.name), text)
+        entry = self.history.find((tenant, ingress.name), body)
         if entry is not None:
-            continuation = continue_body(entry, text, key)
+            continuation = continue_body(entry, body, key)
             if continuation is not None:
                 payload, end = continuation.payload, continuation.prefix_end
-                parsed = ParsedBody(payload, text, entry.head, entry.head_bytes, end, continuation)
+                parsed = ParsedBody(payload, body, entry.head, entry.head_bytes, end, continuation)
                 # The known prefix passed the surrogate check already: only the rest is searched.
-                parsed.known_bytes = len(body) - len(text[len(entry.prefix) :].encode())
+                parsed.known_bytes = entry.size
                 parsed.continued = entry
                 return parsed
-        return _split(body, text, key)
+        return _full_parse(ingress, body)
 
     def _decode(
         self, ingress: Dialect, parsed: ParsedBody, body: bytes
@@ -461,7 +457,7 @@ class Proxy:
     def _remember(self, call: ProxyCall, checked: tuple[str, str] | None) -> None:
         """Keep this request's history prefix for the next request of the conversation."""
         parsed = call.parsed
-        if parsed is None or parsed.text is None or parsed.head is None or not parsed.prefix_end:
+        if parsed is None or parsed.source is None or parsed.head is None or not parsed.prefix_end:
             return
         continuation = parsed.continuation
         if continuation is not None:
@@ -476,7 +472,8 @@ class Proxy:
         call_ids = known | {part.call_id for message in new for part in message.tool_calls}
         held = continuation is not None or parsed.continues
         entry = Entry(
-            prefix=parsed.text[: parsed.prefix_end],
+            source=parsed.source,
+            size=parsed.prefix_end,
             head=parsed.head,
             head_bytes=parsed.head_bytes,
             messages=parsed.messages if held else None,

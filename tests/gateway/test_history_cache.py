@@ -29,8 +29,16 @@ SCOPE = ("tenant-a", "openai-chat")
 
 
 def entry(prefix: str) -> Entry:
+    """An entry whose prefix is all of its source."""
+    source = prefix.encode()
     return Entry(
-        prefix=prefix, head={}, head_bytes=0, messages=(), call_ids=frozenset(), checked_for=None
+        source=source,
+        size=len(source),
+        head={},
+        head_bytes=0,
+        messages=(),
+        call_ids=frozenset(),
+        checked_for=None,
     )
 
 
@@ -51,8 +59,9 @@ def test_split_parses_exactly_as_json_loads(text: str) -> None:
     assert split is not None
     assert split.payload == json.loads(text)
     assert list(split.payload) == list(json.loads(text))
-    assert text[split.prefix_end - 1] == "}"
-    assert text[split.prefix_end :].lstrip().startswith("]")
+    encoded = text.encode()
+    assert encoded[split.prefix_end - 1 : split.prefix_end] == b"}"
+    assert encoded[split.prefix_end :].lstrip().startswith(b"]")
 
 
 @pytest.mark.parametrize(
@@ -74,18 +83,18 @@ def test_split_declines_what_it_cannot_take_exactly(text: str) -> None:
 
 
 def test_continuation_is_the_rest_of_the_body_as_json_loads_reads_it() -> None:
-    first = '{"model":"m","messages":[{"role":"user","content":"a"}'
+    first = '{"model":"m","messages":[{"role":"user","content":"a\u00e9"}'
     known = entry(first)
     known.head = {"model": "m"}
-    text = first + ' ,{"role":"assistant","content":"b"},{"x":[]}] ,"tools":[],"n":"m"}'
-    continuation = continue_body(known, text, "messages")
+    text = first + ' ,{"role":"assistant","content":"b\u00e9"},{"x":[]}] ,"tools":[],"n":"m"}'
+    continuation = continue_body(known, text.encode(), "messages")
     assert continuation is not None
     expected = json.loads(text)
     expected["messages"] = expected["messages"][1:]
     assert continuation.payload == expected
     assert continuation.new_items == 2
-    assert text[continuation.prefix_end - 1 :].startswith("}]")
-    assert continue_body(known, first + "]}", "messages") is not None
+    assert text.encode()[continuation.prefix_end - 1 :].startswith(b"}]")
+    assert continue_body(known, (first + "]}").encode(), "messages") is not None
     for bad in (
         first + ",]}",
         first + ',{"a":1}]',
@@ -93,62 +102,66 @@ def test_continuation_is_the_rest_of_the_body_as_json_loads_reads_it() -> None:
         first + ',{"a":1}],"model":"m2"}',
         first + ',{"a":1},2]}',
     ):
-        assert continue_body(known, bad, "messages") is None, bad
+        assert continue_body(known, bad.encode(), "messages") is None, bad
+    assert continue_body(known, first.encode() + b',{"a":"\xff"}]}', "messages") is None
 
 
 # ---------------------------------------------------------------- the store
 
 
-def test_any_changed_character_of_the_prefix_misses() -> None:
-    cache = HistoryCache(min_chars=0)
-    prefix = '{"model":"m","messages":[{"role":"user","content":"hello"}'
+def test_any_changed_byte_of_the_prefix_misses() -> None:
+    cache = HistoryCache(min_bytes=0)
+    prefix = '{"model":"m","messages":[{"role":"user","content":"h\u00e9llo é✓"}'
     cache.keep(SCOPE, entry(prefix))
-    assert cache.find(SCOPE, prefix + "]}") is not None
-    for index in range(len(prefix)):
-        changed = prefix[:index] + chr(ord(prefix[index]) ^ 1) + prefix[index + 1 :]
-        assert cache.find(SCOPE, changed + "]}") is None, index
-    assert cache.find(SCOPE, prefix[:-1]) is None
+    encoded = prefix.encode()
+    assert cache.find(SCOPE, encoded + b"]}") is not None
+    for index in range(len(encoded)):
+        for flip in (1, 0x80):
+            changed = bytearray(encoded)
+            changed[index] ^= flip
+            assert cache.find(SCOPE, bytes(changed) + b"]}") is None, index
+    assert cache.find(SCOPE, encoded[:-1]) is None
 
 
 def test_tenants_and_dialects_are_isolated() -> None:
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     prefix = '{"messages":[{"role":"user","content":"hello"}'
     cache.keep(SCOPE, entry(prefix))
-    assert cache.find(("tenant-b", "openai-chat"), prefix + "]}") is None
-    assert cache.find(("tenant-a", "openai-responses"), prefix + "]}") is None
-    assert cache.find(SCOPE, prefix + "]}") is not None
+    assert cache.find(("tenant-b", "openai-chat"), (prefix + "]}").encode()) is None
+    assert cache.find(("tenant-a", "openai-responses"), (prefix + "]}").encode()) is None
+    assert cache.find(SCOPE, (prefix + "]}").encode()) is not None
 
 
 def test_the_longest_known_prefix_wins() -> None:
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     short, long = '{"messages":[{"a":1}', '{"messages":[{"a":1},{"b":2}'
     cache.keep(SCOPE, entry(long))
     cache.keep(SCOPE, entry(short))
-    found = cache.find(SCOPE, long + ',{"c":3}]}')
-    assert found is not None and found.prefix == long
+    found = cache.find(SCOPE, (long + ',{"c":3}]}').encode())
+    assert found is not None and found.prefix == long.encode()
 
 
 def test_size_is_bounded_per_scope_and_in_all() -> None:
-    cache = HistoryCache(min_chars=0, per_scope=3, max_chars=1000)
+    cache = HistoryCache(min_bytes=0, per_scope=3, max_bytes=1000)
     for index in range(10):
         cache.keep(SCOPE, entry(f'{{"messages":[{{"n":{index}}}'))
     assert len(cache) == 3
-    assert cache.find(SCOPE, '{"messages":[{"n":9}]}') is not None
-    assert cache.find(SCOPE, '{"messages":[{"n":0}]}') is None
+    assert cache.find(SCOPE, b'{"messages":[{"n":9}]}') is not None
+    assert cache.find(SCOPE, b'{"messages":[{"n":0}]}') is None
     for index in range(20):
         cache.keep((f"tenant-{index}", "openai-chat"), entry("x" * 100 + str(index)))
-    assert cache.chars <= 1000 and len(cache) == 9
+    assert cache.held_bytes <= 1000 and len(cache) == 9
     cache.keep(SCOPE, entry("y" * 2000))
-    assert cache.chars <= 1000
+    assert cache.held_bytes <= 1000
 
 
 def test_short_requests_are_neither_kept_nor_looked_up() -> None:
-    cache = HistoryCache(min_chars=100)
+    cache = HistoryCache(min_bytes=100)
     cache.keep(SCOPE, entry("x" * 99))
     assert len(cache) == 0
     cache.keep(SCOPE, entry("x" * 100))
-    assert cache.find(SCOPE, "x" * 99) is None
-    assert cache.find(SCOPE, "x" * 101) is not None
+    assert cache.find(SCOPE, ("x" * 99).encode()) is None
+    assert cache.find(SCOPE, ("x" * 101).encode()) is not None
 
 
 # ---------------------------------------------------------------- through the proxy
@@ -245,9 +258,9 @@ async def test_a_growing_conversation_is_answered_and_forwarded_exactly_as_witho
     model: str,
 ) -> None:
     conversation = growing(model, 12)
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     assert await replay(cache, conversation) == await replay(
-        HistoryCache(min_chars=10**9), conversation
+        HistoryCache(min_bytes=10**9), conversation
     )
     assert cache.reused == 10  # the first request keeps no messages; the second is decoded whole
     assert cache.checks_reused == (10 if model == "to-chat" else 0)
@@ -264,9 +277,9 @@ def _break(turn: int, messages: list[JsonObject]) -> None:
 
 async def test_broken_continuations_get_the_full_paths_own_errors() -> None:
     conversation = growing("to-chat", 12, _break)
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     with_cache = await replay(cache, conversation)
-    assert with_cache == await replay(HistoryCache(min_chars=10**9), conversation)
+    assert with_cache == await replay(HistoryCache(min_bytes=10**9), conversation)
     statuses = [answer[0] for answer in with_cache[0]]  # type: ignore[index]
     assert statuses[5] == 400 and statuses[7] == 400 and statuses[4] == 200
     assert cache.reused >= 2
@@ -281,9 +294,9 @@ def _lone_surrogate(turn: int, messages: list[JsonObject]) -> None:
 
 async def test_a_lone_surrogate_after_a_known_prefix_is_refused_where_it_is() -> None:
     conversation = growing("to-chat", 8, _lone_surrogate)
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     with_cache = await replay(cache, conversation)
-    assert with_cache == await replay(HistoryCache(min_chars=10**9), conversation)
+    assert with_cache == await replay(HistoryCache(min_bytes=10**9), conversation)
     status, _, answer = with_cache[0][6]  # type: ignore[misc]
     assert status == 400
     assert answer["error"]["param"] == "messages[16].content"  # type: ignore[index]
@@ -291,11 +304,11 @@ async def test_a_lone_surrogate_after_a_known_prefix_is_refused_where_it_is() ->
 
 
 async def test_a_one_off_request_keeps_no_messages_a_continued_one_does() -> None:
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     await replay(cache, growing("to-chat", 1))
     (kept,) = [entry for entries in cache._scopes.values() for entry in entries.values()]  # pyright: ignore[reportPrivateUsage]
     assert kept.messages is None and cache.reused == 0
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     await replay(cache, growing("to-chat", 3))
     assert cache.reused == 1
 
@@ -307,9 +320,9 @@ async def test_a_changed_earlier_message_is_decoded_again() -> None:
         5,
         lambda turn, messages: messages[1].update(content=f"go {turn}") if turn == 4 else None,
     )
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     with_cache = await replay(cache, [*conversation, edited[-1]])
-    assert with_cache == await replay(HistoryCache(min_chars=10**9), [*conversation, edited[-1]])
+    assert with_cache == await replay(HistoryCache(min_bytes=10**9), [*conversation, edited[-1]])
     assert cache.reused == 2
 
 
@@ -331,9 +344,9 @@ async def test_new_messages_that_depend_on_the_prefix_are_decoded_with_it(
     model: str, edit: Callable[[int, list[JsonObject]], None]
 ) -> None:
     conversation = growing(model, 5, edit)
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     assert await replay(cache, conversation) == await replay(
-        HistoryCache(min_chars=10**9), conversation
+        HistoryCache(min_bytes=10**9), conversation
     )
     assert cache.reused == 2
 
@@ -352,9 +365,9 @@ async def test_the_model_is_rewritten_in_place_after_a_non_ascii_head() -> None:
         return b'{"metadata":{"note":' + note + b"}," + content[1:]
 
     conversation = [(with_head(content), path) for content, path in growing("to-chat", 4)]
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     answers, sent = await replay(cache, conversation)
-    assert (answers, sent) == await replay(HistoryCache(min_chars=10**9), conversation)
+    assert (answers, sent) == await replay(HistoryCache(min_bytes=10**9), conversation)
     assert cache.reused == 2
     assert all(json.loads(body)["model"] == "up-chat" for body in sent)
     assert [body.replace(b'"up-chat"', b'"to-chat"') for body in sent] == [
@@ -364,13 +377,13 @@ async def test_the_model_is_rewritten_in_place_after_a_non_ascii_head() -> None:
 
 def test_the_defaults_are_the_documented_bounds() -> None:
     cache = HistoryCache()
-    assert (cache.per_scope, cache.max_chars, cache.min_chars) == (8, 16_000_000, 8192)
+    assert (cache.per_scope, cache.max_bytes, cache.min_bytes) == (8, 16_000_000, 8192)
     prefixes = [f'{{"messages":[{{"n":{index}, "pad":"{"x" * 8192}"}}' for index in range(9)]
     for prefix in prefixes:
         cache.keep(SCOPE, entry(prefix))
     assert len(cache) == 8
-    assert cache.find(SCOPE, prefixes[0] + "]}") is None
-    assert cache.find(SCOPE, prefixes[8] + "]}") is not None
+    assert cache.find(SCOPE, (prefixes[0] + "]}").encode()) is None
+    assert cache.find(SCOPE, (prefixes[8] + "]}").encode()) is not None
 
 
 @pytest.mark.parametrize("model", ["to-chat", "to-responses"])
@@ -380,6 +393,6 @@ async def test_branches_from_one_history_reuse_it_from_the_second_branch_on(mode
     branches = [(base, "/v1/chat/completions")] + [
         (body([*messages, *step(100 + index)], model), "/v1/chat/completions") for index in range(4)
     ]
-    cache = HistoryCache(min_chars=0)
-    assert await replay(cache, branches) == await replay(HistoryCache(min_chars=10**9), branches)
+    cache = HistoryCache(min_bytes=0)
+    assert await replay(cache, branches) == await replay(HistoryCache(min_bytes=10**9), branches)
     assert cache.reused == 3

@@ -57,9 +57,9 @@ async def replay(
 
 
 async def same_with_and_without(turns: Conversation, hook: Hook | None = None) -> HistoryCache:
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     assert await replay(cache, turns, hook) == await replay(
-        HistoryCache(min_chars=10**9), turns, hook
+        HistoryCache(min_bytes=10**9), turns, hook
     )
     return cache
 
@@ -87,9 +87,9 @@ async def test_spliced_bodies_are_the_whole_values_compact_encoding(offload_byte
                 assert (await http.post(path, content=content)).status_code == 200
         return [request.content for request in upstream.requests]
 
-    cache = HistoryCache(min_chars=0)
+    cache = HistoryCache(min_bytes=0)
     written = await bodies(cache)
-    assert written == await bodies(HistoryCache(min_chars=10**9))
+    assert written == await bodies(HistoryCache(min_bytes=10**9))
     assert cache.translations_reused == 6
     assert all(compact_json(json.loads(body)) == body for body in written)
 
@@ -125,7 +125,7 @@ async def test_a_vault_entry_for_the_prefix_that_appeared_or_changed_misses() ->
     turns = growing("to-responses", 10)
     cache = await same_with_and_without(turns, _vault_entry_for_a_prefix_call)
     upstream = Recorder(responses_answer)
-    gateway = built(HistoryCache(min_chars=0), upstream)
+    gateway = built(HistoryCache(min_bytes=0), upstream)
     async with client(gateway) as http:
         for number, (content, path) in enumerate(turns):
             await _vault_entry_for_a_prefix_call(number, gateway.store)
