@@ -200,14 +200,17 @@ class _Connection(asyncio.Protocol):
             if timer is not None:
                 timer.cancel()
 
-    async def send(self, payload: bytes, within: float | None, request: httpx.Request) -> None:
-        """Write one request; waits (up to the write timeout) if the socket buffer is full."""
+    async def send(
+        self, payload: list[bytes], within: float | None, request: httpx.Request
+    ) -> None:
+        """Write one request (its pieces in one ``writev`` under uvloop, joined otherwise);
+        waits (up to the write timeout) if the socket buffer is full."""
         if self.closed or self.transport is None or self.transport.is_closing():
             raise _NeverSent()
         self.start()
         self.in_flight = True
         self.head_only = request.method == "HEAD"
-        self.transport.write(payload)
+        self.transport.writelines(payload)
         if self.write_paused:
             self.drained = asyncio.get_running_loop().create_future()
             try:
@@ -347,7 +350,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
     async def _exchange(
         self,
         connection: _Connection,
-        payload: bytes,
+        payload: list[bytes],
         timeouts: dict[str, float | None],
         request: httpx.Request,
     ) -> None:
@@ -488,8 +491,9 @@ def _port(url: httpx.URL) -> int:
     return 443 if url.raw_scheme == b"https" else 80
 
 
-async def _serialize(request: httpx.Request) -> bytes:
-    """Request line, headers and body as one buffer (one write, no Nagle stall)."""
+async def _serialize(request: httpx.Request) -> list[bytes]:
+    """Request line and headers as one buffer, then the body as it is (not copied): both
+    go out in one write (no Nagle stall)."""
     head = [request.method.encode("ascii"), b" ", request.url.raw_path, b" HTTP/1.1\r\n"]
     chunked = False
     for name, value in request.headers.raw:
@@ -497,7 +501,7 @@ async def _serialize(request: httpx.Request) -> bytes:
         chunked = chunked or (name.lower() == b"transfer-encoding" and value.lower() == b"chunked")
     head.append(b"\r\n")
     if isinstance(request.stream, httpx.ByteStream):
-        return b"".join(head) + request.content
+        return [b"".join(head), request.content]
     body: list[bytes] = []
     stream = request.stream
     assert isinstance(stream, httpx.AsyncByteStream), "an async client sends async bodies"
@@ -506,4 +510,4 @@ async def _serialize(request: httpx.Request) -> bytes:
             body += (b"%x\r\n" % len(chunk), chunk, b"\r\n") if chunked else (chunk,)
     if chunked:
         body.append(b"0\r\n\r\n")
-    return b"".join(head) + b"".join(body)
+    return [b"".join(head), b"".join(body)]
