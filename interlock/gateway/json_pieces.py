@@ -1,29 +1,35 @@
 """Compact JSON bodies assembled from pieces that were encoded before.
 
 A translated history prefix is kept as the compact JSON of its items (the bytes between
-the brackets of its array). A later request continuing that history encodes only what is
-new and writes the kept bytes in place of its history array: the body is the bytes
-:func:`~interlock.gateway.model_field.compact_json` (orjson) gives for the whole value,
-with the prefix never decoded or encoded again (a 200 KB tool result is copied, not
-escaped once more).
+the brackets of its array, a view into the body that carried them). A later request
+continuing that history encodes only what is new and writes the kept bytes in place of
+its history array: the body is the bytes :func:`~interlock.gateway.model_field.compact_json`
+(orjson) gives for the whole value, with the prefix never decoded or encoded again, and
+written into the body with one copy (a 200 KB tool result is copied, not escaped again).
 
 Invariants (tested with Hypothesis in ``tests/gateway/test_json_pieces.py``):
 
-* :func:`items_json` of a list is ``compact_json`` of that list without its brackets, and
-  :func:`joined` of two such pieces is :func:`items_json` of the two lists concatenated
-  (orjson writes an array as its items' encodings joined by ``,``, with no spaces);
+* :func:`items_json` of a list is ``compact_json`` of that list without its brackets
+  (orjson writes an array as its items' encodings joined by ``,``, with no spaces), so
+  pieces of consecutive lists joined by ``,`` are :func:`items_json` of the joined lists;
 * :func:`with_array` is ``compact_json`` of the payload with that member's array made of
-  the given items, or ``None`` (the caller encodes the whole value) whenever it cannot be
-  sure: orjson refusing the value, or the placeholder it writes not found exactly once.
+  the given pieces' items, or ``None`` (the caller encodes the whole value) whenever it
+  cannot be sure: orjson refusing the value, or the placeholder it writes not found
+  exactly once.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import orjson
 
 from interlock.transcript import JsonObject, JsonValue
+
+Piece = bytes | memoryview
+"""Items' compact JSON without brackets (:func:`items_json`), or a view of such bytes."""
 
 _PLACEHOLDER = f"interlock-history-{secrets.token_hex(16)}"
 """Written where the history array goes, then replaced (random per process)."""
@@ -47,16 +53,26 @@ def items_json(items: list[JsonValue], *, pieces: bool = False) -> bytes | None:
         return None
 
 
-def joined(first: bytes, second: bytes) -> bytes:
-    """Two :func:`items_json` pieces as one: the items of ``first``, then of ``second``."""
-    if first and second:
-        return b"".join((first, b",", second))
-    return first or second
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A body written by :func:`with_array`, and where its array's items are in it."""
+
+    body: bytes
+    start: int
+    """Offset of the array's first item (just after its ``[``)."""
+    end: int
+    """Offset of the array's ``]``."""
+
+    @property
+    def items(self) -> memoryview:
+        """The array's items as written (a view of ``body``: no copy)."""
+        return memoryview(self.body)[self.start : self.end]
 
 
-def with_array(payload: JsonObject, key: str, items: bytes) -> bytes | None:
+def with_array(payload: JsonObject, key: str, pieces: Sequence[Piece]) -> Written | None:
     """``compact_json`` of ``payload`` with its ``key`` member replaced by the array whose
-    items are ``items`` (an :func:`items_json` piece); ``key`` keeps its place.
+    items are those of ``pieces`` in order (:func:`items_json` pieces; empty ones add
+    nothing); ``key`` keeps its place.
 
     ``None`` when orjson refuses the rest of the payload, or when the placeholder's JSON
     is not found exactly once in its encoding (a string of the payload could end with
@@ -72,4 +88,11 @@ def with_array(payload: JsonObject, key: str, items: bytes) -> bytes | None:
     end = at + len(_PLACEHOLDER_JSON)
     if at < 0 or encoded.find(_PLACEHOLDER_JSON, end) >= 0:
         return None
-    return b"".join((encoded[:at], b"[", items, b"]", memoryview(encoded)[end:]))
+    items: list[Piece] = []
+    for piece in pieces:
+        if len(piece):
+            items += (b",", piece) if items else (piece,)
+    size = sum(len(piece) for piece in items)
+    view = memoryview(encoded)
+    body = b"".join((view[:at], b"[", *items, b"]", view[end:]))
+    return Written(body, at + 1, at + 1 + size)

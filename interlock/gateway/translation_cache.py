@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
-from interlock.gateway.json_pieces import items_json, joined, with_array
+from interlock.gateway.json_pieces import Written, items_json, with_array
 from interlock.gateway.upstream import Upstream
 from interlock.gateway.vault import Lookup, ReasoningVault, restore_messages, wanted_keys
 from interlock.transcript import (
@@ -83,9 +83,10 @@ class Translation:
     """The prefix's messages after the vault put back what it holds for them."""
     lookup: Lookup
     """The vault lookup of the prefix's keys when it was translated."""
-    items: bytes
+    items: memoryview
     """The upstream history items of the prefix as compact JSON, without the array's
-    brackets (:func:`.json_pieces.items_json`): written as they are, never encoded again."""
+    brackets (:func:`.json_pieces.items_json`; a view into the body that carried them):
+    written as they are, never encoded again."""
 
 
 def key_of(request: Request, upstream_name: str, replay_mode: str) -> TranslationKey:
@@ -139,7 +140,7 @@ def kept(
     written = items_json(items, pieces=pieces) if items is not None else None
     if written is None:
         return None
-    return Translation(key, restored, lookup, written)
+    return Translation(key, restored, lookup, memoryview(written))
 
 
 def prefix_found(translation: Translation, lookup: Lookup) -> bool:
@@ -149,19 +150,15 @@ def prefix_found(translation: Translation, lookup: Lookup) -> bool:
     return lookup.texts[: len(known)] == known
 
 
-def spliced_body(
-    translation: Translation, dialect: str, encoded: Encoded
-) -> tuple[bytes, bytes] | None:
-    """The whole request's upstream body and its history items' bytes: ``encoded`` (the
-    new messages alone) with the kept items written in front of its items; ``None`` when
-    it cannot stand for the full encoding."""
+def spliced_body(translation: Translation, dialect: str, encoded: Encoded) -> Written | None:
+    """The whole request's upstream body: ``encoded`` (the new messages alone) with the
+    kept items written in front of its items; ``None`` when it cannot stand for the full
+    encoding."""
     items = _history_items(dialect, encoded)
     written = items_json(items) if items is not None else None
     if written is None:
         return None
-    whole = joined(translation.items, written)
-    body = with_array(encoded.payload, SPLICES[dialect], whole)
-    return None if body is None else (body, whole)
+    return with_array(encoded.payload, SPLICES[dialect], (translation.items, written))
 
 
 def prefix_translation(
@@ -183,14 +180,11 @@ def prefix_translation(
     if whole_items[cut:] != items:
         return None
     tail = items_json(whole_items[cut:])  # the very bytes ``whole.items`` ends with
-    if tail is None or not whole.items.endswith(tail):
+    size = len(whole.items)
+    if tail is None or len(tail) > size or whole.items[size - len(tail) :].tobytes() != tail:
         return None
-    if not tail:
-        kept_items = whole.items
-    elif cut == 0:
-        kept_items = b""
-    else:
-        kept_items = whole.items[: len(whole.items) - len(tail) - 1]
+    # Without the tail, and the comma before it unless nothing is left.
+    kept_items = whole.items[: max(size - len(tail) - 1, 0)] if tail else whole.items
     lookup = whole.lookup.head(len(whole.lookup.ids) - new_keys)
     return Translation(whole.key, whole.restored[:prefix], lookup, kept_items)
 
@@ -235,10 +229,9 @@ async def splice(
     written = spliced_body(translation, upstream.dialect.name, alone)
     if written is None:
         return None
-    body, items = written
     messages = translation.restored + new
-    kept_now = Translation(key, messages, lookup, items)
-    return Splice(alone, body, replace(request, messages=messages), kept_now, len(found))
+    kept_now = Translation(key, messages, lookup, written.items)
+    return Splice(alone, written.body, replace(request, messages=messages), kept_now, len(found))
 
 
 def hold_translation(
@@ -293,4 +286,5 @@ def translated_whole(
         return None, None
     items = cast(list[JsonValue], encoded.payload[SPLICES[dialect]])
     hold_translation(parsed, whole, items, upstream, request)
-    return whole, with_array(encoded.payload, SPLICES[dialect], whole.items)
+    written = with_array(encoded.payload, SPLICES[dialect], (whole.items,))
+    return whole, written.body if written is not None else None
