@@ -359,7 +359,7 @@ class Proxy:
                 if spliced is not None:  # what is left to do is small: here, on the loop
                     self.history.translations_reused += 1
                     call.request, call.translated = spliced.request, spliced.translation
-                    call.warnings = vault_misses(call.request.messages, upstream.config)
+                    call.warnings = spliced.misses
                     self._translated(call, spliced.encoded, spliced.restored, spliced.body)
                     return
         keys = wanted_keys(request.messages, upstream.config)
@@ -401,7 +401,7 @@ class Proxy:
         if call.ingress.name != dialect and dialect in SPLICES and call.parsed is not None:
             large = 0 < self.offload_bytes <= len(call.body)
             call.translated, body = translated_whole(
-                call.parsed, upstream, request, encoded, lookup, large=large
+                call.parsed, upstream, request, encoded, lookup, call.warnings, large=large
             )
         self._translated(call, encoded, restored, body)
 

@@ -38,7 +38,13 @@ from typing import TYPE_CHECKING, cast
 
 from interlock.gateway.json_pieces import Written, items_json, with_array
 from interlock.gateway.upstream import Upstream
-from interlock.gateway.vault import Lookup, ReasoningVault, restore_messages, wanted_keys
+from interlock.gateway.vault import (
+    Lookup,
+    ReasoningVault,
+    restore_messages,
+    vault_misses,
+    wanted_keys,
+)
 from interlock.transcript import (
     Continuation,
     Encoded,
@@ -51,6 +57,7 @@ from interlock.transcript import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    TranslationWarning,
 )
 
 if TYPE_CHECKING:
@@ -87,6 +94,9 @@ class Translation:
     """The upstream history items of the prefix as compact JSON, without the array's
     brackets (:func:`.json_pieces.items_json`; a view into the body that carried them):
     written as they are, never encoded again."""
+    misses: tuple[TranslationWarning, ...]
+    """The prefix's vault-miss warnings (:func:`.vault.vault_misses` of ``restored``):
+    the same in every history continuing it with no message opening a turn."""
 
 
 def key_of(request: Request, upstream_name: str, replay_mode: str) -> TranslationKey:
@@ -131,6 +141,7 @@ def kept(
     encoded: Encoded,
     restored: tuple[Message, ...],
     lookup: Lookup,
+    misses: tuple[TranslationWarning, ...],
     *,
     pieces: bool = False,
 ) -> Translation | None:
@@ -140,7 +151,7 @@ def kept(
     written = items_json(items, pieces=pieces) if items is not None else None
     if written is None:
         return None
-    return Translation(key, restored, lookup, memoryview(written))
+    return Translation(key, restored, lookup, memoryview(written), misses)
 
 
 def prefix_found(translation: Translation, lookup: Lookup) -> bool:
@@ -166,14 +177,14 @@ def prefix_translation(
     whole_items: list[JsonValue],
     prefix: int,
     new_keys: int,
-    dialect: str,
+    upstream: Upstream,
     new_alone: Encoded,
 ) -> Translation | None:
     """The translation of ``whole``'s first ``prefix`` messages, when the rest of it is
     ``new_alone`` (the other messages, restored, encoded alone; ``new_keys`` vault keys):
     how a continued history that was translated whole gets its prefix's translation.
     ``whole_items`` are the items ``whole.items`` was written from."""
-    items = new_alone.payload.get(SPLICES[dialect])
+    items = new_alone.payload.get(SPLICES[upstream.dialect.name])
     if new_alone.warnings or not isinstance(items, list) or len(items) > len(whole_items):
         return None
     cut = len(whole_items) - len(items)
@@ -186,7 +197,9 @@ def prefix_translation(
     # Without the tail, and the comma before it unless nothing is left.
     kept_items = whole.items[: max(size - len(tail) - 1, 0)] if tail else whole.items
     lookup = whole.lookup.head(len(whole.lookup.ids) - new_keys)
-    return Translation(whole.key, whole.restored[:prefix], lookup, kept_items)
+    restored = whole.restored[:prefix]
+    misses = vault_misses(restored, upstream.config)
+    return Translation(whole.key, restored, lookup, kept_items, misses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +216,8 @@ class Splice:
     """The translation to keep with this request's own prefix."""
     restored: int
     """Vault entries found for the whole history (the translation label's count)."""
+    misses: tuple[TranslationWarning, ...]
+    """The whole history's vault-miss warnings: the kept prefix's, then the new ones'."""
 
 
 async def splice(
@@ -230,8 +245,11 @@ async def splice(
     if written is None:
         return None
     messages = translation.restored + new
-    kept_now = Translation(key, messages, lookup, written.items)
-    return Splice(alone, written.body, replace(request, messages=messages), kept_now, len(found))
+    start = len(translation.restored)  # no new message opens a turn (splices_alone)
+    misses = translation.misses + vault_misses(messages, upstream.config, start=start)
+    kept_now = Translation(key, messages, lookup, written.items, misses)
+    request = replace(request, messages=messages)
+    return Splice(alone, written.body, request, kept_now, len(found), misses)
 
 
 def hold_translation(
@@ -262,8 +280,7 @@ def hold_translation(
     except LossyHistoryError:
         return
     new_keys = len(wanted_keys(new, upstream.config))
-    dialect = upstream.dialect.name
-    entry.translation = prefix_translation(whole, whole_items, count, new_keys, dialect, alone)
+    entry.translation = prefix_translation(whole, whole_items, count, new_keys, upstream, alone)
 
 
 def translated_whole(
@@ -272,16 +289,18 @@ def translated_whole(
     request: Request,
     encoded: Encoded,
     lookup: Lookup,
+    misses: tuple[TranslationWarning, ...],
     *,
     large: bool,
 ) -> tuple[Translation | None, bytes | None]:
     """A whole history translated on the full path (``request``, restored, is ``encoded``
-    for ``upstream``): the translation to keep with this request's prefix, after giving
+    for ``upstream``; ``misses`` its vault-miss warnings): the translation to keep with
+    this request's prefix, after giving
     the entry it continued its prefix's (:func:`hold_translation`), and the body written
     from the kept bytes; ``(None, None)`` when it cannot be kept."""
     dialect = upstream.dialect.name
     key = key_of(request, upstream.name, upstream.config.replay_mode)
-    whole = kept(key, dialect, encoded, request.messages, lookup, pieces=large)
+    whole = kept(key, dialect, encoded, request.messages, lookup, misses, pieces=large)
     if whole is None:
         return None, None
     items = cast(list[JsonValue], encoded.payload[SPLICES[dialect]])

@@ -255,7 +255,7 @@ def wanted_keys(messages: Sequence[Message], upstream: UpstreamConfig) -> list[s
 
 
 def vault_misses(
-    messages: Sequence[Message], upstream: UpstreamConfig
+    messages: Sequence[Message], upstream: UpstreamConfig, *, start: int = 0
 ) -> tuple[TranslationWarning, ...]:
     """A ``vault_miss`` warning per payload the current turn's tool steps still lack after
     the vault restored what it had (``messages`` as restored): neither the request nor the
@@ -264,12 +264,18 @@ def vault_misses(
     Earlier turns are left alone (services ignore or drop reasoning of finished turns), and
     so is a step that carries another provider's reasoning: another service answered it (a
     model switch), so there was never anything of this one's to keep.
+
+    ``start``: exactly the warnings of the whole history at positions from ``start`` on
+    (each depends on its message and on where the current turn starts, which is found
+    among those messages alone when one of them opens a turn, else lies at or before
+    ``start``): a continued history's earlier warnings are known (:mod:`.translation_cache`).
     """
     wanted = needs(upstream)
     if not wanted.any:
         return ()
     warnings: list[TranslationWarning] = []
-    for index in range(current_turn_start(messages), len(messages)):
+    first = start + current_turn_start(messages[start:]) if start else current_turn_start(messages)
+    for index in range(first, len(messages)):
         message = messages[index]
         if message.role != "assistant" or _carries_reasoning(message):
             continue

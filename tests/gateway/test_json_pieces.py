@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interlock.gateway import json_pieces
@@ -32,6 +32,7 @@ def _body(written: Written | None) -> bytes | None:
     return None if written is None else written.body
 
 
+@settings(deadline=None)  # no timing assertions: the machine is shared
 @given(ITEMS, ITEMS)
 def test_pieces_are_the_encoding_of_their_items(
     first: list[JsonValue], second: list[JsonValue]
@@ -40,6 +41,7 @@ def test_pieces_are_the_encoding_of_their_items(
     assert items_json(first, pieces=True) == items_json(first)
 
 
+@settings(deadline=None)  # no timing assertions: the machine is shared
 @given(st.dictionaries(TEXT, JSON, max_size=5), st.data(), st.lists(ITEMS, max_size=4))
 def test_with_array_is_the_whole_encoding_or_declines(
     payload: JsonObject, data: st.DataObject, lists: list[list[JsonValue]]

@@ -176,8 +176,8 @@ def test_only_plain_assistant_steps_and_tool_results_splice() -> None:
 def test_an_encoding_with_a_warning_or_instructions_is_neither_kept_nor_spliced() -> None:
     key = ("responses", "strict", Continuation(store=False))
     plain = Encoded(payload={"model": "m", "input": [{"n": 2}], "store": False})
-    known = kept(key, "openai-responses", Encoded(payload={"input": [{"n": 1}]}), (), NOTHING)
-    assert known == Translation(key, (), NOTHING, memoryview(b'{"n":1}'))
+    known = kept(key, "openai-responses", Encoded(payload={"input": [{"n": 1}]}), (), NOTHING, ())
+    assert known == Translation(key, (), NOTHING, memoryview(b'{"n":1}'), ())
     assert known is not None
     whole = spliced_body(known, "openai-responses", plain)
     assert whole is not None
@@ -188,5 +188,5 @@ def test_an_encoding_with_a_warning_or_instructions_is_neither_kept_nor_spliced(
     )
     instructed = Encoded(payload={**plain.payload, "instructions": "be brief"})
     for encoded in (warned, instructed):
-        assert kept(key, "openai-responses", encoded, (), NOTHING) is None
+        assert kept(key, "openai-responses", encoded, (), NOTHING, ()) is None
         assert spliced_body(known, "openai-responses", encoded) is None

@@ -1,20 +1,27 @@
 """Vault lookups: one round trip for a known lookup and new keys; a known part whose stored
-texts changed is read again whole."""
+texts changed is read again whole. Vault misses counted from a start are the whole
+history's from there."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.stores import open_store
-from interlock.gateway.vault import ReasoningVault
+from interlock.gateway.vault import ReasoningVault, vault_misses
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
+    OPENAI_ENCRYPTED_CONTENT,
     Message,
     Opaque,
+    ReasoningPart,
     Request,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
 )
 
 UPSTREAM = UpstreamConfig(name="up", protocol="openai-responses", base_url="https://x.example")
@@ -77,3 +84,31 @@ async def test_a_reused_call_id_is_kept_apart_by_the_calls_name_and_arguments() 
     other = replace(stripped[0].parts[0], arguments='{"city":"Oslo"}')
     unknown = Request(model="m", messages=(Message(role="assistant", parts=(other,)),))
     assert (await vault.restore("t", gemini, unknown))[1] == 0
+
+
+def _message(kind: str, number: int) -> Message:
+    call = ToolCallPart(call_id=f"call_{number}", name="f", arguments="{}")
+    opaque = Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="enc")
+    if kind == "user":
+        return Message(role="user", parts=(TextPart(text="go"),))
+    if kind == "result":
+        result = ToolResultPart(call_id=f"call_{number}", name="f", output=(TextPart(text="ok"),))
+        return Message(role="tool", parts=(result,))
+    if kind == "reasoned":
+        reasoning = ReasoningPart(reasoning_kind="encrypted", opaque=opaque)
+        return Message(role="assistant", parts=(reasoning, call))
+    return Message(role="assistant", parts=(call,))
+
+
+@settings(deadline=None)  # no timing assertions: the machine is shared
+@given(st.lists(st.sampled_from(["user", "call", "reasoned", "result"]), max_size=12), st.data())
+def test_vault_misses_from_a_start_are_the_whole_historys_from_there(
+    kinds: list[str], data: st.DataObject
+) -> None:
+    messages = [_message(kind, number) for number, kind in enumerate(kinds)]
+    start = data.draw(st.integers(0, len(messages)))
+    whole = vault_misses(messages, UPSTREAM)
+    positions = [int(warning.location.removeprefix("messages[")[:-1]) for warning in whole]
+    assert vault_misses(messages, UPSTREAM, start=start) == tuple(
+        warning for warning, at in zip(whole, positions, strict=True) if at >= start
+    )
