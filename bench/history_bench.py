@@ -31,8 +31,14 @@ measured in the same rounds, interleaved, so the two columns are comparable.
 (16 connections, cycling through 50 continuations of one history), server CPU per request:
 the saturating driver next to the one-at-a-time pairs.
 
+``--litellm BIN``: LiteLLM's proxy (``BIN`` is its ``litellm`` command, installed in a
+virtual environment of its own) measured alongside in the same rounds, one worker, model
+``same`` routed to the same Chat emulator: same-dialect cases only (the size sweep, the
+tool result, the small request), CPU of its process and children.
+
 Usage: python bench/history_bench.py [--sizes 10,100,1000,2000] [--rounds 5]
        [--requests 100] [--turns 500] [--baseline DIR] [--wrk SECONDS] [--saturate SECONDS]
+       [--litellm BIN]
 """
 
 from __future__ import annotations
@@ -171,6 +177,11 @@ class Variant:
     pid: int
 
 
+def serving(variants: list[Variant], cross: bool) -> list[Variant]:
+    """The variants that serve the case: LiteLLM is set up for the same-dialect model only."""
+    return [variant for variant in variants if not cross or variant.name != "litellm"]
+
+
 @dataclass
 class Sample:
     added: list[float]
@@ -278,6 +289,7 @@ def case(
     port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
     bodies = bodies_for(messages, cross, model, arguments.vary)
     direct = pb.Connection(port)
+    variants = serving(variants, cross)
     results: dict[str, list[Sample]] = {variant.name: [] for variant in variants}
     for round_index in range(arguments.rounds):
         order = variants if round_index % 2 == 0 else variants[::-1]
@@ -304,6 +316,7 @@ def conversation(
     model = "cross" if cross else "same"
     port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
     direct = pb.Connection(port)
+    variants = serving(variants, cross)
     messages: list[JsonObject] = [
         {"role": "system", "content": "You answer briefly."},
         {"role": "user", "content": "Check the weather in many cities."},
@@ -391,6 +404,7 @@ def saturated(
     """
     model = "cross" if cross else "same"
     bodies = bodies_for(messages, cross, model, "continue")
+    variants = serving(variants, cross)
     directory = Path(tempfile.mkdtemp(prefix="interlock-wrk-bodies-"))
     for number in range(1, 51):
         (directory / f"{number}.json").write_bytes(bodies(number + 1)[1])
@@ -446,6 +460,7 @@ def main() -> int:
     parser.add_argument(
         "--saturate", type=float, default=0, help="seconds of wrk per continued case (0: skip)"
     )
+    parser.add_argument("--litellm", help="LiteLLM's litellm command: measured alongside")
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="interlock-history-bench-"))
     ports = {"chat": pb.free_port(), "responses": pb.free_port()}
@@ -465,6 +480,12 @@ def main() -> int:
             processes.append(process)
             pb.wait_healthy(port, "/healthz", process)
             variants.append(Variant(name, port, process.pid))
+        if arguments.litellm:
+            port = pb.free_port()
+            process = pb.litellm(arguments.litellm, port, ports["chat"], work, 1)
+            processes.append(process)
+            pb.wait_healthy(port, "/health/liveliness", process, timeout=180)
+            variants.append(Variant("litellm", port, process.pid))
         run_cases(ports, variants, arguments)
     finally:
         for process in processes:
