@@ -189,7 +189,7 @@ class Sample:
 
 
 def run_pairs(
-    direct: pb.Connection,
+    direct_port: int,
     direct_path: str,
     variant: Variant,
     bodies: Callable[[int], tuple[bytes, bytes]],
@@ -197,8 +197,10 @@ def run_pairs(
 ) -> Sample:
     """``count`` direct/proxied pairs (order flipped every other pair) after 10 warm-ups.
 
-    A fresh connection per call: an idle keep-alive connection is closed after 5 s.
+    Fresh connections per call: an idle keep-alive connection is closed after 5 s, which a
+    loaded machine reaches between two calls.
     """
+    direct = pb.Connection(direct_port)
     connection = pb.Connection(variant.port)
     for index in range(10):
         direct_body, proxy_body = bodies(index)
@@ -218,6 +220,7 @@ def run_pairs(
             proxied = connection.post(pb.CHAT_PATH, proxy_body).total
         added.append(proxied - alone)
     connection.close()
+    direct.close()
     return Sample(added, (cpu_ns(variant.pid) - started) / count / 1e6)
 
 
@@ -288,16 +291,12 @@ def case(
     model = "cross" if cross else "same"
     port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
     bodies = bodies_for(messages, cross, model, arguments.vary)
-    direct = pb.Connection(port)
     variants = serving(variants, cross)
     results: dict[str, list[Sample]] = {variant.name: [] for variant in variants}
     for round_index in range(arguments.rounds):
         order = variants if round_index % 2 == 0 else variants[::-1]
         for variant in order:
-            results[variant.name].append(
-                run_pairs(direct, path, variant, bodies, arguments.requests)
-            )
-    direct.close()
+            results[variant.name].append(run_pairs(port, path, variant, bodies, arguments.requests))
     size = len(chat_body(messages, model))
     line = f"{label:<14} {len(messages):>5} msgs {size / 1000:7.1f} KB"
     for variant in variants:

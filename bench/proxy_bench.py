@@ -103,7 +103,7 @@ def wait_healthy(
 def emulator(protocol: str, port: int, cwd: Path, workers: int = 1) -> subprocess.Popen[bytes]:
     arguments = ["emulate", "--protocol", protocol, "--port", str(port)]
     process = start([*arguments, "--workers", str(workers)], cwd)
-    wait_healthy(port, "/", process)
+    wait_healthy(port, "/", process, timeout=120)  # a loaded machine starts slowly
     return process
 
 
