@@ -400,6 +400,8 @@ def saturated(
 
     The history is sent twice first (so the gateway holds it, as after a conversation's
     second request); then wrk cycles through 50 continuations of it, each one step longer.
+    wrk waits up to 60 s per answer: with its default 2 s, a loaded emulator's slow answers
+    were abandoned (the gateway still did the work) and only the few completed ones counted.
     """
     model = "cross" if cross else "same"
     bodies = bodies_for(messages, cross, model, "continue")
@@ -416,7 +418,7 @@ def saturated(
             warm.post(pb.CHAT_PATH, bodies(index)[1])
         warm.close()
         started, begun = cpu_ns(variant.pid), time.perf_counter()
-        command = ["wrk", "-t1", "-c16", f"-d{seconds:.0f}s", "-s", str(script)]
+        command = ["wrk", "-t1", "-c16", f"-d{seconds:.0f}s", "--timeout", "60s", "-s", str(script)]
         output = subprocess.run(
             [*command, f"http://127.0.0.1:{variant.port}{pb.CHAT_PATH}"],
             capture_output=True,
