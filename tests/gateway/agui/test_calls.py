@@ -117,16 +117,23 @@ def server(emulators: Emulators, tmp_path: Path) -> Iterator[Server]:
 
 
 def run_over(
-    server: Server, agent: str, body: dict[str, Any], transport: str
+    server: Server, agent: str, body: dict[str, Any], transport: str, key: str | None = None
 ) -> list[dict[str, Any]]:
-    """One run's events, over SSE or over a WebSocket."""
+    """One run's events, over SSE or over a WebSocket (with an API ``key`` if given)."""
+    headers = {"authorization": f"Bearer {key}"} if key else {}
     if transport == "sse":
-        response, text = sse_run(server, body, agent)
+        if not headers:
+            response, text = sse_run(server, body, agent)
+        else:
+            response = httpx.post(
+                f"{server.url}/agui/{agent}", json=body, headers=headers, timeout=60
+            )
+            text = response.text
         assert response.status_code == 200
         return sse_events(text)
 
     async def over_socket() -> list[dict[str, Any]]:
-        async with open_socket(server, agent) as socket:
+        async with open_socket(server, agent, additional_headers=headers) as socket:
             return await socket.run(body)
 
     return asyncio.run(over_socket())
@@ -194,6 +201,32 @@ def test_a_model_call_over_the_request_limit_ends_the_run_with_rate_limited(
         assert metric(metrics, "interlock_usage_requests_total", **labels) == 1
         runs = {"agent": "spread", "code": "RATE_LIMITED"}
         assert metric(metrics, "interlock_agui_errors_total", **runs) == 2
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+def test_a_tenants_limit_refuses_that_tenants_calls_only(
+    emulators: Emulators, tmp_path: Path, transport: str
+) -> None:
+    emulators.a.reset()
+    emulators.b.reset()
+    keys = '[server]\napi_keys = [{key = "key-a", tenant = "team-a"}, {key = "key-b", tenant = "team-b"}]\n'
+    config = _config(tmp_path, emulators.a_url, emulators.b_url, LIMIT_TEAM_A)
+    for server in serve_gateway(config.replace("[server]\n", keys, 1)):
+        limited = run_over(
+            server, "spread", run_input(new_id("t"), [user(ASK)]), transport, "key-a"
+        )
+        (error,) = of_type(limited, "RUN_ERROR")
+        assert error["code"] == "RATE_LIMITED"
+        assert error["message"].startswith("rate limit exceeded for tenant 'team-a'")
+        free = run_over(server, "spread", run_input(new_id("t"), [user(ASK)]), transport, "key-b")
+        assert of_type(free, "RUN_FINISHED"), free[-1:]
+        metrics = httpx.get(f"{server.url}/metrics", headers={"authorization": "Bearer key-b"})
+        refused = {"tenant": "team-a", "model": "spread", "limit": "requests"}
+        assert metric(metrics.text, "interlock_rate_limited_total", **refused) == 1
+        assert 'tenant="team-b",model="spread",limit' not in metrics.text
+
+
+LIMIT_TEAM_A = '\n[[rate_limits]]\ntenant = "team-a"\nrequests_per_minute = 1\n'
 
 
 @pytest.mark.parametrize("transport", ["sse", "ws"])
