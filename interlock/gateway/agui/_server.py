@@ -56,8 +56,12 @@ SERVER_OPTIONS: Mapping[str, Any] = {
     "http": "interlock.gateway.agui:StallLimitedHttpProtocol",
     "ws": "interlock.gateway.agui:LeanWebSocketProtocol",
     "ws_per_message_deflate": False,
+    "timeout_keep_alive": 75,
 }
-"""``uvicorn.run(app, **SERVER_OPTIONS)``: how the gateway serves its WebSockets."""
+"""``uvicorn.run(app, **SERVER_OPTIONS)``: how the gateway serves its WebSockets and its
+idle HTTP connections. An idle keep-alive connection stays open 75 s (uvicorn's default is
+5 s), longer than clients keep theirs (Node's ``fetch`` 4 s, httpx 5 s): the client closes
+first, so it never reuses a connection the server is closing."""
 
 _FIN_TEXT = 0x81
 _SMALL = [bytes((_FIN_TEXT, size)) for size in range(126)]
