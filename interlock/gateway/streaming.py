@@ -306,14 +306,18 @@ class RelayResponse(StreamingResponse):
 def stream_response(proxy: Proxy, call: ProxyCall, response: httpx.Response) -> RelayResponse:
     """The client's streaming response; metrics and the access log close with the stream."""
     framer = _Framer(call.json_array)
+    # Within a dialect the upstream's bytes go to the client even when the request was
+    # re-encoded (history restored from the vault): nothing the dialect carries is lost
+    # (a Chat stream's further choices, n > 1, which the canonical response has no place for).
+    relayed = call.passthrough or call.ingress.name == call.upstream.dialect.name
     relay = _Relay(
         proxy,
         call,
         decoding=not call.passthrough or vault_needed(call.upstream.config, call.passthrough),
-        keep_raw=call.passthrough and not framer.json_array,
+        keep_raw=relayed and not framer.json_array,
     )
     produce: Callable[[_Relay, httpx.Response, _Framer], AsyncIterator[bytes]] = (
-        _passthrough if call.passthrough else _translated
+        _passthrough if relayed else _translated
     )
 
     async def body() -> AsyncGenerator[bytes]:

@@ -12,6 +12,10 @@ input): usage arrives *after* ``finish_reason`` (``stream_options.include_usage`
 a last chunk with empty ``choices``; OpenRouter's last chunk repeats the choice with an empty
 delta), and every update must reach the client's encoder before the response's end.
 An in-band ``{"error": …}`` chunk (OpenRouter, mid-stream) is a stream failure.
+
+Choice 0 is the response, as when not streamed; deltas of other choices (``n > 1``) are
+skipped (a non-streamed answer keeps them for a Chat client in ``extra``; a streamed one
+reaches a Chat client as the upstream's bytes, see the gateway's stream relay).
 """
 
 from __future__ import annotations
@@ -148,8 +152,11 @@ class StreamDecoder:
         ]
 
     def _choice(self, choice: JsonObject, path: str) -> list[Update]:
-        if choice.get("index", 0) != 0:
-            raise DecodeError(f"{path}.index", "only one choice (n=1) can be streamed")
+        index = as_int(choice.get("index", 0), f"{path}.index")
+        if index < 0:
+            raise DecodeError(f"{path}.index", "a choice index is at least 0")
+        if index > 0:
+            return []  # another choice (n > 1): not part of the canonical response
         if self._finished:
             self._after_finish(choice, path)
             return []

@@ -296,7 +296,11 @@ def test_done_without_finish_reason_still_finishes_parts() -> None:
         ([_chunk(_call(0, ""))], "stream[0].choices[0].delta.tool_calls[0].id"),
         ([_chunk({"content": 5})], "stream[0].choices[0].delta.content"),
         (
-            [json.dumps({"id": "c", "choices": [{"index": 1, "delta": {}}]})],
+            [json.dumps({"id": "c", "choices": [{"index": -1, "delta": {}}]})],
+            "stream[0].choices[0].index",
+        ),
+        (
+            [json.dumps({"id": "c", "choices": [{"index": "1", "delta": {}}]})],
             "stream[0].choices[0].index",
         ),
         ([_chunk({"content": "a"}), "[DONE]", _chunk({"content": "b"})], "stream"),
@@ -306,6 +310,29 @@ def test_malformed_streams_raise_decode_errors_naming_the_path(lines: list[str],
     with pytest.raises(DecodeError) as caught:
         decode_all(lines)
     assert caught.value.path == path
+
+
+def test_other_choices_are_skipped_choice_zero_is_the_response() -> None:
+    def both(first: dict[str, object], second: dict[str, object], finish: str | None) -> str:
+        choices = [
+            {"index": 0, "delta": first, "finish_reason": finish},
+            {"index": 1, "delta": second, "finish_reason": finish},
+        ]
+        return json.dumps({"id": "c", "choices": choices})
+
+    updates = decode_all(
+        [
+            both({"content": "zero"}, {"content": "one"}, None),
+            json.dumps({"id": "c", "choices": [{"index": 1, "delta": {"content": " more"}}]}),
+            both({}, {}, "stop"),
+            json.dumps(
+                {"id": "c", "choices": [{"index": 1, "delta": {}, "finish_reason": "stop"}]}
+            ),
+            "[DONE]",
+        ]
+    )
+    response = fold_updates(updates)
+    assert response.message.text == "zero" and response.finish_reason == "stop"
 
 
 def test_role_chunk_opens_no_part() -> None:
