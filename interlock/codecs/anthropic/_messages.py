@@ -2,7 +2,11 @@
 
 Decode: ``system`` becomes one leading ``system`` message. An ``assistant`` message becomes
 one ``assistant`` message, blocks in order. A ``user`` message becomes a ``tool`` message per
-``tool_result`` block and a ``user`` message per run of other blocks.
+``tool_result`` block and a ``user`` message per run of other blocks. ``content`` is a string
+(one text block) or a list of blocks. A ``system`` message inside ``messages[]`` (newer
+models' mid-conversation instructions, never the first message) becomes a ``system``
+message in its place, marked so that it goes back to Anthropic in its place; any other role
+is a :class:`DecodeError` naming ``messages[i].role``.
 
 Encode: leading ``system``/``developer`` messages become ``system``; ``assistant`` →
 ``assistant``; ``user`` and ``tool`` → ``user``. Consecutive canonical messages with the same
@@ -28,6 +32,7 @@ from interlock.codecs.anthropic._wire import (
     split,
 )
 from interlock.transcript import (
+    DecodeError,
     JsonObject,
     JsonValue,
     LossyHistoryError,
@@ -38,6 +43,9 @@ from interlock.transcript import (
 )
 
 _MESSAGE = frozenset({"role", "content"})
+ROLES = ("user", "assistant", "system")
+"""The roles of ``messages[]`` the service knows (``system``: mid-conversation instructions,
+accepted by the models that support them, refused by the others)."""
 
 
 def decode_system(value: JsonValue, path: str) -> Message:
@@ -59,8 +67,21 @@ def decode_messages(value: JsonValue, path: str) -> list[Message]:
         where = f"{path}[{index}]"
         fields, rest = split(as_object(item, where), _MESSAGE)
         role = as_str(fields.get("role"), f"{where}.role")
+        if role not in ROLES:
+            raise DecodeError(
+                f"{where}.role", f"expected 'user', 'assistant' or 'system', got {role!r}"
+            )
+        if role == "system" and index == 0:
+            raise DecodeError(
+                f"{where}.role",
+                "a system message in messages[] comes after a user turn; instructions that "
+                "open the conversation go in the top-level system field",
+            )
         content = fields.get("content")
-        decoded = _decode_content(content, f"{where}.content", role, names)
+        if role == "system":
+            decoded = [decode_system(content, f"{where}.content")]
+        else:
+            decoded = _decode_content(content, f"{where}.content", role, names)
         own: JsonObject = {}
         if rest:
             own["fields"] = rest
@@ -137,7 +158,8 @@ def encode_messages(
     system_string = False
     wire: list[WireMessage] = []
     for index, message in enumerate(messages):
-        if message.role in ("system", "developer"):
+        in_place = own_extra(message.extra).get("role") == "system" and bool(wire)
+        if message.role in ("system", "developer") and not in_place:
             _system_message(message, index, bool(wire), encoder, policy)
             system.extend(_blocks(message, index, encoder))
             system_string = len(system) == 1 and bool(own_extra(message.extra).get("string"))

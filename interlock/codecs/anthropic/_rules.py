@@ -125,9 +125,9 @@ def _roles(payload: JsonObject) -> Violation | None:
     previous: JsonValue = None
     for index, message in enumerate(messages):
         role = message.get("role")
-        if role not in ("user", "assistant"):
+        if role not in ("user", "assistant", "system"):
             return Violation(
-                f"messages.{index}.role: Input should be 'user' or 'assistant'",
+                f"messages.{index}.role: Input should be 'user', 'assistant' or 'system'",
                 f"messages.{index}.role",
             )
         if index == 0 and role != "user":
