@@ -58,6 +58,7 @@ FEATURES = (
     "tool_result_json",
     "tool_result_media",
     "citation",
+    "citation_answer",
     "hosted_approval",
     "hosted_tool",
     "finish_reason",
@@ -213,10 +214,16 @@ def message_items(
 
 
 def response_items(response: Response) -> list[Item]:
-    """Items of a response: its message content plus finish reason and usage."""
+    """Items of a response: its message content plus finish reason and usage.
+
+    Citations of an answer are the ``citation_answer`` feature: an answer can carry what a
+    history sent back to a model cannot (most request formats have no citation field)."""
     items = [
         Item(
-            item.feature, item.location.replace("messages[0]", "message", 1), item.key, item.opaque
+            "citation_answer" if item.feature == "citation" else item.feature,
+            item.location.replace("messages[0]", "message", 1),
+            item.key,
+            item.opaque,
         )
         for item in message_items((response.message,))
     ]

@@ -17,7 +17,8 @@
   be told apart from a hosted one).
 
 For responses (``for_request=False``) the same mapping applies, except that reasoning of any
-origin is shown to the client as thought parts and nothing is refused.
+origin is shown to the client as thought parts, nothing is refused, and citations are left
+to the candidate (``groundingMetadata``, see :mod:`._citations`).
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ class PartEncoder:
             case TextPart():
                 wire = _fields(part.extra)
                 wire["text"] = part.text
-                if part.citations:
+                if part.citations and self._for_request:
+                    # An answer's citations go on its candidate (_citations); history has none.
                     where = self.location(message, index)
                     self.warn("citation_dropped", where, "Gemini content has no citation field")
                 return self._sign(wire, part.signature, message, index)

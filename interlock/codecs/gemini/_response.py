@@ -5,13 +5,16 @@ The first candidate becomes the response message; further candidates (``candidat
 ``modelVersion`` ↔ ``model``. Candidate fields the canonical model does not name
 (``index``, ``safetyRatings``, ``citationMetadata``, ``groundingMetadata``…) are kept in
 ``extra["gemini"]["candidate"]``; its presence also marks the response as Gemini's own, so
-a foreign response is encoded with the default ``"index": 0``.
+a foreign response is encoded with the default ``"index": 0``. The grounding and citation
+metadata also become the text parts' citations (:mod:`._citations`); an answer whose
+candidate fields do not carry them already gets them written from the citations.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from interlock.codecs.gemini._citations import CITATION, GROUNDING, encode_citations, with_citations
 from interlock.codecs.gemini._encode import PartEncoder
 from interlock.codecs.gemini._finish import decode_finish, encode_finish, prompt_block
 from interlock.codecs.gemini._parts import decode_part
@@ -26,6 +29,7 @@ from interlock.codecs.gemini._wire import (
     split_fields,
 )
 from interlock.transcript import (
+    Citation,
     FinishReason,
     JsonObject,
     JsonValue,
@@ -33,6 +37,7 @@ from interlock.transcript import (
     Part,
     ReplayPolicy,
     Response,
+    TextPart,
 )
 
 RESPONSE_FIELDS: Final = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId"})
@@ -95,6 +100,7 @@ def decode_response(payload: JsonObject) -> Response:
             parts, message_marks = decode_content(
                 candidate["content"], "candidates[0].content", response_id, 0
             )
+            parts = list(with_citations(parts, candidate_unknown))
         else:
             message_marks["noContent"] = True
         if "finishReason" in candidate:
@@ -125,8 +131,13 @@ def _optional_str(fields: dict[str, JsonValue], key: str, path: str) -> str | No
     return None if value is None else as_str(value, f"{path}{key}")
 
 
-def encode_content(message: Message, encoder: PartEncoder) -> JsonObject:
-    """The wire ``content`` of a response message (role ``model``)."""
+def encode_content(
+    message: Message,
+    encoder: PartEncoder,
+    cited: list[tuple[int | None, str, tuple[Citation, ...]]],
+) -> JsonObject:
+    """The wire ``content`` of a response message (role ``model``); each text part's wire
+    index, text and citations are appended to ``cited``."""
     own = message.extra.get(DIALECT, {})
     content: JsonObject = dict(object_entry(own, "fields"))
     if isinstance(own.get("role"), str):
@@ -136,6 +147,8 @@ def encode_content(message: Message, encoder: PartEncoder) -> JsonObject:
     parts: list[JsonValue] = []
     for index, part in enumerate(message.parts):
         encoded = encoder.encode(part, -1, index)
+        if isinstance(part, TextPart):
+            cited.append((len(parts) if encoded is not None else None, part.text, part.citations))
         if encoded is not None:
             parts.append(encoded)
     if parts or not own.get("noParts"):
@@ -154,12 +167,16 @@ def encode_response(response: Response) -> JsonObject:
     payload: JsonObject = {}
     if marks is None or not marks.get("noCandidates") or response.message.parts:
         candidate: JsonObject = {}
+        cited: list[tuple[int | None, str, tuple[Citation, ...]]] = []
         if not response.message.extra.get(DIALECT, {}).get("noContent"):
-            candidate["content"] = encode_content(response.message, encoder)
+            candidate["content"] = encode_content(response.message, encoder, cited)
         finish = encode_finish(response.finish_reason, response.native_finish_reason)
         if finish is not None:
             candidate["finishReason"] = finish
-        candidate.update(object_entry(marks, "candidate") if marks is not None else {"index": 0})
+        kept = object_entry(marks, "candidate") if marks is not None else {"index": 0}
+        if GROUNDING not in kept and CITATION not in kept:
+            candidate.update(encode_citations(cited, base_offsets=False))
+        candidate.update(kept)
         others = (marks or {}).get("candidates")
         payload["candidates"] = [candidate, *(others if isinstance(others, list) else [])]
     if response.usage is not None:

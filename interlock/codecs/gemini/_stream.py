@@ -12,10 +12,17 @@ Each SSE ``data:`` holds a whole ``GenerateContentResponse`` with only the *new*
   each becomes its own part in arrival order (trap 22);
 * ``usageMetadata`` may come on many chunks: every one is a :class:`UsageUpdate` (the last
   wins); the chunk with ``finishReason`` ends the response. There is no ``[DONE]``.
+* ``groundingMetadata`` (the last one seen) and ``citationMetadata`` (every source seen)
+  become the text parts' citations when the response finishes (:mod:`._citations`, offsets
+  counted in the streamed text). Grounding comes at the end, so the open text run stays open
+  across the trailing signature-only part and finishes with its citations; a citation of a
+  text part that was already finished (one ended by a signed fragment after it) cannot be
+  attached in a stream and is carried only in the candidate's Gemini fields.
 
 The encoder writes the same shape: text deltas as they come, a signed text part's
 signature on a trailing empty-text part when its text already went out, whole calls, and a
-final chunk with ``finishReason`` and ``usageMetadata``.
+final chunk with ``finishReason``, ``usageMetadata`` and the citations of the text parts as
+``groundingMetadata`` (unless the candidate's own fields carry it).
 """
 
 from __future__ import annotations
@@ -25,6 +32,12 @@ from dataclasses import dataclass, field
 from typing import assert_never
 
 from interlock.codecs._sse import SseEvent
+from interlock.codecs.gemini._citations import (
+    CITATION,
+    GROUNDING,
+    encode_citations,
+    with_citations,
+)
 from interlock.codecs.gemini._encode import PartEncoder
 from interlock.codecs.gemini._finish import decode_finish, encode_finish, prompt_block
 from interlock.codecs.gemini._partial import (
@@ -48,6 +61,7 @@ from interlock.codecs.gemini._wire import (
 )
 from interlock.codecs.gemini._wire import field as wire_field
 from interlock.transcript import (
+    Citation,
     DecodeError,
     JsonObject,
     JsonValue,
@@ -79,12 +93,25 @@ class _OpenRun:
     index: int
     thought: bool
     fragments: list[str] = field(default_factory=list[str])
+    held: bool = False
+    """A text run kept open across a signature-only part: nothing more is appended to it."""
+    citations: tuple[Citation, ...] = ()
 
     def part(self) -> Part:
         text = "".join(self.fragments)
         if self.thought:
             return ReasoningPart(reasoning_kind="summary", text=text, extra={DIALECT: _ORIGIN})
-        return TextPart(text=text)
+        return TextPart(text=text, citations=self.citations)
+
+
+def _signature_only(part: Part) -> bool:
+    """The empty signed part at the end of a Gemini 3 answer."""
+    return (
+        isinstance(part, ReasoningPart)
+        and part.reasoning_kind == "encrypted"
+        and not part.text
+        and is_signature(part.opaque)
+    )
 
 
 def _run_kind(part: Part) -> bool | None:
@@ -105,8 +132,11 @@ class StreamDecoder:
         "_calls",
         "_fields",
         "_finished",
+        "_grounding",
         "_next_index",
         "_open",
+        "_parts",
+        "_recited",
         "_response_id",
         "_started",
         "_streamed",
@@ -122,6 +152,9 @@ class StreamDecoder:
         self._fields: JsonObject = {}
         self._streamed: StreamedCall | None = None
         self._after_streamed_call = False
+        self._parts: dict[int, Part] = {}
+        self._grounding: JsonValue = None
+        self._recited: list[JsonValue] = []
 
     def feed(self, event: SseEvent) -> list[Update]:
         """Consume one SSE event (one response chunk)."""
@@ -152,7 +185,8 @@ class StreamDecoder:
         if candidates:
             raw = candidate = as_object(candidates[0], "candidates[0]")
             if not raw.keys() <= _PLAIN_CANDIDATE:
-                candidate = split_fields(raw, CANDIDATE_FIELDS)[0]
+                candidate, unknown = split_fields(raw, CANDIDATE_FIELDS)
+                self._remember_citations(unknown)
             if "content" in candidate:
                 self._content(candidate["content"], updates)
         if "usageMetadata" in fields:
@@ -163,6 +197,39 @@ class StreamDecoder:
         elif (blocked := prompt_block(chunk)) is not None:
             self._finish(blocked, {}, updates, blocked=True)
         return updates
+
+    def _remember_citations(self, unknown: JsonObject) -> None:
+        """Keep the last grounding metadata and every recited source seen so far."""
+        if GROUNDING in unknown:
+            self._grounding = unknown[GROUNDING]
+        recited = unknown.get(CITATION)
+        if isinstance(recited, dict):
+            sources = wire_field(recited, "citationSources") or wire_field(recited, "citations")
+            if isinstance(sources, list):
+                self._recited += sources
+
+    def _cited_run(self, kept: JsonObject) -> None:
+        """Attach the citations seen to the open text run (module docstring); the candidate
+        fields of the finish keep metadata that came on earlier chunks."""
+        if self._grounding is None and not self._recited:
+            return
+        if GROUNDING not in kept and self._grounding is not None:
+            kept[GROUNDING] = self._grounding
+        if CITATION not in kept and self._recited:
+            kept[CITATION] = {"citationSources": self._recited}
+        run = self._open
+        if run is None or run.thought:
+            return
+        parts = dict(self._parts)
+        parts[run.index] = run.part()
+        ordered = [parts[index] for index in sorted(parts)]
+        recited: JsonObject = {"citationSources": self._recited}
+        metadata: JsonObject = {GROUNDING: self._grounding, CITATION: recited}
+        cited = with_citations(ordered, metadata)
+        position = sorted(parts).index(run.index)
+        part = cited[position]
+        if isinstance(part, TextPart):
+            run.citations = part.citations
 
     def _start(self, fields: dict[str, JsonValue], updates: list[Update]) -> None:
         self._started = True
@@ -183,6 +250,7 @@ class StreamDecoder:
         kept: JsonObject = {
             camel(key): item for key, item in raw.items() if camel(key) not in CANDIDATE_FIELDS
         }
+        self._cited_run(kept)
         self._close(updates)
         self._finished = True
         marks: JsonObject = {"candidate": kept}
@@ -278,7 +346,7 @@ class StreamDecoder:
         opened, self._streamed = self._streamed, None
         self._after_streamed_call = opened is not None
         if opened is not None:
-            updates.append(PartFinished(index=opened.index, part=opened.part()))
+            self._done(opened.index, opened.part(), updates)
 
     def _plain_fragment(self, item: JsonObject, updates: list[Update]) -> bool:
         """Fast path for the common chunk: an unsigned text or thought fragment, nothing else."""
@@ -292,7 +360,7 @@ class StreamDecoder:
         else:
             thought = False
         run = self._open
-        if run is not None and run.thought == thought:
+        if run is not None and run.thought == thought and not run.held:
             if text:
                 run.fragments.append(text)
                 updates.append(PartDelta(index=run.index, delta=text))
@@ -310,28 +378,35 @@ class StreamDecoder:
         kind = _run_kind(part)
         text = part.text if isinstance(part, TextPart | ReasoningPart) else ""
         run = self._open
-        if kind is not None and run is not None and run.thought == kind:
+        if kind is not None and run is not None and run.thought == kind and not run.held:
             if text:
                 run.fragments.append(text)
                 updates.append(PartDelta(index=run.index, delta=text))
             return
         if kind is not None and not text:
             return  # an empty unsigned fragment carries nothing
-        self._close(updates)
+        if run is not None and not run.thought and not run.held and _signature_only(part):
+            run.held = True  # grounding for the run may still come (module docstring)
+        else:
+            self._close(updates)
         index = self._next_index
         self._next_index += 1
         updates.append(PartStarted(index=index, part=part))
         if kind is not None:
             self._open = _OpenRun(index=index, thought=kind, fragments=[text])
         else:
-            updates.append(PartFinished(index=index, part=part))
+            self._done(index, part, updates)
+
+    def _done(self, index: int, part: Part, updates: list[Update]) -> None:
+        self._parts[index] = part
+        updates.append(PartFinished(index=index, part=part))
 
     def _close(self, updates: list[Update]) -> None:
         self._end_streamed_call(updates)
         run = self._open
         if run is not None:
-            updates.append(PartFinished(index=run.index, part=run.part()))
             self._open = None
+            self._done(run.index, run.part(), updates)
 
 
 @dataclass(slots=True)
@@ -345,7 +420,7 @@ class _Sent:
 class StreamEncoder:
     """Canonical updates → Gemini SSE events, each a ``GenerateContentResponse`` chunk."""
 
-    __slots__ = ("_encoder", "_id", "_marks", "_model", "_sent", "_tail", "_usage")
+    __slots__ = ("_cited", "_encoder", "_id", "_marks", "_model", "_sent", "_tail", "_usage")
 
     def __init__(self) -> None:
         self._encoder = PartEncoder(ReplayPolicy(), for_request=False, prefix="message")
@@ -355,6 +430,7 @@ class StreamEncoder:
         self._usage: JsonObject | None = None
         self._sent: dict[int, _Sent] = {}
         self._marks: JsonObject | None = None
+        self._cited: dict[int, TextPart] = {}
 
     def encode(self, update: Update) -> list[SseEvent]:
         """The SSE events for one update (often none until a part is complete)."""
@@ -408,6 +484,8 @@ class StreamEncoder:
         return []
 
     def _finished(self, index: int, part: Part) -> list[SseEvent]:
+        if isinstance(part, TextPart):
+            self._cited[index] = part
         sent = self._sent.pop(index, None)
         if sent is not None and sent.sent and isinstance(part, TextPart | ReasoningPart):
             remainder = part.text[len(sent.sent) :] if part.text.startswith(sent.sent) else ""
@@ -446,7 +524,12 @@ class StreamEncoder:
         finish = encode_finish(update.finish_reason, update.native_finish_reason)
         if finish is not None:
             candidate["finishReason"] = finish
-        candidate.update(object_entry(marks, "candidate") if marks is not None else {"index": 0})
+        kept = object_entry(marks, "candidate") if marks is not None else {"index": 0}
+        if GROUNDING not in kept and CITATION not in kept:
+            texts = [self._cited[index] for index in sorted(self._cited)]
+            cited = [(None, part.text, part.citations) for part in texts]
+            candidate.update(encode_citations(cited, base_offsets=True))
+        candidate.update(kept)
         chunk: JsonObject = {"candidates": [candidate]}
         if self._usage is not None:
             chunk["usageMetadata"] = self._usage

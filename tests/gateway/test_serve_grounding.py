@@ -1,0 +1,171 @@
+"""Gemini grounding through a real ``interlock serve`` with the official SDKs (issue 11).
+
+The emulated model cites a web page for part of an answer whose text holds non-ASCII
+characters before the cited span, so Gemini's UTF-8 byte offsets and OpenAI's character
+offsets differ. The Gemini emulator sends the citation as ``groundingMetadata`` (its codec's
+encoding), the OpenAI emulators as annotations. An ``openai`` client in front of the Gemini
+upstream must get the citation at the right *character* offsets; a ``google-genai`` client in
+front of the OpenAI upstreams must get a grounding support whose *byte* offsets slice the
+cited words out of the answer's text; streaming and not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from google import genai
+from google.genai import types
+from openai import OpenAI
+
+from interlock.emulators import Emulator
+from interlock.emulators._brain import DefaultBrain
+from interlock.transcript import Citation, Request, Response, TextPart
+from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+
+QUESTION = "Grüße aus Zürich 🇨🇭: where are the 2024 Olympics?"
+CITED_WORDS = "2024 Olympics"
+SOURCE = "https://olympics.example/paris-2024"
+TITLE = "Paris 2024"
+
+
+class GroundedBrain(DefaultBrain):
+    """The default answers; an answer's text cites one web page for the words
+    ``CITED_WORDS`` when it holds them."""
+
+    def respond(self, request: Request) -> Response:
+        response = super().respond(request)
+        parts = tuple(
+            _cite(part) if isinstance(part, TextPart) else part for part in response.message.parts
+        )
+        return replace(response, message=replace(response.message, parts=parts))
+
+
+def _cite(part: TextPart) -> TextPart:
+    start = part.text.find(CITED_WORDS)
+    if start < 0:
+        return part
+    citation = Citation(url=SOURCE, title=TITLE, start=start, end=start + len(CITED_WORDS))
+    return replace(part, citations=(citation,))
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("serve-grounding")
+    with emulators_on_loopback() as (emulator_url, emulators):
+        _ground(emulators)
+        config = directory / "interlock.toml"
+        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
+        with serve(config, directory) as served:
+            yield served
+
+
+def _ground(emulators: dict[str, Emulator]) -> None:
+    for name, prefix in (
+        ("gemini", "call_gemini"),
+        ("openai-chat", "call_chat"),
+        ("openai-responses", "call_resp"),
+    ):
+        emulators[name].brain = GroundedBrain(call_prefix=prefix)  # type: ignore[union-attr]
+
+
+def _chat(client: OpenAI, stream: bool) -> tuple[str, list[dict[str, Any]]]:
+    messages: Any = [{"role": "user", "content": QUESTION}]
+    if not stream:
+        message = client.chat.completions.create(model="via-gemini", messages=messages)
+        annotations = message.choices[0].message.annotations or []
+        text = message.choices[0].message.content or ""
+        return text, [annotation.model_dump()["url_citation"] for annotation in annotations]
+    text: list[str] = []
+    cited: list[dict[str, Any]] = []
+    for chunk in client.chat.completions.create(model="via-gemini", messages=messages, stream=True):
+        if not chunk.choices:
+            continue
+        delta = chunk.choices[0].delta
+        text.append(delta.content or "")
+        cited += [a["url_citation"] for a in (delta.model_extra or {}).get("annotations") or []]
+    return "".join(text), cited
+
+
+def _responses(client: OpenAI, stream: bool) -> tuple[str, list[dict[str, Any]]]:
+    if not stream:
+        output = client.responses.create(model="via-gemini", input=QUESTION).output
+    else:
+        events = list(client.responses.create(model="via-gemini", input=QUESTION, stream=True))
+        output = next(e for e in events if e.type == "response.completed").response.output
+    texts = [
+        part.model_dump()
+        for item in output
+        if item.type == "message"
+        for part in item.content
+        if part.type == "output_text"
+    ]
+    cited = [
+        {key: value for key, value in annotation.items() if key != "type"}
+        for part in texts
+        for annotation in part["annotations"]
+    ]
+    return "".join(part["text"] for part in texts), cited
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("client_dialect", ["chat", "responses"])
+def test_gemini_grounding_reaches_openai_clients_at_character_offsets(
+    url: str, client_dialect: str, stream: bool
+) -> None:
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        text, cited = (_chat if client_dialect == "chat" else _responses)(client, stream)
+    assert text == f"You said: {QUESTION}"
+    (citation,) = cited
+    assert (citation["url"], citation["title"]) == (SOURCE, TITLE)
+    assert text[citation["start_index"] : citation["end_index"]] == CITED_WORDS
+    assert text.encode().find(CITED_WORDS.encode()) != citation["start_index"], (
+        "the test must tell bytes from characters"
+    )
+
+
+def _grounded(model: str, url: str, stream: bool) -> tuple[str, types.GroundingMetadata | None]:
+    client = genai.Client(api_key="unused", http_options=types.HttpOptions(base_url=url))
+    if not stream:
+        answer = client.models.generate_content(model=model, contents=QUESTION)
+        candidate = (answer.candidates or [None])[0]
+        assert candidate is not None and candidate.content is not None
+        text = "".join(p.text or "" for p in candidate.content.parts or [] if not p.thought)
+        return text, candidate.grounding_metadata
+    pieces: list[str] = []
+    grounding: types.GroundingMetadata | None = None
+    for chunk in client.models.generate_content_stream(model=model, contents=QUESTION):
+        for candidate in chunk.candidates or []:
+            parts = candidate.content.parts or [] if candidate.content else []
+            pieces += [p.text or "" for p in parts if not p.thought]
+            grounding = candidate.grounding_metadata or grounding
+    return "".join(pieces), grounding
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("model", ["via-chat", "via-responses"])
+def test_openai_citations_reach_a_gemini_client_as_grounding_in_bytes(
+    url: str, model: str, stream: bool
+) -> None:
+    text, grounding = _grounded(model, url, stream)
+    assert text == f"You said: {QUESTION}"
+    assert grounding is not None
+    (chunk,) = grounding.grounding_chunks or []
+    assert chunk.web is not None and (chunk.web.uri, chunk.web.title) == (SOURCE, TITLE)
+    (support,) = grounding.grounding_supports or []
+    segment = support.segment
+    assert segment is not None and support.grounding_chunk_indices == [0]
+    start, end = segment.start_index or 0, segment.end_index
+    assert end is not None and text.encode()[start:end].decode() == CITED_WORDS
+    assert segment.text == CITED_WORDS
+    assert text.find(CITED_WORDS) != start, "the test must tell bytes from characters"
+
+
+def test_a_grounded_gemini_answer_reaches_a_gemini_client_unchanged(url: str) -> None:
+    text, grounding = _grounded("via-gemini", url, stream=False)
+    assert grounding is not None and grounding.grounding_supports
+    segment = grounding.grounding_supports[0].segment
+    assert segment is not None and segment.end_index is not None
+    assert text.encode()[segment.start_index or 0 : segment.end_index].decode() == CITED_WORDS
