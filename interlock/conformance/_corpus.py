@@ -30,12 +30,14 @@ from interlock.conformance._results import MODES, Collector, Failure, first_diff
 from interlock.conformance._runner import all_targets
 from interlock.conformance._same import CODEC_ERRORS, decode_stream, encode_stream, sse_event
 from interlock.conformance._settings import compare_settings, setting_items
+from interlock.conformance._wire_citations import response_citations, stream_citations
 from interlock.transcript import (
     DecodeError,
     JsonValue,
     LossyHistoryError,
     Request,
     Response,
+    TextPart,
     Update,
     dump_response,
     fold_updates,
@@ -123,6 +125,7 @@ class _Payload:
             self._fail("decode", str(location) or "-", f"{why}: {error}")
             self._finish(("rejected", "failing"))
             return
+        self._citations(decoded)
         exact = ("exact",) if self._same(decoded) else ()
         self._cross(decoded)
         cross = worst(outcome for outcome in self.outcomes if outcome != "exact")
@@ -150,6 +153,21 @@ class _Payload:
         events = [sse_event(event.data, event.event) for event in self.payload.events]
         self.updates = decode_stream(self.codec, events)
         return fold_updates(self.updates)
+
+    def _citations(self, decoded: Request | Response) -> None:
+        """Every citation on the wire (counted without the codecs) must have been decoded:
+        the cross-dialect inventory only sees what the decoder produced."""
+        if not isinstance(decoded, Response):
+            return
+        dialect = self.payload.dialect
+        if self.payload.kind == "response":
+            on_wire = response_citations(dialect, self.payload.body)
+        else:
+            on_wire = stream_citations(dialect, [event.data for event in self.payload.events])
+        parts = decoded.message.parts
+        found = sum(len(part.citations) for part in parts if isinstance(part, TextPart))
+        if found < on_wire:
+            self._fail("citations", "-", f"{on_wire - found} of {on_wire} citations not decoded")
 
     def _restream(self, decoded: Response, codec: ProviderCodec, target: Target) -> None:
         """The updates decoded from the recorded stream, re-streamed as the target's stream

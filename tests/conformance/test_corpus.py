@@ -7,6 +7,7 @@ lines are removed (``interlock conformance --corpus --write-known``, then review
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 from pathlib import Path
@@ -26,6 +27,7 @@ from interlock.transcript import (
     JsonObject,
     Message,
     Request,
+    Response,
     TextPart,
     TranslationWarning,
 )
@@ -147,6 +149,43 @@ def test_a_decoder_double_that_rejects_everything_is_caught(tmp_path: Path) -> N
     doubled = {**registry, "gemini": replace(real, decode_request=refuse)}
     assert run_corpus(load_corpus(tmp_path), registry).ok
     assert not run_corpus(load_corpus(tmp_path), doubled).ok
+
+
+def test_a_decoder_that_drops_citations_is_caught_by_the_wire_count(tmp_path: Path) -> None:
+    """The cross-dialect inventory sees only what the decoder produced; the citations counted
+    on the wire (without the codecs) catch a decoder that drops them."""
+    vector = json.loads(
+        (ROOT / "conformance" / "vectors" / "gemini" / "response_grounding.json").read_text()
+    )
+    stream = json.loads(
+        (ROOT / "conformance" / "vectors" / "gemini" / "stream_grounding.json").read_text()
+    )
+    _write_corpus(
+        tmp_path,
+        [
+            {"dialect": "gemini", "vendor": "test", "kind": "response", "wire": vector["wire"]},
+            {"dialect": "gemini", "vendor": "test", "kind": "stream", "wire": stream["wire"]},
+        ],
+    )
+    registry, _ = default_registry()
+    real = registry["gemini"]
+    assert isinstance(real, ProviderCodec)
+
+    def uncited(payload: JsonObject) -> Response:
+        response = real.decode_response(payload)
+        parts = tuple(
+            dataclasses.replace(part, citations=()) if isinstance(part, TextPart) else part
+            for part in response.message.parts
+        )
+        message = dataclasses.replace(response.message, parts=parts)
+        return dataclasses.replace(response, message=message)
+
+    assert run_corpus(load_corpus(tmp_path), registry).ok
+    doubled = {**registry, "gemini": dataclasses.replace(real, decode_response=uncited)}
+    failures = run_corpus(load_corpus(tmp_path), doubled).failures
+    assert [(f.vector, f.check, f.message) for f in failures] == [
+        ("test/one#0", "citations", "3 of 3 citations not decoded")
+    ]
 
 
 def test_a_malformed_corpus_file_is_named(tmp_path: Path) -> None:
