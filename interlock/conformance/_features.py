@@ -179,7 +179,7 @@ def _text_items(
         if part.signature is not None:
             yield _signature_item(part.signature, part, location, ("text", part.text))
         for citation in part.citations:
-            key = ("citation", citation.url, str(citation.start), str(citation.end))
+            key = ("citation", citation.url or "", str(citation.start), str(citation.end))
             yield Item("citation", location, (*key, citation.title or ""))
 
 

@@ -49,11 +49,18 @@ class Opaque:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Citation:
-    """A web source the text cites: Responses ``url_citation`` annotations, Chat
-    ``message.annotations``; ``start`` / ``end`` are character offsets into the part's
-    text when the provider gave them. Provider fields beyond these stay in ``extra``."""
+    """A source the text cites: Responses ``url_citation`` annotations, Chat
+    ``message.annotations``, Gemini grounding supports and citation sources, Anthropic
+    text-block citations. ``start`` / ``end`` are character offsets into the part's text
+    when the provider gave them (an Anthropic citation covers its whole block).
 
-    url: str
+    ``url`` is the cited web page, or ``None`` when the source is a document the request
+    supplied (Anthropic ``char_location`` / ``page_location`` / ``content_block_location``;
+    ``title`` is then the document's title): only Anthropic can carry those, every other
+    encoder drops them with ``citation_dropped``. Provider fields beyond these (Anthropic's
+    ``encrypted_index``, Gemini's licence) stay in ``extra``."""
+
+    url: str | None
     title: str | None = None
     start: int | None = None
     end: int | None = None

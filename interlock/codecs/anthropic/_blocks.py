@@ -1,6 +1,7 @@
 """Wire content blocks → canonical parts (decode side).
 
-* ``text`` → :class:`TextPart`; ``citations`` and ``cache_control`` stay in ``fields``.
+* ``text`` → :class:`TextPart`; ``citations`` → its citations (:mod:`._citations`),
+  ``cache_control`` and other fields stay in ``fields``.
 * ``image`` / ``document`` with a ``base64``, ``url``, ``file`` or ``text`` source →
   :class:`MediaPart` (data exactly as received; a text source is carried base64-encoded
   and marked, so it comes back as text).
@@ -21,6 +22,7 @@ import binascii
 import json
 from typing import Final
 
+from interlock.codecs.anthropic._citations import decode_citations
 from interlock.codecs.anthropic._wire import (
     DIALECT,
     PROVIDER,
@@ -70,7 +72,8 @@ def decode_block(value: JsonValue, path: str) -> Part:
         case "text":
             fields, rest = split(block, _TEXT)
             text = as_str(fields.get("text"), f"{path}.text")
-            return TextPart(text=text, extra=marks(fields=rest))
+            citations = decode_citations(rest, text)
+            return TextPart(text=text, citations=citations, extra=marks(fields=rest))
         case "image" | "document":
             return decode_media(block, path)
         case "thinking":

@@ -20,6 +20,7 @@ from typing import assert_never
 
 from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
 from interlock.codecs.anthropic._blocks import text_source
+from interlock.codecs.anthropic._citations import encode_citations
 from interlock.codecs.anthropic._wire import (
     DIALECT,
     PROVIDER,
@@ -128,13 +129,14 @@ class PartEncoder:
     def _text(self, part: TextPart, location: str) -> JsonObject | None:
         if part.signature is not None:
             self.foreign(part.signature, location)
-        if part.citations:
-            # Anthropic's own citations point into its search results (encrypted_index).
-            reason = "URL citations have no Anthropic form without Anthropic's search results"
-            self.warn("citation_dropped", location, reason)
+        block: JsonObject = {"type": "text", "text": part.text, **_fields(part)}
+        if part.citations and "citations" not in block:
+            citations = encode_citations(part, location, self.warn)
+            if citations:
+                block["citations"] = citations
         if not part.text and self._for_request:
             return None  # Anthropic rejects empty text blocks; nothing is lost
-        return {"type": "text", "text": part.text, **_fields(part)}
+        return block
 
     def _hosted(self, part: HostedToolPart, location: str) -> JsonObject | None:
         if part.provider == PROVIDER:

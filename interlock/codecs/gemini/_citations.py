@@ -246,6 +246,8 @@ def encode_citations(
     base = 0
     for wire_index, text, citations in cited:
         for citation in citations:
+            if citation.url is None:
+                continue  # a document citation has no grounding chunk form
             span = _byte_span(text, citation, base if base_offsets else 0)
             if is_recitation(citation):
                 recited.append(_recited(citation, span))
@@ -302,7 +304,7 @@ def _recited(citation: Citation, span: tuple[int, int] | None) -> JsonObject:
         if span[0]:
             source["startIndex"] = span[0]
         source["endIndex"] = span[1]
-    source["uri"] = citation.url
+    source["uri"] = citation.url or ""
     if citation.title is not None:
         source["title"] = citation.title
     license_name = (citation.extra.get(DIALECT) or {}).get("license")

@@ -70,6 +70,8 @@ def encode_annotations(citations: Sequence[Citation]) -> list[JsonValue]:
     """Chat ``url_citation`` annotations for ``citations``."""
     out: list[JsonValue] = []
     for citation in citations:
+        if citation.url is None:
+            continue  # a document citation has no url_citation form
         inner: JsonObject = {}
         if citation.end is not None:
             inner["end_index"] = citation.end

@@ -57,6 +57,8 @@ def encode_annotations(citations: Sequence[Citation]) -> list[JsonValue]:
     """``url_citation`` annotations for ``citations``."""
     out: list[JsonValue] = []
     for citation in citations:
+        if citation.url is None:
+            continue  # a document citation: warned by the request encoder (_replay)
         annotation: JsonObject = {"type": "url_citation"}
         if citation.start is not None:
             annotation["start_index"] = citation.start

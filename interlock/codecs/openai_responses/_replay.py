@@ -319,30 +319,41 @@ def _encode_step(message: Message, index: int, context: ReplayContext) -> list[J
                 if getattr(part, "signature", None) is not None:
                     _check_signature(part, index, group.start + offset, context)
             if plan.strip_ids or group.item_id is None:
-                group = _uncited(group, index, context)
+                listed = "~content" in item_fields(group.parts[0])
+                group = _uncited(group, index, context, documents_only=listed)
                 if _needs_split(group):
                     items.extend(_idless_message(group, index, context))
                     continue
+            else:
+                group = _uncited(group, index, context, documents_only=True)
         rendered = render_group(group, strip_id=plan.strip_ids)
         if rendered is not None:
             items.append(rendered)
     return items
 
 
-def _uncited(group: ItemGroup, index: int, context: ReplayContext) -> ItemGroup:
-    """An id-less message group without its citations (``citation_dropped``).
+def _uncited(
+    group: ItemGroup, index: int, context: ReplayContext, *, documents_only: bool = False
+) -> ItemGroup:
+    """A message group without the citations it cannot carry (``citation_dropped``).
 
     The SDK's only id-less assistant message has string content, which holds no
-    annotations; a wire that sent id-less list content itself (``~content``) keeps them.
+    annotations. With ``documents_only`` (a message with an id, or id-less list content a
+    wire sent itself: ``~content``) only citations of a document (no URL: Anthropic's) go:
+    annotations are ``url_citation``s.
     """
-    if "~content" in item_fields(group.parts[0]):
-        return group
     parts: list[Part] = []
     for offset, part in enumerate(group.parts):
         if isinstance(part, TextPart) and part.citations:
-            reason = "an assistant message without an item id has no annotations"
-            context.warn("citation_dropped", _at(index, group.start + offset), reason)
-            part = replace(part, citations=())
+            kept = tuple(c for c in part.citations if documents_only and c.url is not None)
+            if len(kept) < len(part.citations):
+                reason = (
+                    "a document citation has no url_citation form"
+                    if documents_only
+                    else "an assistant message without an item id has no annotations"
+                )
+                context.warn("citation_dropped", _at(index, group.start + offset), reason)
+                part = replace(part, citations=kept)
         parts.append(part)
     return ItemGroup(kind=group.kind, start=group.start, parts=parts)
 
