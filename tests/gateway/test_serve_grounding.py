@@ -6,7 +6,10 @@ offsets differ. The Gemini emulator sends the citation as ``groundingMetadata`` 
 encoding), the OpenAI emulators as annotations. An ``openai`` client in front of the Gemini
 upstream must get the citation at the right *character* offsets; a ``google-genai`` client in
 front of the OpenAI upstreams must get a grounding support whose *byte* offsets slice the
-cited words out of the answer's text; streaming and not.
+cited words out of the answer's text; streaming and not. The Anthropic emulator cites a web
+search result for its whole text block (``web_search_result_location`` with an
+``encrypted_index``): an ``anthropic`` client gets it back exactly, the other clients as a
+citation of the whole text.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import anthropic
 import pytest
 from google import genai
 from google.genai import types
@@ -22,7 +26,7 @@ from openai import OpenAI
 
 from interlock.emulators import Emulator
 from interlock.emulators._brain import DefaultBrain
-from interlock.transcript import Citation, Request, Response, TextPart
+from interlock.transcript import Citation, JsonObject, Request, Response, TextPart
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
 
 QUESTION = "Grüße aus Zürich 🇨🇭: where are the 2024 Olympics?"
@@ -39,6 +43,28 @@ class GroundedBrain(DefaultBrain):
         response = super().respond(request)
         parts = tuple(
             _cite(part) if isinstance(part, TextPart) else part for part in response.message.parts
+        )
+        return replace(response, message=replace(response.message, parts=parts))
+
+
+SEARCH_RESULT: JsonObject = {
+    "type": "web_search_result_location",
+    "cited_text": "The 2024 Summer Olympics were held in Paris.",
+    "url": SOURCE,
+    "title": TITLE,
+    "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0",
+}
+
+
+class SearchingBrain(DefaultBrain):
+    """The default answers; Anthropic's answer text cites a web search result as a whole."""
+
+    def respond(self, request: Request) -> Response:
+        response = super().respond(request)
+        cited = Citation(url=SOURCE, title=TITLE, extra={"anthropic": {"citation": SEARCH_RESULT}})
+        parts = tuple(
+            replace(part, citations=(cited,)) if isinstance(part, TextPart) else part
+            for part in response.message.parts
         )
         return replace(response, message=replace(response.message, parts=parts))
 
@@ -69,18 +95,21 @@ def _ground(emulators: dict[str, Emulator]) -> None:
         ("openai-responses", "call_resp"),
     ):
         emulators[name].brain = GroundedBrain(call_prefix=prefix)  # type: ignore[union-attr]
+    emulators["anthropic"].brain = SearchingBrain(call_prefix="call_anthropic")  # type: ignore[union-attr]
 
 
-def _chat(client: OpenAI, stream: bool) -> tuple[str, list[dict[str, Any]]]:
+def _chat(
+    client: OpenAI, stream: bool, model: str = "via-gemini"
+) -> tuple[str, list[dict[str, Any]]]:
     messages: Any = [{"role": "user", "content": QUESTION}]
     if not stream:
-        message = client.chat.completions.create(model="via-gemini", messages=messages)
+        message = client.chat.completions.create(model=model, messages=messages)
         annotations = message.choices[0].message.annotations or []
         text = message.choices[0].message.content or ""
         return text, [annotation.model_dump()["url_citation"] for annotation in annotations]
     text: list[str] = []
     cited: list[dict[str, Any]] = []
-    for chunk in client.chat.completions.create(model="via-gemini", messages=messages, stream=True):
+    for chunk in client.chat.completions.create(model=model, messages=messages, stream=True):
         if not chunk.choices:
             continue
         delta = chunk.choices[0].delta
@@ -89,11 +118,13 @@ def _chat(client: OpenAI, stream: bool) -> tuple[str, list[dict[str, Any]]]:
     return "".join(text), cited
 
 
-def _responses(client: OpenAI, stream: bool) -> tuple[str, list[dict[str, Any]]]:
+def _responses(
+    client: OpenAI, stream: bool, model: str = "via-gemini"
+) -> tuple[str, list[dict[str, Any]]]:
     if not stream:
-        output = client.responses.create(model="via-gemini", input=QUESTION).output
+        output = client.responses.create(model=model, input=QUESTION).output
     else:
-        events = list(client.responses.create(model="via-gemini", input=QUESTION, stream=True))
+        events = list(client.responses.create(model=model, input=QUESTION, stream=True))
         output = next(e for e in events if e.type == "response.completed").response.output
     texts = [
         part.model_dump()
@@ -169,3 +200,52 @@ def test_a_grounded_gemini_answer_reaches_a_gemini_client_unchanged(url: str) ->
     segment = grounding.grounding_supports[0].segment
     assert segment is not None and segment.end_index is not None
     assert text.encode()[segment.start_index or 0 : segment.end_index].decode() == CITED_WORDS
+
+
+def _claude(client: anthropic.Anthropic, model: str, stream: bool) -> list[dict[str, Any]]:
+    messages: Any = [{"role": "user", "content": QUESTION}]
+    if not stream:
+        answer = client.messages.create(model=model, max_tokens=256, messages=messages)
+        return [block.model_dump(exclude_none=True) for block in answer.content]
+    with client.messages.stream(model=model, max_tokens=256, messages=messages) as events:
+        answer = events.get_final_message()
+    return [block.model_dump(exclude_none=True) for block in answer.content]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_an_anthropic_search_citation_reaches_an_anthropic_client_exactly(
+    url: str, stream: bool
+) -> None:
+    with anthropic.Anthropic(base_url=url, api_key="unused") as client:
+        blocks = _claude(client, "via-anthropic", stream)
+    texts = [block for block in blocks if block["type"] == "text"]
+    assert [block["citations"] for block in texts] == [[SEARCH_RESULT]]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("client_dialect", ["chat", "responses", "gemini"])
+def test_an_anthropic_search_citation_cites_the_whole_text_for_other_clients(
+    url: str, client_dialect: str, stream: bool
+) -> None:
+    if client_dialect == "gemini":
+        text, grounding = _grounded("via-anthropic", url, stream)
+        assert grounding is not None and grounding.grounding_supports
+        (support,) = grounding.grounding_supports
+        assert support.segment is not None and support.segment.text == text
+        assert (support.segment.start_index or 0, support.segment.end_index) == (
+            0,
+            len(text.encode()),
+        )
+        return
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        ask = _chat if client_dialect == "chat" else _responses
+        text, cited = ask(client, stream, model="via-anthropic")
+    assert cited == [{"url": SOURCE, "title": TITLE, "start_index": 0, "end_index": len(text)}]
+
+
+def test_another_providers_citation_is_not_sent_to_an_anthropic_client(url: str) -> None:
+    """Anthropic cites only its own search results: a Chat upstream's citation has no
+    ``encrypted_index`` to give, so the Anthropic client gets the text without it."""
+    with anthropic.Anthropic(base_url=url, api_key="unused") as client:
+        blocks = _claude(client, "via-chat", stream=False)
+    assert [block.get("citations") for block in blocks if block["type"] == "text"] == [None]
