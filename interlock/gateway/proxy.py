@@ -21,6 +21,7 @@ from starlette.responses import Response as HttpResponse
 
 from interlock.gateway import strict_json
 from interlock.gateway.access_log import AccessRecord
+from interlock.gateway.answer_losses import note_answer_losses
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.bodies import (
     ProxyError,
@@ -585,6 +586,7 @@ class Proxy:
 def _answer(call: ProxyCall, decoded: Response, headers: dict[str, str]) -> HttpResponse:
     """A translated answer in the client's dialect (with the warnings, where allowed)."""
     answer = call.ingress.encode_response(decoded)
+    note_answer_losses(call, decoded, answer, headers)
     if call.warnings and call.ingress.name != "gemini":  # google-genai forbids extra fields
         answer["interlock"] = {
             "translation": call.translation,

@@ -8,8 +8,9 @@ upstream must get the citation at the right *character* offsets; a ``google-gena
 front of the OpenAI upstreams must get a grounding support whose *byte* offsets slice the
 cited words out of the answer's text; streaming and not. The Anthropic emulator cites a web
 search result for its whole text block (``web_search_result_location`` with an
-``encrypted_index``): an ``anthropic`` client gets it back exactly, the other clients as a
-citation of the whole text.
+``encrypted_index``) and a document of the request (``char_location``) for its whole text
+block: an ``anthropic`` client gets both back exactly, the other clients the web one as a
+citation of the whole text, and a translation header naming the dropped document citation.
 """
 
 from __future__ import annotations
@@ -56,14 +57,28 @@ SEARCH_RESULT: JsonObject = {
 }
 
 
+DOCUMENT: JsonObject = {
+    "type": "char_location",
+    "cited_text": "Paris hosted the 2024 Games.",
+    "document_index": 0,
+    "document_title": "Games report",
+    "start_char_index": 10,
+    "end_char_index": 38,
+}
+
+
 class SearchingBrain(DefaultBrain):
-    """The default answers; Anthropic's answer text cites a web search result as a whole."""
+    """The default answers; Anthropic's answer text cites a web search result and a document
+    of the request, both for the whole text block."""
 
     def respond(self, request: Request) -> Response:
         response = super().respond(request)
-        cited = Citation(url=SOURCE, title=TITLE, extra={"anthropic": {"citation": SEARCH_RESULT}})
+        web = Citation(url=SOURCE, title=TITLE, extra={"anthropic": {"citation": SEARCH_RESULT}})
+        document = Citation(
+            url=None, title="Games report", extra={"anthropic": {"citation": DOCUMENT}}
+        )
         parts = tuple(
-            replace(part, citations=(cited,)) if isinstance(part, TextPart) else part
+            replace(part, citations=(web, document)) if isinstance(part, TextPart) else part
             for part in response.message.parts
         )
         return replace(response, message=replace(response.message, parts=parts))
@@ -219,7 +234,7 @@ def test_an_anthropic_search_citation_reaches_an_anthropic_client_exactly(
     with anthropic.Anthropic(base_url=url, api_key="unused") as client:
         blocks = _claude(client, "via-anthropic", stream)
     texts = [block for block in blocks if block["type"] == "text"]
-    assert [block["citations"] for block in texts] == [[SEARCH_RESULT]]
+    assert [block["citations"] for block in texts] == [[SEARCH_RESULT, DOCUMENT]]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
@@ -243,9 +258,40 @@ def test_an_anthropic_search_citation_cites_the_whole_text_for_other_clients(
     assert cited == [{"url": SOURCE, "title": TITLE, "start_index": 0, "end_index": len(text)}]
 
 
-def test_another_providers_citation_is_not_sent_to_an_anthropic_client(url: str) -> None:
+def test_another_providers_citation_is_not_sent_to_an_anthropic_client_and_is_warned(
+    url: str,
+) -> None:
     """Anthropic cites only its own search results: a Chat upstream's citation has no
-    ``encrypted_index`` to give, so the Anthropic client gets the text without it."""
+    ``encrypted_index`` to give, so the Anthropic client gets the text without it, and the
+    translation header (and the answer's ``interlock`` field) say so."""
+    messages: Any = [{"role": "user", "content": QUESTION}]
     with anthropic.Anthropic(base_url=url, api_key="unused") as client:
-        blocks = _claude(client, "via-chat", stream=False)
+        raw = client.messages.with_raw_response.create(
+            model="via-chat", max_tokens=256, messages=messages
+        )
+    blocks = [block.model_dump(exclude_none=True) for block in raw.parse().content]
     assert [block.get("citations") for block in blocks if block["type"] == "text"] == [None]
+    label = raw.headers["x-interlock-translation"]
+    assert label == "degraded; citation_dropped at message", label
+    warnings = raw.http_response.json()["interlock"]["warnings"]
+    assert [(w["code"], w["location"]) for w in warnings] == [("citation_dropped", "message")]
+
+
+def test_a_document_citation_dropped_for_an_openai_client_is_warned(url: str) -> None:
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        raw = client.chat.completions.with_raw_response.create(
+            model="via-anthropic", messages=[{"role": "user", "content": QUESTION}]
+        )
+    annotations = raw.parse().choices[0].message.annotations or []
+    assert [annotation.url_citation.url for annotation in annotations] == [SOURCE]
+    assert raw.headers["x-interlock-translation"] == "degraded; citation_dropped at message"
+
+
+def test_an_answer_that_keeps_its_citations_is_not_labelled_degraded(url: str) -> None:
+    with anthropic.Anthropic(base_url=url, api_key="unused") as client:
+        raw = client.messages.with_raw_response.create(
+            model="via-anthropic",
+            max_tokens=256,
+            messages=[{"role": "user", "content": QUESTION}],
+        )
+    assert "degraded" not in raw.headers["x-interlock-translation"]
