@@ -112,10 +112,12 @@ def test_anthropic_gemini_responses_switch_reaches_the_responses_upstream(
     assert len(reasoning) == 1 and reasoning[0]["id"].startswith("rs_emu")
 
 
+@pytest.mark.parametrize("store", [False, True], ids=["stateless", "stored"])
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 def test_a_switch_inside_an_unfinished_tool_step_is_still_refused(
-    stack: tuple[str, dict[str, Emulator]], stream: bool
+    stack: tuple[str, dict[str, Emulator]], stream: bool, store: bool
 ) -> None:
+    """Strict refuses what the current step needs whether or not the service stores state."""
     url, emulators = stack
     upstream = emulators["openai-responses"]
     items: list[Any] = [{"role": "user", "content": 'call get_weather with {"city": "Quito"}'}]
@@ -128,7 +130,7 @@ def test_a_switch_inside_an_unfinished_tool_step_is_still_refused(
         ]
         seen = len(upstream.received)
         with pytest.raises(openai.BadRequestError) as refused:
-            create(client, "via-responses", items, stream, False)
+            create(client, "via-responses", items, stream, store)
     body: Any = refused.value.body
     assert body["code"] == "reasoning_not_replayable"
     assert "current turn" in body["message"]

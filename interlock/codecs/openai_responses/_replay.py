@@ -426,19 +426,22 @@ def _drop_reasoning(
         if context.regime == "stateless"
         else "reasoning has neither an item id nor OpenAI encrypted_content"
     )
-    if bound and context.regime == "stateless" and index >= context.turn_start:
-        # The model continues this step's tool call now: it needs its own reasoning.
-        reason = f"{why}; the current turn's tool call needs it"
-        context.lossy(location, reason, "reasoning_not_replayable")
-    else:
-        # A finished turn: the service does not render its reasoning (reasoning.context
-        # current_turn) nor check it; the step goes without reasoning and without ids.
-        # One warning per dropped part, each naming its own location.
-        for position in reasoning:
-            group = groups[position]
-            for offset in range(len(group.parts)):
-                where = f"messages[{index}].parts[{group.start + offset}]"
-                context.warn("reasoning_dropped", where, why)
+    code = "reasoning_dropped"
+    if bound and index >= context.turn_start:
+        # The model continues this step's tool call now: it needs its reasoning, stored or
+        # not (issue 11: strict refuses what the current step needs, in either regime).
+        why = f"{why}; the current turn's tool call needs it"
+        code = "reasoning_not_replayable"
+        context.lossy(location, why, code)  # strict raises here; degrade warns
+    # Otherwise a finished turn: the service does not render its reasoning
+    # (reasoning.context current_turn) nor check it. Either way the step goes without
+    # reasoning and without ids, one warning per dropped part, each naming its location.
+    for position in reasoning:
+        group = groups[position]
+        for offset in range(len(group.parts)):
+            where = f"messages[{index}].parts[{group.start + offset}]"
+            if where != location or code == "reasoning_dropped":
+                context.warn(code, where, why)
     return _StepPlan(dropped=frozenset(reasoning), strip_ids=_has_ids(groups))
 
 

@@ -151,7 +151,7 @@ def test_stateless_step_without_reasoning_is_sent_without_ids() -> None:
 def test_stored_history_strips_all_step_ids_when_reasoning_cannot_be_referenced() -> None:
     """Trap 18: never a ``fc_`` id without the ``rs_`` item it requires."""
     step = (ReasoningPart(reasoning_kind="summary", text="foreign", opaque=GEMINI), CALL)
-    encoded = encode_request(history(step, Continuation()))
+    encoded = encode_request(history(step, Continuation()), policy=ReplayPolicy(mode="degrade"))
     items = encoded.payload["input"]
     assert items[1] == {
         "type": "function_call",
@@ -159,7 +159,24 @@ def test_stored_history_strips_all_step_ids_when_reasoning_cannot_be_referenced(
         "name": "get_weather",
         "arguments": "{}",
     }  # type: ignore[index]
-    assert [w.code for w in encoded.warnings] == ["opaque_dropped", "reasoning_dropped"]
+    assert [w.code for w in encoded.warnings] == ["opaque_dropped", "reasoning_not_replayable"]
+
+
+@pytest.mark.parametrize("continuation", [Continuation(), STATELESS], ids=["stored", "stateless"])
+def test_a_current_step_without_its_reasoning_is_refused_in_either_regime(
+    continuation: Continuation,
+) -> None:
+    """Issue 11: strict refuses what the current step needs, whether or not the service
+    stores state: reasoning it can neither reference nor replay (here another provider's,
+    after a switch inside the tool step) is refused in both regimes, warned about in
+    degrade mode, and dropped quietly in neither."""
+    step = (ReasoningPart(reasoning_kind="summary", text="foreign", opaque=GEMINI), CALL)
+    with pytest.raises(LossyHistoryError) as caught:
+        encode_request(history(step, continuation))
+    assert caught.value.code == "reasoning_not_replayable"
+    assert "current turn" in caught.value.reason
+    degraded = encode_request(history(step, continuation), policy=ReplayPolicy(mode="degrade"))
+    assert "reasoning_not_replayable" in [w.code for w in degraded.warnings]
 
 
 def test_stored_history_replays_reasoning_by_id_only() -> None:
