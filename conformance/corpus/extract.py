@@ -14,7 +14,7 @@ given as plain files under ``--fixtures DIR/owner+name/<path>``.
 
 What is kept: bodies of the three provider dialects' endpoints (Chat Completions, Responses,
 Gemini ``generateContent`` / ``streamGenerateContent``, on OpenAI, Azure, the Gemini API,
-Vertex AI, OpenRouter and Mistral) whose exchange succeeded (HTTP 2xx; a request the service
+Vertex AI, OpenRouter, Mistral, DeepSeek and xAI) whose exchange succeeded (HTTP 2xx; a request the service
 refused is not evidence that it is valid). Identical payloads are kept once; payloads larger
 than ``MAX_BYTES`` (inline images and documents) are left out to keep the corpus small.
 """
@@ -22,6 +22,7 @@ than ``MAX_BYTES`` (inline images and documents) are left out to keep the corpus
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import gzip
 import hashlib
@@ -93,6 +94,12 @@ SOURCES = (
         "fixture",
     ),
     Source(
+        "crmne/ruby_llm",
+        "fb5a49bf04da78d3e74496431ad1c99df5e7e5f0",
+        "MIT",
+        r"^spec/fixtures/vcr_cassettes/.*(deepseek|_xai_).*\.yml$",  # DeepSeek and xAI only
+    ),
+    Source(
         "DataDog/dd-trace-py",
         "c6e8389348d028273fe7c94d15a7e5d8d40885de",
         "Apache-2.0",  # dual-licensed Apache-2.0 or BSD-3-Clause; taken under Apache-2.0
@@ -110,6 +117,9 @@ _ENDPOINTS = (
     (r"openrouter\.ai/.*/chat/completions", "openai_chat", "openrouter"),
     (r"openrouter\.ai/.*/responses$", "openai_responses", "openrouter"),
     (r"api\.mistral\.ai/.*/chat/completions", "openai_chat", "mistral"),
+    (r"api\.deepseek\.com/(v1/)?chat/completions$", "openai_chat", "deepseek"),
+    (r"api\.x\.ai/v1/chat/completions$", "openai_chat", "xai"),
+    (r"api\.x\.ai/v1/responses$", "openai_responses", "xai"),
     (r"\.openai\.azure\.com/.*/chat/completions", "openai_chat", "azure"),
     (r"\.openai\.azure\.com/.*/responses", "openai_responses", "azure"),
     (r"api\.openai\.com/v1/chat/completions", "openai_chat", "openai"),
@@ -218,12 +228,17 @@ def _plain(loader: yaml.Loader, suffix: str, node: yaml.Node) -> Any:
 
 
 _CassetteLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
+_CassetteLoader.add_constructor(  # Ruby's VCR writes non-UTF-8 bodies as ``!binary`` base64
+    "!binary", lambda loader, node: base64.b64decode(loader.construct_scalar(node))
+)
 
 
 def cassette_payloads(text: str) -> list[dict[str, Any]]:
-    document = yaml.load(text, Loader=_CassetteLoader)
+    document = yaml.load(text, Loader=_CassetteLoader) or {}
     out: list[dict[str, Any]] = []
-    for interaction in (document or {}).get("interactions") or []:
+    # vcrpy writes ``interactions``; Ruby's VCR (ruby_llm) ``http_interactions``, same fields.
+    interactions = document.get("interactions") or document.get("http_interactions") or []
+    for interaction in interactions:
         request, response = interaction.get("request", {}), interaction.get("response", {})
         status = (response.get("status") or {}).get("code", 200)
         out += payloads_of_exchange(

@@ -4,7 +4,8 @@ Decoding reads whatever it sees (provider-wire.md trap 13): ``reasoning_content`
 ``reasoning`` (raw text), ``reasoning_details`` (OpenRouter, one part per detail, the detail
 kept whole as its :class:`Opaque`), and Gemini-compat ``extra_content.google
 .thought_signature``. When ``reasoning_details`` is present the flat ``reasoning`` string is
-a rendering of it and stays a plain wire field (it is not decoded twice).
+a rendering of it and stays a plain wire field (it is not decoded twice); so does a
+``reasoning`` identical to ``reasoning_content`` (one reasoning sent in both carriers).
 
 Encoding writes only what the chosen dialect carries and never relabels: a summary is not
 sent as raw ``reasoning_content`` (trap 4); an opaque payload goes only to its issuer.
@@ -61,6 +62,8 @@ def decode_reasoning(obj: JsonObject, path: str) -> tuple[list[ReasoningPart], s
         value = obj.get(key)
         if value is None or (key == "reasoning" and details is not None):
             continue
+        if key == "reasoning" and value == obj.get("reasoning_content"):
+            continue  # the same text in both carriers (ruby_llm sends it so): one reasoning
         text = as_str(value, f"{path}.{key}")
         parts.append(
             ReasoningPart(reasoning_kind="raw", text=text, extra=with_extra({}, {"carrier": key}))

@@ -202,6 +202,19 @@ def test_trap13_every_carrier_is_read() -> None:
     assert moved.payload["messages"][0]["reasoning_content"] == "b"  # type: ignore[index]
 
 
+def test_one_reasoning_sent_in_both_raw_carriers_is_one_part() -> None:
+    """ruby_llm sends DeepSeek's reasoning as ``reasoning_content`` and ``reasoning`` alike
+    (recorded in the corpus): one reasoning, not two, so a translation never doubles it; the
+    same-dialect round trip still gives both keys back."""
+    body = _assistant({"reasoning_content": "think", "reasoning": "think"})
+    request = decode_request(body)
+    reasoning = [p for p in request.messages[0].parts if isinstance(p, ReasoningPart)]
+    assert [(p.text, p.reasoning_kind) for p in reasoning] == [("think", "raw")]
+    assert encode_request(request).payload == body
+    deepseek = encode_request(request, reasoning_dialect="reasoning_content").payload
+    assert deepseek["messages"][0]["reasoning_content"] == "think"  # type: ignore[index]
+
+
 def test_trap14_openrouter_flat_reasoning_is_not_decoded_twice() -> None:
     details = [
         {"type": "reasoning.summary", "summary": "S", "format": "openai-responses-v1", "index": 0},
