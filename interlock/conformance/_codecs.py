@@ -80,8 +80,9 @@ class Target:
     stream_options: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """Extra stream-encoder options (Chat: emit the usage chunk, as with ``include_usage``)."""
     one_text_stream: bool = False
-    """The target's stream has one text channel (Chat's ``delta.content``): the text parts of
-    a message arrive as one text, their concatenation in order, by the format's definition."""
+    """The target has one text channel (Chat's response ``content`` string and its stream's
+    ``delta.content``): the text parts of a message arrive as one text, their concatenation
+    in order, by the format's definition."""
 
     def carries_opaque(self, opaque: Opaque) -> bool:
         """True when this target is the issuer (or issuer's carrier) of ``opaque``."""

@@ -182,7 +182,7 @@ class CrossDialect:
             )
         for label, result in (("response", back), ("stream", streamed)):
             expected = source
-            if label == "stream" and self.target.one_text_stream:
+            if self.target.one_text_stream:
                 expected = joined_texts(source)
             results = compare_items(
                 expected, response_items(result), self._history_warnings(), self.target

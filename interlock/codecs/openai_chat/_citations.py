@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import cast
 
-from interlock.codecs.openai_chat._wire import DIALECT
+from interlock.codecs.openai_chat._wire import DIALECT, LAYOUT, extra_of
 from interlock.transcript import Citation, JsonObject, JsonValue, Message, TextPart
 
 _INNER = frozenset({"url", "title", "start_index", "end_index"})
@@ -85,7 +85,33 @@ def encode_annotations(citations: Sequence[Citation]) -> list[JsonValue]:
     return out
 
 
+def shift_citations(
+    citations: Sequence[Citation], offset: int, length: int
+) -> tuple[Citation, ...]:
+    """``citations`` of a text part of ``length`` characters that starts ``offset``
+    characters into a Chat ``content`` string, with offsets into that string. A citation
+    without offsets (the whole part: Anthropic's) keeps none at offset 0 and gets the part's
+    span further on, where no offsets would read as citing from the start."""
+    if offset == 0:
+        return tuple(citations)
+    return tuple(
+        replace(
+            citation,
+            start=offset + (citation.start or 0),
+            end=offset + length if citation.end is None else offset + citation.end,
+        )
+        for citation in citations
+    )
+
+
 def message_citations(message: Message) -> tuple[Citation, ...]:
-    """The citations a response message can show: those of its one cited text part."""
-    cited = [part for part in message.parts if isinstance(part, TextPart) and part.citations]
-    return cited[0].citations if len(cited) == 1 else ()
+    """The citations a response message can show, with offsets into its one ``content``
+    string: a response's text parts are joined (:func:`shift_citations`). Signature
+    carriers write no text."""
+    found: list[Citation] = []
+    offset = 0
+    for part in message.parts:
+        if isinstance(part, TextPart) and not extra_of(part.extra, LAYOUT).get("carrier"):
+            found += shift_citations(part.citations, offset, len(part.text))
+            offset += len(part.text)
+    return tuple(found)

@@ -256,10 +256,10 @@ class MessageEncoder:
                     refusals.append(part.text)
             else:
                 as_parts = self._other_part(part, where, content) or as_parts
-        if as_parts or len(texts) > 1:
+        if as_parts or (len(texts) > 1 and not self.response):
             built["content"] = content
-        elif texts:
-            built["content"] = texts[0].text
+        elif texts:  # a response's content is one string (the SDKs type it so)
+            built["content"] = "".join(text.text for text in texts)
         elif layout.get("content") == "empty" and refusals:
             built["content"] = ""
         elif layout.get("content") != "absent" and "content" not in extra_of(message.extra):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 from interlock.codecs._sse import SseEvent
-from interlock.codecs.openai_chat._citations import encode_annotations
+from interlock.codecs.openai_chat._citations import encode_annotations, shift_citations
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._finish import encode_finish_reason
 from interlock.codecs.openai_chat._reasoning import (
@@ -67,6 +67,7 @@ class _Open:
     text_field: str | None = None
     call_index: int = 0
     signed: bool = False
+    offset: int = 0  # where a text part starts in the message's one content string
 
 
 class StreamEncoder:
@@ -81,6 +82,7 @@ class StreamEncoder:
         self._head = self._make_head("chatcmpl-interlock", None, 0, {})
         self._open: dict[int, _Open] = {}
         self._calls = 0
+        self._content_length = 0  # characters streamed as content so far
         self._usage: Usage | None = None
         self._finished = False
 
@@ -166,7 +168,7 @@ class StreamEncoder:
             self._calls += 1
             return _Open(carrier="call", call_index=self._calls - 1)
         if isinstance(part, TextPart):
-            return _Open(carrier="content")
+            return _Open(carrier="content", offset=self._content_length)
         if isinstance(part, RefusalPart):
             return _Open(carrier="refusal")
         if in_content(part, self._dialect):
@@ -193,6 +195,7 @@ class StreamEncoder:
         if text:
             delta.update(self._piece(state, text))
             state.sent += text
+            self._content_length += len(text) if state.carrier == "content" else 0
         if isinstance(part, TextPart) and not state.signed:
             state.signed = self._sign(delta, part)
         return delta
@@ -218,6 +221,7 @@ class StreamEncoder:
         if state is None or not text or state.carrier == "hidden":
             return []
         state.sent += text
+        self._content_length += len(text) if state.carrier == "content" else 0
         if state.carrier == "call":
             delta: JsonObject = {
                 "tool_calls": [{"index": state.call_index, "function": {"arguments": text}}]
@@ -254,7 +258,8 @@ class StreamEncoder:
         if isinstance(part, TextPart | ToolCallPart) and not state.signed:
             events.extend(self._late_signature(state, part))
         if isinstance(part, TextPart) and part.citations and state.carrier == "content":
-            events.append(self._chunk({"annotations": encode_annotations(part.citations)}))
+            cited = shift_citations(part.citations, state.offset, len(part.text))
+            events.append(self._chunk({"annotations": encode_annotations(cited)}))
         return events
 
     def _late_signature(self, state: _Open, part: TextPart | ToolCallPart) -> list[SseEvent]:
