@@ -33,7 +33,7 @@ from typing import Any, cast
 from urllib.parse import unquote
 
 from interlock.gateway.config import ConfigError, GatewayConfig
-from interlock.gateway.stores import KeyValueBackend, store_key
+from interlock.gateway.stores import KeyValueBackend, stop_if_cancelled, store_key
 from interlock.transcript import JsonObject
 
 LOGGER = logging.getLogger("interlock.gateway.replicas")
@@ -207,6 +207,7 @@ class ReplicaRegistry:
                 await self.publish()
             except Exception:  # a store hiccup must not end the heartbeat
                 LOGGER.exception("refreshing replica %s failed", self.replica_id)
+            stop_if_cancelled()
 
     async def stop(self) -> None:
         """Stop refreshing and remove this replica's entry (it left cleanly)."""

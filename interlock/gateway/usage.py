@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
 
-from interlock.gateway.stores import KeyValueBackend, store_key
+from interlock.gateway.stores import KeyValueBackend, stop_if_cancelled, store_key
 from interlock.transcript import JsonObject, JsonValue, Usage
 
 LOGGER = logging.getLogger("interlock.gateway")
@@ -185,6 +185,7 @@ class UsageLedger:
                 await self.flush()
             except Exception:  # the store may be down for a while: counts wait for it
                 LOGGER.warning("usage flush failed; counts kept for the next one", exc_info=True)
+            stop_if_cancelled()
 
     async def stop(self) -> None:
         """Stop the periodic flush and flush what is left."""

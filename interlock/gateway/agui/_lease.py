@@ -45,10 +45,27 @@ async def _acquire(
         pause = min(pause * 2, 0.2)
 
 
-async def _renew(store: Store, tenant: str, thread_id: str, owner: str, seconds: float) -> None:
+async def _renew(
+    store: Store, tenant: str, thread_id: str, owner: str, seconds: float, stopped: asyncio.Event
+) -> None:
+    """Renew the lease every third of ``seconds`` until ``stopped`` is set.
+
+    Stopped by the event, never cancelled: a store call may swallow its task's cancellation
+    (see :func:`~interlock.gateway.stores.stop_if_cancelled`), and then the loop would renew
+    forever while the run waits for it; and a renewal in flight lands before the release.
+    """
     while True:
-        await asyncio.sleep(seconds / 3)
-        if not await store.renew_lease(tenant, thread_id, owner, seconds):
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds / 3):
+                await stopped.wait()
+        if stopped.is_set():
+            return
+        try:
+            renewed = await store.renew_lease(tenant, thread_id, owner, seconds)
+        except Exception:  # a store hiccup: the next renewal may still hold the lease
+            LOGGER.warning("AG-UI could not renew the lease on thread %s", thread_id, exc_info=True)
+            continue
+        if not renewed:
             LOGGER.warning("AG-UI lost the lease on thread %s", thread_id)
             return
 
@@ -65,13 +82,13 @@ async def thread_lease(
     """Hold the thread's lease for the block (raises ``THREAD_BUSY`` if it stays taken)."""
     owner = uuid.uuid4().hex
     await _acquire(store, tenant, thread_id, owner, seconds, wait_seconds)
-    renewer = asyncio.create_task(_renew(store, tenant, thread_id, owner, seconds))
+    stopped = asyncio.Event()
+    renewer = asyncio.create_task(_renew(store, tenant, thread_id, owner, seconds, stopped))
     try:
         yield
     finally:
-        renewer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await renewer
+        stopped.set()
+        await asyncio.shield(renewer)  # ends at once, or when a renewal in flight lands
         await asyncio.shield(store.release_lease(tenant, thread_id, owner))
 
 

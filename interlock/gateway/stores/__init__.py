@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._backend import KeyValueBackend, stop_if_cancelled
 from interlock.gateway.stores._ledger import KeyValueLedgerStore
 from interlock.gateway.stores._responses import ResponseIndex
 from interlock.gateway.stores._runlog import (
@@ -62,6 +62,7 @@ __all__ = [
     "ThreadRecord",
     "open_backend",
     "open_store",
+    "stop_if_cancelled",
     "store_key",
     "unstorable_field",
     "vault_entries",

@@ -7,8 +7,22 @@ else (vault, threads, approvals, journal) is written once on top of them in
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Protocol
+
+
+def stop_if_cancelled() -> None:
+    """Raise ``CancelledError`` if the current task was asked to stop.
+
+    A backend call may swallow the cancellation of its task: redis-py sends with
+    ``asyncio.wait_for``, which on Python 3.11 returns a finished result instead of raising
+    the ``CancelledError`` that arrived meanwhile. A background loop stopped by ``cancel()``
+    calls this after each backend call, or it runs on and whoever awaits it hangs.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 class KeyValueBackend(Protocol):

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast
 
-from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._backend import KeyValueBackend, stop_if_cancelled
 from interlock.gateway.stores._store import store_key
 from interlock.transcript import JsonObject, JsonValue
 
@@ -52,15 +52,6 @@ OWNER_LOST_MESSAGE = (
     "the gateway replica running this run stopped before it finished; what the run saved "
     "is in the thread: load it and send the input again to continue"
 )
-
-
-def _stop_if_cancelled() -> None:
-    """Raise ``CancelledError`` if the current task was cancelled: a store client may
-    swallow the cancellation of a call in flight (seen with redis-py's asyncio client),
-    and a background loop must stop anyway."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
 
 
 class LogGapError(Exception):
@@ -360,7 +351,7 @@ class RunLog:
             except Exception:  # a store hiccup delays a cancel, never ends the run
                 LOGGER.exception("checking run %s for a cancel failed", key.run_id)
                 requested = False
-            _stop_if_cancelled()
+            stop_if_cancelled()
             if requested:
                 return
 
@@ -426,11 +417,14 @@ class RunLogWriter:
             await self._dirty.wait()
             await asyncio.sleep(self.log.flush_seconds)
             self._dirty.clear()
+            if not self._pending:
+                continue  # an explicit flush wrote them: rewriting the head would undo
+                # what another process wrote since (a follower ending a dead owner's log)
             try:
                 await self.flush()
             except Exception:  # a store hiccup costs re-attachment, never the run
                 LOGGER.exception("writing the event log of run %s failed", self.key.run_id)
-            _stop_if_cancelled()
+            stop_if_cancelled()
 
     async def flush(self, *, ended: bool = False) -> None:
         """Write what is buffered (and the head); ``ended`` marks the run's end."""
