@@ -62,7 +62,7 @@ from interlock.core_loop._ledger import (
     load_rule,
 )
 from interlock.core_loop._model import ChatModel, ScriptedModel, ScriptEntry, ScriptExhaustedError
-from interlock.core_loop._retry import retry_interrupted
+from interlock.core_loop._retry import retries_when_interrupted, retry_interrupted
 from interlock.core_loop._run import run_agent, run_loop
 from interlock.core_loop._state import AgentState
 from interlock.core_loop._tools import (
@@ -144,6 +144,7 @@ __all__ = [
     "output_parts",
     "project_history",
     "random_ids",
+    "retries_when_interrupted",
     "retry_interrupted",
     "run_agent",
     "run_loop",

@@ -37,6 +37,11 @@ def retry_tool(tools: Mapping[str, Tool], name: str) -> Tool | None:
     return found
 
 
+def retries_when_interrupted(agent: Agent, name: str) -> bool:
+    """Whether ``agent``'s local tool ``name`` is declared ``on_interrupt="retry"``."""
+    return retry_tool(ToolSet(agent.tools).by_name, name) is not None
+
+
 async def approved_call(
     ledger: LedgerStore, thread_id: str, call: ToolCallPart
 ) -> tuple[ToolCallPart, ApprovalRecord | None]:

@@ -42,7 +42,7 @@ async def request_cancel(binding: AguiBinding, key: RunKey) -> CancelRequest:
     """Ask the run ``key`` to stop, wherever it runs; what was found (no waiting)."""
     run = binding.active.get(key)
     if run is not None:
-        run.cancel()  # too late (saving) is fine: the run then ends by itself
+        run.cancel(by_client=True)  # too late (saving) is fine: it then ends by itself
         return "requested"
     log = binding.context.run_log
     if log is None:

@@ -7,8 +7,11 @@ and the journal tells what became of each call, which is never run again:
 
 - ``completed``: its recorded result (the tool finished; the save after it did not);
 - ``started``: it was interrupted mid-execution → an ``interrupted`` result, journaled —
-  or, when recovering after a crash and its tool is declared ``on_interrupt="retry"``
-  (idempotent), it runs once more and its result is used (``retry_interrupted``);
+  unless its tool is declared ``on_interrupt="retry"`` (idempotent): when a run stops
+  without its client asking (the client left, or the gateway drains) such a call is left
+  open (:func:`retry_later`), and the next run on the thread, like the first run after a
+  crash, runs it once more and uses its result (``retry_interrupted``). A run the client
+  cancels reports it ``interrupted`` like any tool: the user asked for the work to stop;
 - no entry, not held for a decision: it never started → an ``interrupted`` result too;
 - held for approval or a client's result, or awaiting input: still pending, left alone.
 
@@ -18,7 +21,7 @@ with its result, the frontend sees it in the snapshot, and the thread goes on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from interlock.core_loop import (
     Agent,
@@ -29,6 +32,7 @@ from interlock.core_loop import (
     RunFinished,
     fold_events,
     random_ids,
+    retries_when_interrupted,
     retry_interrupted,
 )
 from interlock.transcript import (
@@ -68,18 +72,37 @@ def open_calls(messages: Sequence[Message]) -> list[ToolCallPart]:
     return list(calls.values())
 
 
+async def retry_later(
+    messages: Sequence[Message], ledger: LedgerStore, thread_id: str, agent: Agent
+) -> set[str]:
+    """Occurrence ids of the open calls interrupted mid-execution whose tool is declared
+    ``on_interrupt="retry"``: a run that stops without its client asking leaves them open
+    for the next run to run once more (module docstring)."""
+    kept: set[str] = set()
+    for call in open_calls(messages):
+        if not retries_when_interrupted(agent, call.name):
+            continue
+        entry = await ledger.execution(thread_id, call.occurrence_id or "")
+        if entry is not None and entry.state == "started":
+            kept.add(call.occurrence_id or "")
+    return kept
+
+
 async def close_open_calls(
     messages: Sequence[Message],
     ledger: LedgerStore,
     thread_id: str,
     retry: tuple[Agent, AgentState] | None = None,
+    *,
+    leave_open: Collection[str] = (),
 ) -> Message | None:
     """The tool message closing every call left open by a run that stopped (see module
-    docstring); ``None`` when nothing is open. Call only while holding the thread's lease.
+    docstring), but those in ``leave_open`` (occurrence ids); ``None`` when nothing is
+    closed. Call only while holding the thread's lease.
 
     With ``retry`` (the agent and the state its tools see), an interrupted call whose tool
     is declared ``on_interrupt="retry"`` runs once more instead of being reported."""
-    pending = open_calls(messages)
+    pending = [call for call in open_calls(messages) if call.occurrence_id not in leave_open]
     if not pending:
         return None
     held = {
@@ -113,6 +136,27 @@ async def close_open_calls(
     return Message(role="tool", parts=tuple(results), id=random_ids("msg"))
 
 
+async def settle_stopped(
+    messages: Sequence[Message],
+    produced: tuple[Message, ...],
+    ledger: LedgerStore,
+    thread_id: str,
+    retrying: Agent | None,
+) -> tuple[Message, ...]:
+    """The steps a run that stopped early produced after ``messages``, every call closed:
+    a recorded result, or ``interrupted`` (the run's loop is closed, so nothing of it still
+    executes) — but with ``retrying`` (the run's agent; ``None`` when the client asked to
+    stop) a retry tool it cut off is left open for the next run (:func:`retry_later`)."""
+    everything = [*messages, *produced]
+    kept: set[str] = set()
+    if retrying is not None:
+        kept = await retry_later(everything, ledger, thread_id, retrying)
+    closing = await close_open_calls(everything, ledger, thread_id, leave_open=kept)
+    if closing is not None:
+        produced = (*produced, closing)
+    return consistent_prefix(produced, kept)
+
+
 def fold_partial(events: Sequence[LoopEvent]) -> tuple[Message, ...]:
     """The messages of a run so far (or stopped early), without its unfinished model step."""
     unfinished: set[str] = set()
@@ -131,14 +175,18 @@ def fold_partial(events: Sequence[LoopEvent]) -> tuple[Message, ...]:
     return fold_events([*kept, RunFinished(outcome="terminated")]).messages
 
 
-def consistent_prefix(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """The longest prefix in which every local or client tool call has its result."""
+def consistent_prefix(
+    messages: Sequence[Message], left_open: Collection[str] = ()
+) -> tuple[Message, ...]:
+    """The longest prefix in which every local or client tool call has its result (or is
+    in ``left_open``: occurrence ids the next run settles, see :func:`retry_later`)."""
     unanswered: set[str] = set()
     best = 0
     for position, message in enumerate(messages, start=1):
         for part in message.parts:
             if isinstance(part, ToolCallPart) and part.owner != "hosted":
-                unanswered.add(part.occurrence_id or part.call_id)
+                if part.occurrence_id not in left_open:
+                    unanswered.add(part.occurrence_id or part.call_id)
             elif isinstance(part, ToolResultPart):
                 unanswered.discard(part.occurrence_id or part.call_id)
         if not unanswered:

@@ -60,7 +60,7 @@ from interlock.gateway.agui._lease import (
 )
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._patch import state_patch
-from interlock.gateway.agui._recover import close_open_calls, consistent_prefix, fold_partial
+from interlock.gateway.agui._recover import close_open_calls, fold_partial, settle_stopped
 from interlock.gateway.agui._threads import Plan, RunRefusedError, interrupt_entries, reconcile
 from interlock.gateway.agui._trace import RunTrace
 from interlock.gateway.model_field import compact_json
@@ -164,6 +164,8 @@ class AguiRun:
         self.tenant = tenant
         self.phase: Phase = "new"
         self.cancel_requested = False
+        self.client_cancelled = False  # the client asked (not: it left, the gateway stops)
+        self._agent: Agent | None = None
         self.stop_error: tuple[str, str] | None = None
         """``(code, message)`` of the ``RUN_ERROR`` a :meth:`cancel` asked to end with."""
         self.decisions = 0  # interrupts and confirmations the input answered (Plan.decisions)
@@ -205,12 +207,15 @@ class AguiRun:
         self.phase = "preparing"
         self._task = asyncio.create_task(self._drive())
 
-    def cancel(self, error: tuple[str, str] | None = None) -> bool:
+    def cancel(self, error: tuple[str, str] | None = None, *, by_client: bool = False) -> bool:
         """Stop the run (``RUN_FINISHED`` outcome ``cancelled``, or ``RUN_ERROR`` with
-        ``error = (code, message)`` after saving the same way); ``False`` if too late."""
+        ``error = (code, message)`` after saving the same way); ``False`` if too late.
+        ``by_client``: the client asked (a cancel frame or request), so even a tool
+        declared ``on_interrupt="retry"`` that it cut off is reported, not run again."""
         if self.phase in ("saving", "ended") or self._task is None:
             return False
         self.cancel_requested = True
+        self.client_cancelled = self.client_cancelled or by_client
         self.stop_error = self.stop_error or error
         if self.phase == "looping":
             self._task.cancel()
@@ -277,7 +282,9 @@ class AguiRun:
         seconds = self.context.cancel_poll_seconds
         if seconds is not None:  # a cancel from another process: see RunContext
             self._cancel_watch = asyncio.create_task(log.until_cancel_requested(key, seconds))
-            self._cancel_watch.add_done_callback(lambda watch: watch.cancelled() or self.cancel())
+            self._cancel_watch.add_done_callback(
+                lambda watch: watch.cancelled() or self.cancel(by_client=True)
+            )
 
     async def _drive(self) -> None:
         CURRENT.set(self.calls)  # this run's task only: the shared model reports to it
@@ -350,6 +357,7 @@ class AguiRun:
             agent = self.runtime.for_run(self.input.tools, shared, scope)
         except RunToolsError as error:
             raise RunRefusedError(error.code, str(error)) from None
+        self._agent = agent
         thread = await self._recovered(loaded, ledger, agent)
         if self.input.state is None:
             state = thread.state
@@ -475,7 +483,13 @@ class AguiRun:
     ) -> None:
         finished = events[-1] if events and isinstance(events[-1], RunFinished) else None
         if finished is None:
-            produced = await self._closed(messages, fold_partial(events))
+            # the run stopped early; a retry tool it cut off waits for the next run
+            # unless the client asked to stop (see _recover.settle_stopped)
+            ledger = self.context.store.ledger(self.tenant)
+            retrying = None if self.client_cancelled else self._agent
+            produced = await settle_stopped(
+                messages, fold_partial(events), ledger, self.input.thread_id, retrying
+            )
             pending: tuple[JsonObject, ...] = ()
         else:
             produced = fold_events(events).messages
@@ -550,17 +564,6 @@ class AguiRun:
                 "THREAD_CONFLICT", "another run changed this thread at the same time; retry"
             )
         return saved.revision
-
-    async def _closed(
-        self, messages: Sequence[Message], produced: tuple[Message, ...]
-    ) -> tuple[Message, ...]:
-        """The steps of a run that stopped early, every call closed: a recorded result, or
-        ``interrupted`` (the loop is closed, so nothing of this run is still executing)."""
-        ledger = self.context.store.ledger(self.tenant)
-        closing = await close_open_calls([*messages, *produced], ledger, self.input.thread_id)
-        if closing is not None:
-            produced = (*produced, closing)
-        return consistent_prefix(produced)
 
     def _snapshots(self, messages: Sequence[Message], state: JsonValue) -> list[JsonObject]:
         frames: list[JsonObject] = []

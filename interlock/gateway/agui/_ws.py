@@ -225,7 +225,7 @@ class WebSocketSession:
                 "NO_ACTIVE_RUN", f"no run is active on this socket (runId {run_id!r})"
             )
         if run is not None and run_id == run.run_id:
-            run.cancel()
+            run.cancel(by_client=True)
         elif run is None and attached is not None and run_id == attached.run_id:
             await request_cancel(self.binding, attached)  # its end reaches us in its log
         else:

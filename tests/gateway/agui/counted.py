@@ -60,6 +60,16 @@ def check_stock(item: str = "default") -> str:
     return f"7 of {item} in stock"
 
 
+async def paced_stock(item: str = "default", seconds: float = 60.0) -> str:
+    """How many of ``item`` are in stock (idempotent: declared ``on_interrupt = "retry"``);
+    the first execution per item takes ``seconds``, any later one answers at once."""
+    _log("paced_stock", item, "started")
+    if executions(Path(os.environ["INTERLOCK_TEST_COUNTS"]), "paced_stock", item, "started") == 1:
+        await asyncio.sleep(seconds)
+    _log("paced_stock", item, "finished")
+    return f"3 of {item} in stock"
+
+
 def shred_file(path: str = "default") -> str:
     """Shred ``path`` (needs approval); always fails after it started."""
     _log("shred_file", path, "started")

@@ -56,11 +56,11 @@ instructions = "Be helpful."
 tools = [
     "{tools}:get_weather", "{tools}:delete_file", "{tools}:send_email", "{tools}:slow_task",
     "{tools}:paced_task", "{tools}:cut_emoji", "{tools}:check_stock", "{tools}:shred_file",
-    "{tools}:book_room",
+    "{tools}:book_room", "{tools}:paced_stock",
 ]
 approval_required = ["delete_file", "send_email", "shred_file", "book_room"]
 approval_style = "interrupt"
-retry_on_interrupt = ["check_stock"]
+retry_on_interrupt = ["check_stock", "paced_stock"]
 
 [[agents]]
 name = "confirmer"

@@ -30,6 +30,17 @@ def check_stock(item: str = "default") -> str:
     return f"7 of {item} in stock"
 
 
+async def paced_stock(item: str = "default", seconds: float = 60.0) -> str:
+    """How many of ``item`` are in stock (idempotent: declared ``on_interrupt = "retry"``).
+    The first execution per item takes ``seconds`` (long enough to leave or cancel while
+    it runs: a cancelled run stops it); any later one answers at once."""
+    STARTED[item] += 1
+    if STARTED[item] == 1:
+        await asyncio.sleep(seconds)
+    EXECUTIONS["paced_stock", item] += 1
+    return f"3 of {item} in stock"
+
+
 def shred_file(path: str = "default") -> str:
     """Shred ``path`` (needs approval); always fails after it started."""
     EXECUTIONS["shred_file", path] += 1
