@@ -398,7 +398,7 @@ def test_three_replicas_behind_haproxy_survive_a_drain_and_a_kill(
         figures, keys, log = Figures(), dict[str, str](), list[str]()
         try:
             for replica in replicas:
-                replica.start()
+                replica.start(timeout=90)  # a loaded 2-core machine starts slowly
             balancer.start()
             start = time.monotonic()
             until = start + TRAFFIC_SECONDS
