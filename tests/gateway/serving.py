@@ -134,7 +134,7 @@ def serve(config_path: Path, cwd: Path) -> Iterator[str]:
             command, cwd=cwd, env=environment, stdout=output, stderr=subprocess.STDOUT
         )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60  # generous: a loaded 2-core machine starts slowly
     while True:
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:

@@ -119,7 +119,7 @@ def stack() -> Iterator[Stack]:
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while not server.started:
         assert time.monotonic() < deadline, "the gateway did not start"
         time.sleep(0.02)

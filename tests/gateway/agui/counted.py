@@ -118,8 +118,8 @@ async def paced_task(tag: str = "default", seconds: float = 1.0) -> str:
 
 
 async def until_count(directory: Path, tool: str, key: str, event: str, at_least: int = 1) -> None:
-    """Wait (up to 20 s) until ``tool`` reached ``event`` for ``key`` ``at_least`` times."""
-    deadline = time.monotonic() + 20
+    """Wait (up to 60 s) until ``tool`` reached ``event`` for ``key`` ``at_least`` times."""
+    deadline = time.monotonic() + 60
     while True:
         if executions(directory, tool, key, event) >= at_least:
             return
