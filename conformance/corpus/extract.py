@@ -14,7 +14,8 @@ given as plain files under ``--fixtures DIR/owner+name/<path>``.
 
 What is kept: bodies of the three provider dialects' endpoints (Chat Completions, Responses,
 Gemini ``generateContent`` / ``streamGenerateContent``, on OpenAI, Azure, the Gemini API,
-Vertex AI, OpenRouter, Mistral, DeepSeek and xAI) whose exchange succeeded (HTTP 2xx; a request the service
+Vertex AI, OpenRouter, Mistral, DeepSeek, xAI, Groq, Together, Hugging Face, Databricks and
+Cloudflare Workers AI) whose exchange succeeded (HTTP 2xx; a request the service
 refused is not evidence that it is valid). Identical payloads are kept once; payloads larger
 than ``MAX_BYTES`` (inline images and documents) are left out to keep the corpus small.
 """
@@ -41,6 +42,11 @@ PER_KIND = 110
 """At most this many payloads of one (vendor, dialect, kind): the corpus stays small and
 no single vendor's plain chat dominates it."""
 ROOT = Path(__file__).resolve().parent
+COMPATIBLE = frozenset(
+    {"deepseek", "groq", "xai", "together", "huggingface", "databricks", "cloudflare"}
+)
+"""OpenAI-compatible services read from repositories whose other cassettes are of vendors the
+corpus already holds."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,9 @@ class Source:
     """A regular expression over file paths at ``commit``."""
     kind: str = "cassette"
     """``cassette`` (VCR YAML) or ``fixture:<dialect>:<kind>:<vendor>`` for raw bodies."""
+    vendors: frozenset[str] = frozenset()
+    """Keep only these vendors' payloads (empty: every vendor's). A repository whose
+    cassettes are mostly of vendors the corpus already holds is read for the others only."""
 
 
 SOURCES = (
@@ -111,15 +120,77 @@ SOURCES = (
         "Apache-2.0",  # dual-licensed Apache-2.0 or BSD-3-Clause; taken under Apache-2.0
         r"^tests/cassettes/(genai|vertexai)/.*\.ya?ml$",
     ),
+    Source(
+        "DataDog/dd-trace-py",
+        "3bb9ecda22830e3303b18b0ffa5abe7586aef6a7",
+        "Apache-2.0",  # dual-licensed Apache-2.0 or BSD-3-Clause; taken under Apache-2.0
+        r"^tests/contrib/openai/cassettes/.*\.ya?ml$",
+        vendors=COMPATIBLE,
+    ),
+    Source(
+        "traceloop/openllmetry",
+        "93429cfb9767e6b51db6cb35f6b70f758117669a",
+        "Apache-2.0",
+        r"^packages/[^/]+/tests/.*cassettes/.*\.ya?ml$",
+        vendors=COMPATIBLE,
+    ),
+    Source(
+        "posit-dev/chatlas",
+        "ea4531130e56d3c5bb003d87a1792dd942554b8d",
+        "MIT",
+        r"^tests/_vcr/.*\.ya?ml$",
+        vendors=COMPATIBLE,
+    ),
+    Source(
+        "Arize-ai/openinference",
+        "1fe497f1d9f45a07eee55d97fe185e020560f9c7",
+        "Apache-2.0",
+        r"^python/instrumentation/.*cassettes/.*\.ya?ml$",
+        vendors=COMPATIBLE,
+    ),
+    Source(
+        "Scale3-Labs/langtrace-python-sdk",
+        "b62abd9b083bbfb04a5b5301f309cb7deaf28187",
+        "Apache-2.0",
+        r"^src/tests/.*cassettes/.*\.ya?ml$",
+        vendors=COMPATIBLE,
+    ),
+    Source(
+        "AgentOps-AI/agentops",
+        "a855a92dfaa7fd4423f9a68b1ba0295a3a72da80",
+        "MIT",
+        r"^tests/.*\.ya?ml$",
+        vendors=COMPATIBLE,
+    ),
+    Source(
+        "Mirascope/mirascope",
+        "41d433578653411dbff96c6eaca4fa869aafc931",
+        "MIT",
+        r"^python/tests/.*cassettes/.*\.ya?ml$",
+        vendors=COMPATIBLE,
+    ),
+    Source(
+        "lmnr-ai/lmnr-python",
+        "67dea392f4961bfcf7b5cde3733aaa4a452bb9f9",
+        "Apache-2.0",
+        r"^tests/.*cassettes/.*\.ya?ml$",
+        vendors=COMPATIBLE,
+    ),
 )
 
 _ENDPOINTS = (
     (r"openrouter\.ai/.*/chat/completions", "openai_chat", "openrouter"),
     (r"openrouter\.ai/.*/responses$", "openai_responses", "openrouter"),
     (r"api\.mistral\.ai/.*/chat/completions", "openai_chat", "mistral"),
-    (r"api\.deepseek\.com/(v1/)?chat/completions$", "openai_chat", "deepseek"),
+    (r"api\.deepseek\.com/(v1/|beta/)?chat/completions$", "openai_chat", "deepseek"),
+    (r"api\.groq\.com/openai/v1/chat/completions$", "openai_chat", "groq"),
     (r"api\.x\.ai/v1/chat/completions$", "openai_chat", "xai"),
     (r"api\.x\.ai/v1/responses$", "openai_responses", "xai"),
+    (r"api\.together\.(xyz|ai)/v1/chat/completions$", "openai_chat", "together"),
+    (r"router\.huggingface\.co/v1/chat/completions$", "openai_chat", "huggingface"),
+    (r"\.azuredatabricks\.net/serving-endpoints/chat/completions$", "openai_chat", "databricks"),
+    (r"api\.cloudflare\.com/client/v4/accounts/[^/]+/ai/v1/chat/completions$", "openai_chat",
+     "cloudflare"),
     (r"\.openai\.azure\.com/.*/chat/completions", "openai_chat", "azure"),
     (r"\.openai\.azure\.com/.*/responses", "openai_responses", "azure"),
     (r"api\.openai\.com/v1/chat/completions", "openai_chat", "openai"),
@@ -236,9 +307,13 @@ _CassetteLoader.add_constructor(  # Ruby's VCR writes non-UTF-8 bodies as ``!bin
 def cassette_payloads(text: str) -> list[dict[str, Any]]:
     document = yaml.load(text, Loader=_CassetteLoader) or {}
     out: list[dict[str, Any]] = []
+    if not isinstance(document, dict):
+        return out  # a YAML file beside the cassettes that is not one
     # vcrpy writes ``interactions``; Ruby's VCR (ruby_llm) ``http_interactions``, same fields.
     interactions = document.get("interactions") or document.get("http_interactions") or []
     for interaction in interactions:
+        if not isinstance(interaction, dict):
+            continue
         request, response = interaction.get("request", {}), interaction.get("response", {})
         status = (response.get("status") or {}).get("code", 200)
         out += payloads_of_exchange(
@@ -304,6 +379,8 @@ def build(checkouts: Path, fixtures: Path | None) -> None:
             found = cassette_payloads(text) if source.kind == "cassette" else fixture_payloads(path, text)
             kept = []
             for payload in found:
+                if source.vendors and payload["vendor"] not in source.vendors:
+                    continue
                 raw = json.dumps(payload["wire"], sort_keys=True, ensure_ascii=False)
                 digest = hashlib.sha256(raw.encode()).hexdigest()
                 group = (payload["vendor"], payload["dialect"], payload["kind"])

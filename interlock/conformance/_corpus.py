@@ -126,6 +126,12 @@ class _Payload:
             self._finish(("rejected", "failing"))
             return
         self._citations(decoded)
+        if (
+            isinstance(decoded, Response)
+            and decoded.usage is None
+            and _recorded_usage(self.payload)
+        ):
+            self._fail("decode", "usage", "usage lost: the recorded stream carries it")
         exact = ("exact",) if self._same(decoded) else ()
         self._cross(decoded)
         cross = worst(outcome for outcome in self.outcomes if outcome != "exact")
@@ -270,6 +276,34 @@ class _Payload:
                 key = (self.payload.dialect, target.name, result.item.feature)
                 self.found.record(key, "strict" if mode == "strict" else "degrade", result.outcome)
                 self.outcomes.append(result.outcome)
+
+
+USAGE_CARRIERS = (
+    ("usage",),
+    ("x_groq", "usage"),
+    ("usageMetadata",),
+    ("usage_metadata",),
+    ("response", "usage"),
+    ("message", "usage"),
+)
+"""Where services put a stream's token counts: Chat's ``usage`` (Groq's ``x_groq.usage``),
+Gemini's ``usageMetadata``, a Responses event's ``response.usage``, Anthropic's
+``message.usage``."""
+
+
+def _recorded_usage(payload: CorpusPayload) -> bool:
+    """True when an event of the recorded stream carries a usage object, read from the wire
+    itself (never from the decoder), so a decoder that ignores a carrier is caught."""
+    if payload.kind != "stream":
+        return False
+    for event in payload.events:
+        for carrier in USAGE_CARRIERS:
+            value: JsonValue = event.data
+            for key in carrier:
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, dict) and value:
+                return True
+    return False
 
 
 def _outcomes_of(found: Collector, source: Source, target: Target) -> list[Outcome]:

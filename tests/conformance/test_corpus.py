@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 import pytest
 
+from interlock.codecs._sse import SseEvent
 from interlock.conformance import default_registry, main
-from interlock.conformance._codecs import ProviderCodec
+from interlock.conformance._codecs import ProviderCodec, StreamDecoderLike
 from interlock.conformance._corpus import CorpusResult, run_corpus
 from interlock.conformance._corpus_files import CorpusPayload, load_corpus
 from interlock.conformance._corpus_report import corpus_markdown, ledger, read_known
@@ -25,11 +28,14 @@ from interlock.transcript import (
     DecodeError,
     GenerationOptions,
     JsonObject,
+    JsonValue,
     Message,
     Request,
     Response,
     TextPart,
     TranslationWarning,
+    Update,
+    UsageUpdate,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,8 +150,6 @@ def test_a_decoder_double_that_rejects_everything_is_caught(tmp_path: Path) -> N
     def refuse(payload: JsonObject) -> Request:
         raise DecodeError("contents", "refused by the double")
 
-    from dataclasses import replace
-
     doubled = {**registry, "gemini": replace(real, decode_request=refuse)}
     assert run_corpus(load_corpus(tmp_path), registry).ok
     assert not run_corpus(load_corpus(tmp_path), doubled).ok
@@ -186,6 +190,73 @@ def test_a_decoder_that_drops_citations_is_caught_by_the_wire_count(tmp_path: Pa
     assert [(f.vector, f.check, f.message) for f in failures] == [
         ("test/one#0", "citations", "3 of 3 citations not decoded")
     ]
+
+
+_GROQ_STREAM: list[JsonObject] = [
+    {
+        "data": {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": "hi"}, "finish_reason": None}
+            ],
+            "x_groq": {"id": "req_1"},
+        }
+    },
+    {
+        "data": {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "x_groq": {
+                "id": "req_1",
+                "usage": {
+                    "prompt_tokens": 5,
+                    "completion_tokens": 2,
+                    "total_tokens": 7,
+                    "queue_time": 0.01,
+                },
+            },
+        }
+    },
+    {"data": "[DONE]"},
+]
+"""Groq's stream shape as recorded in the corpus: the usage only in the last chunk's
+``x_groq.usage``."""
+
+
+class _UsageBlind:
+    """A stream decoder double that drops every usage update (a decoder ignoring a carrier)."""
+
+    def __init__(self, inner: StreamDecoderLike) -> None:
+        self.inner = inner
+
+    def feed(self, event: SseEvent) -> list[Update]:
+        return [u for u in self.inner.feed(event) if not isinstance(u, UsageUpdate)]
+
+    def finish(self) -> list[Update]:
+        return [u for u in self.inner.finish() if not isinstance(u, UsageUpdate)]
+
+
+def test_usage_a_recorded_stream_carries_must_decode(tmp_path: Path) -> None:
+    """The wire, not the decoder, says a stream has usage: Groq's ``x_groq.usage`` decodes,
+    and a decoder that ignores it fails the payload."""
+    wire: JsonValue = cast(JsonValue, _GROQ_STREAM)
+    _write_corpus(
+        tmp_path, [{"dialect": "openai_chat", "vendor": "test", "kind": "stream", "wire": wire}]
+    )
+    registry, _ = default_registry()
+    assert run_corpus(load_corpus(tmp_path), registry).ok
+    real = registry["openai_chat"]
+    assert isinstance(real, ProviderCodec)
+    blind = replace(real, stream_decoder=lambda: _UsageBlind(real.stream_decoder()))
+    result = run_corpus(load_corpus(tmp_path), {**registry, "openai_chat": blind})
+    assert [(f.check, f.field) for f in result.failures][:1] == [("decode", "usage")]
+    assert "usage lost" in result.failures[0].message
 
 
 def test_a_malformed_corpus_file_is_named(tmp_path: Path) -> None:

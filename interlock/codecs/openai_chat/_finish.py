@@ -10,6 +10,7 @@ _DECODE: dict[str, FinishReason] = {
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
     "content_filter": "content_filter",
+    "eos": "stop",  # Together (and other TGI/vLLM-backed services): the model's end of sequence
 }
 _ENCODE: dict[FinishReason, str] = {
     "stop": "stop",

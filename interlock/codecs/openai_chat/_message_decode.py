@@ -10,6 +10,7 @@ becomes ``Message(role="tool")`` holding one :class:`ToolResultPart`. The deprec
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -123,6 +124,12 @@ def _assistant(
         # A refusal's empty content (what SDKs accumulate from a stream's role chunk) is
         # a layout fact, not a text part: the refusal must come back as a refusal alone.
         layout["content"] = "empty"
+        consumed.add("content")
+    elif isinstance(content, dict):
+        # Cloudflare Workers AI answers a json_schema request with the object itself as the
+        # content: it is the answer's text (the JSON), written back as the object.
+        parts.append(TextPart(text=json.dumps(content, ensure_ascii=False)))
+        layout["content"] = "object"
         consumed.add("content")
     elif content is not None:
         parts.extend(decode_content(content, f"{path}.content", allow=_ASSISTANT_PARTS))

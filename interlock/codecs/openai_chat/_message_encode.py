@@ -12,6 +12,7 @@ nothing to send (only control or hosted parts) is not sent at all.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -259,7 +260,7 @@ class MessageEncoder:
         if as_parts or (len(texts) > 1 and not self.response):
             built["content"] = content
         elif texts:  # a response's content is one string (the SDKs type it so)
-            built["content"] = "".join(text.text for text in texts)
+            built["content"] = _as_decoded("".join(text.text for text in texts), layout)
         elif layout.get("content") == "empty" and refusals:
             built["content"] = ""
         elif layout.get("content") != "absent" and "content" not in extra_of(message.extra):
@@ -338,3 +339,15 @@ class MessageEncoder:
             self.degrade.lossy("signature_required", where, reason)
             return self.degrade.policy.gemini_dummy_signature
         return None
+
+
+def _as_decoded(text: str, layout: JsonObject) -> JsonValue:
+    """The text as the content it came in: Cloudflare's JSON object content goes back as the
+    object (when the text still is one), anything else as the string."""
+    if layout.get("content") != "object":
+        return text
+    try:
+        value: JsonValue = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, dict) else text

@@ -11,7 +11,9 @@ The ``ResponseFinished`` of a finished choice is held until ``[DONE]`` (or the e
 input): usage arrives *after* ``finish_reason`` (``stream_options.include_usage`` sends it in
 a last chunk with empty ``choices``; OpenRouter's last chunk repeats the choice with an empty
 delta), and every update must reach the client's encoder before the response's end.
-An in-band ``{"error": …}`` chunk (OpenRouter, mid-stream) is a stream failure.
+An in-band ``{"error": …}`` chunk (OpenRouter, mid-stream) is a stream failure. Groq sends
+the usage of a stream in ``x_groq.usage`` of its last chunk; it is decoded as the usage (the
+Chat encoder writes it back as the standard ``usage``).
 
 Choice 0 is the response, as when not streamed; deltas of other choices (``n > 1``) are
 skipped (a non-streamed answer keeps them for a Chat client in ``extra``; a streamed one
@@ -132,8 +134,9 @@ class StreamDecoder:
             updates.extend(
                 self._choice(as_object(choice, f"{path}.choices[{i}]"), f"{path}.choices[{i}]")
             )
-        if chunk.get("usage") is not None:
-            updates.append(UsageUpdate(usage=decode_usage(chunk["usage"], f"{path}.usage")))
+        usage = _usage_of(chunk, path)
+        if usage is not None:
+            updates.append(usage)
         return updates
 
     def finish(self) -> list[Update]:
@@ -398,6 +401,17 @@ def _started(chunk: JsonObject, path: str, prelude: JsonObject) -> ResponseStart
         created=None if created is None else as_int(created, f"{path}.created"),
         extra={DIALECT: unknown} if unknown else {},
     )
+
+
+def _usage_of(chunk: JsonObject, path: str) -> UsageUpdate | None:
+    """The chunk's usage: the standard ``usage``, else Groq's ``x_groq.usage`` (Groq's last
+    chunk carries the usage only there, beside the finish_reason)."""
+    if chunk.get("usage") is not None:
+        return UsageUpdate(usage=decode_usage(chunk["usage"], f"{path}.usage"))
+    groq = chunk.get("x_groq")
+    if isinstance(groq, dict) and groq.get("usage") is not None:
+        return UsageUpdate(usage=decode_usage(groq["usage"], f"{path}.x_groq.usage"))
+    return None
 
 
 def _failure(value: JsonValue, path: str) -> StreamFailed:

@@ -25,6 +25,14 @@ _DETAILS = {
 }
 
 
+_COUNTS = ("prompt_tokens", "completion_tokens")
+
+
+def _count(usage: JsonObject, key: str, path: str) -> int:
+    value = usage.get(key)
+    return 0 if value is None else as_int(value, f"{path}.{key}")
+
+
 def decode_usage(value: JsonValue, path: str) -> Usage:
     """A Chat ``usage`` object."""
     usage = as_object(value, path)
@@ -42,16 +50,17 @@ def decode_usage(value: JsonValue, path: str) -> Usage:
         details = as_object(raw, f"{path}.{detail}")
         if details.get(field) is not None:
             counts[field] = as_int(details[field], f"{path}.{detail}.{field}")
-    prompt = as_int(usage.get("prompt_tokens", 0), f"{path}.prompt_tokens")
-    completion = as_int(usage.get("completion_tokens", 0), f"{path}.completion_tokens")
+    # Databricks streams send ``null`` counts in the chunks before the last (not counted yet).
+    nulls = [key for key in _COUNTS if key in usage and usage[key] is None]
+    prompt, completion = (_count(usage, key, path) for key in _COUNTS)
     reasoning = counts.get("reasoning_tokens", 0)
     total = usage.get("total_tokens")
-    extra = with_extra({}, None)
+    extra = with_extra({}, {"null_counts": list[JsonValue](nulls)} if nulls else None)
     if reasoning and total == prompt + completion + reasoning:
         # Gemini's compatibility endpoint counts thinking outside completion_tokens
         # (provider-wire.md trap 31); canonical output tokens include it.
         completion += reasoning
-        extra = with_extra({}, {"completion_excludes_reasoning": True})
+        extra = with_extra({}, {**extra_of(extra, LAYOUT), "completion_excludes_reasoning": True})
     elif total != prompt + completion:
         unknown["total_tokens"] = total
     if unknown:
@@ -85,6 +94,10 @@ def encode_usage(usage: Usage, fields: FieldPolicy = AS_DECODED) -> JsonObject:
     }
     if "total_tokens" in unknown:
         out["total_tokens"] = unknown["total_tokens"]
+    nulls = extra_of(usage.extra, LAYOUT).get("null_counts")
+    for key in _COUNTS:
+        if isinstance(nulls, list) and key in nulls and out[key] == 0:
+            out[key] = None  # sent as null (not counted yet), written back the same
     values = {
         "cached_tokens": usage.cached_input_tokens,
         "reasoning_tokens": usage.reasoning_tokens,

@@ -15,7 +15,8 @@ from interlock.codecs.openai_chat._finish import decode_finish_reason, encode_fi
         ("tool_calls", "tool_calls"),
         ("function_call", "tool_calls"),
         ("content_filter", "content_filter"),
-        ("eos", "other"),
+        ("eos", "stop"),  # Together's end of sequence (recorded in the corpus)
+        ("vendor_reason", "other"),
     ],
 )
 def test_decode_and_back(native: str, canonical: str) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -121,10 +123,12 @@ def test_foreign_finish_reasons_map_and_native_chat_ones_survive() -> None:
     assert (legacy.finish_reason, legacy.native_finish_reason) == ("tool_calls", "function_call")
     vendor = decode_response(
         encode_response(
-            Response(message=base.message, finish_reason="other", native_finish_reason="eos")
+            Response(
+                message=base.message, finish_reason="other", native_finish_reason="vendor_reason"
+            )
         )
     )
-    assert vendor.native_finish_reason == "eos"
+    assert vendor.native_finish_reason == "vendor_reason"
 
 
 def test_extra_choices_are_kept_verbatim() -> None:
@@ -181,3 +185,33 @@ def test_trap30_logprobs_and_annotations_round_trip_exactly() -> None:
         }
     ]
     assert encode_response(decode_response(copy.deepcopy(payload))) == payload
+
+
+def test_cloudflare_object_content_is_the_answers_json_text() -> None:
+    """Cloudflare Workers AI (recorded in the corpus) answers a json_schema request with the
+    object itself as ``content``: it decodes to the JSON text and goes back as the object."""
+    wire: dict[str, Any] = {
+        "id": "id-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "@cf/meta/llama-3.3-70b-instruct-fp8-fast",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": {"title": "Apples are tasty", "author": "Hadley Wickham"},
+                    "refusal": None,
+                },
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    response = decode_response(copy.deepcopy(wire))
+    assert json.loads(response.message.text) == wire["choices"][0]["message"]["content"]
+    assert encode_response(response) == wire
+    edited = replace(
+        response, message=replace(response.message, parts=(TextPart(text="not JSON"),))
+    )
+    assert encode_response(edited)["choices"][0]["message"]["content"] == "not JSON"

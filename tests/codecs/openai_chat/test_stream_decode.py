@@ -440,3 +440,36 @@ def test_two_details_listed_in_one_delta_under_one_index_stay_separate() -> None
         first,
         second,
     ]
+
+
+def test_groq_usage_in_x_groq_of_the_last_chunk_is_the_usage() -> None:
+    """Groq's stream (recorded in the corpus) sends its usage only in ``x_groq.usage`` of the
+    chunk with the finish_reason; it is the stream's usage, before the response's end, and
+    the Chat encoder writes it as the standard ``usage`` (Groq's timings kept beside)."""
+    from interlock.codecs.openai_chat import StreamEncoder
+
+    groq_usage = {"queue_time": 0.02, "prompt_tokens": 12, "completion_tokens": 26}
+    lines = [
+        _chunk({"role": "assistant", "content": ""}, x_groq={"id": "req_1"}),
+        _chunk({"content": "Hello"}),
+        _chunk({}, "stop", x_groq={"id": "req_1", "usage": {**groq_usage, "total_tokens": 38}}),
+        "[DONE]",
+    ]
+    updates = decode_all(lines)
+    assert isinstance(updates[-2], UsageUpdate) and isinstance(updates[-1], ResponseFinished)
+    response = fold_updates(updates)
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (12, 26)
+    encoder = StreamEncoder(include_usage=True)
+    events = [event for update in updates for event in encoder.encode(update)]
+    chunks = [json.loads(e.data) for e in events + encoder.finish() if e.data != "[DONE]"]
+    usage = [chunk["usage"] for chunk in chunks if chunk.get("usage")]
+    assert usage == [{**groq_usage, "total_tokens": 38}]
+    for chunk in chunks:
+        ChatCompletionChunk.model_validate(chunk)
+
+
+def test_a_groq_chunk_without_usage_in_x_groq_adds_no_usage() -> None:
+    updates = decode_all([_chunk({"content": "a"}, "stop", x_groq={"id": "r"}), "[DONE]"])
+    assert not any(isinstance(update, UsageUpdate) for update in updates)
+    assert fold_updates(updates).usage is None

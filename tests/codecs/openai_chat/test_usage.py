@@ -39,6 +39,23 @@ SHAPES: list[dict[str, Any]] = [
 ]
 
 
+def test_null_counts_are_not_counted_yet_and_go_back_as_null() -> None:
+    """Databricks (recorded in the corpus) sends ``null`` counts in the chunks before the
+    last: zero for the transcript, ``null`` again on the wire."""
+    shape: dict[str, Any] = {
+        "cache_read_input_tokens": 0,
+        "completion_tokens": None,
+        "prompt_tokens": 26,
+        "total_tokens": None,
+        "cache_creation_input_tokens": 0,
+    }
+    usage = decode_usage(shape, "usage")
+    assert (usage.input_tokens, usage.output_tokens) == (26, 0)
+    assert encode_usage(usage) == shape
+    counted = Usage(input_tokens=26, output_tokens=5, extra=usage.extra)
+    assert encode_usage(counted)["completion_tokens"] == 5  # a real count is never nulled
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 def test_usage_shapes_round_trip(shape: dict[str, Any]) -> None:
     assert encode_usage(decode_usage(shape, "usage")) == shape
