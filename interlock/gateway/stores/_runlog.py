@@ -21,7 +21,12 @@ on another process lags by up to that plus its ``poll_seconds``; a run's log hol
 ``max_chars`` characters of frames (the oldest chunks go first: a reader asking for ids
 before ``first`` gets :class:`LogGapError`, and should hydrate the thread instead); a log
 expires ``ttl_seconds`` after its run's last write. Expired logs of a thread are removed
-when its next run starts, and all expired logs every ``sweep_every`` runs.
+when its next run starts, and every expired log (with its thread's latest-run pointer when
+that names it) at most every ``sweep_seconds`` (a run opening then sweeps): what a process
+keeps for its runs is bounded by the runs of the last ``ttl_seconds + sweep_seconds``, and
+the sweep's cost, spread over the runs between two sweeps, does not grow with the runs
+served (counting sweeps by runs did: each one read every log held and every thread's
+pointer, which were never removed).
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ MAX_CHARS = 4 * 1024 * 1024
 TTL_SECONDS = 600.0
 FLUSH_SECONDS = 0.05
 POLL_SECONDS = 0.2
-SWEEP_EVERY = 256
+SWEEP_SECONDS = TTL_SECONDS / 4
 OWNER_LOST_CODE = "RUN_OWNER_LOST"
 """``RUN_ERROR`` code ending the log of a run whose replica died before its terminal event."""
 OWNER_LOST_MESSAGE = (
@@ -151,7 +156,7 @@ class RunLog:
         ttl_seconds: float = TTL_SECONDS,
         flush_seconds: float = FLUSH_SECONDS,
         poll_seconds: float = POLL_SECONDS,
-        sweep_every: int = SWEEP_EVERY,
+        sweep_seconds: float = SWEEP_SECONDS,
         clock: Callable[[], float] = time.time,
         owner: str = "",
         owner_alive: Callable[[str], Awaitable[bool]] | None = None,
@@ -166,18 +171,19 @@ class RunLog:
         self.ttl_seconds = ttl_seconds
         self.flush_seconds = flush_seconds
         self.poll_seconds = poll_seconds
-        self.sweep_every = sweep_every
+        self.sweep_seconds = sweep_seconds
         self.clock = clock
         self._written: dict[RunKey, asyncio.Event] = {}
-        self._started = 0
+        self._swept_at = clock()
 
     # ------------------------------------------------------------- writing
 
     async def open(self, key: RunKey) -> RunLogWriter:
         """A writer for a new run; the run becomes its thread's latest."""
-        self._started += 1
-        if self._started % self.sweep_every == 0:
-            await self.sweep(store_key("runlog", key.tenant) + "/")
+        now = self.clock()
+        if now - self._swept_at >= self.sweep_seconds:
+            self._swept_at = now
+            await self.sweep("runlog/")
         else:
             await self.sweep(store_key("runlog", key.tenant, key.thread_id) + "/")
         writer = RunLogWriter(self, key)
@@ -192,7 +198,8 @@ class RunLog:
             event.set()
 
     async def sweep(self, prefix: str) -> None:
-        """Delete every expired run log under ``prefix``."""
+        """Delete every expired run log under ``prefix``, and its thread's latest-run
+        pointer when that names the expired run."""
         now = self.clock()
         for stored_key, value in await self.backend.scan(prefix):
             if stored_key.rsplit("/", 1)[-1].isdigit() or stored_key.endswith(
@@ -208,6 +215,17 @@ class RunLog:
                 doomed += [stored_key + f"/{start:012d}" for start, _, _ in head.chunks]
                 for doomed_key in doomed:
                     await self.backend.delete(doomed_key)
+                await self._forget_pointer(stored_key)
+
+    async def _forget_pointer(self, head_key: str) -> None:
+        """Delete the latest-run pointer of ``head_key``'s thread if it names that run."""
+        pointer_key, _, quoted_run = head_key.rpartition("/")
+        text = await self.backend.get(pointer_key)
+        if text is None:
+            return
+        run_id = json.loads(text).get("runId")
+        if isinstance(run_id, str) and store_key("runlog", run_id).partition("/")[2] == quoted_run:
+            await self.backend.delete(pointer_key)
 
     # ------------------------------------------------------------- reading
 

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
+
+from interlock.gateway.stores._sorted import SortedKeys
 
 
 class MemoryBackend:
     """A dict. Every method body runs without awaiting, so each call is atomic on one loop.
 
-    The keys are also kept in a sorted list, so a prefix scan (every AG-UI run scans its
-    thread's run logs and held batches) costs the keys it returns, not every key stored.
+    The keys are also kept sorted (:class:`~._sorted.SortedKeys`), so a prefix scan (every
+    AG-UI run scans its thread's run logs and held batches) costs the keys it returns, and
+    a write costs about the same however many keys the store holds.
     """
 
     def __init__(self) -> None:
         self._values: dict[str, str] = {}
-        self._keys: list[str] = []
-        """Every key of ``_values``, sorted."""
+        self._keys = SortedKeys()
+        """Every key of ``_values``."""
 
     async def get(self, key: str) -> str | None:
         return self._values.get(key)
@@ -27,13 +29,13 @@ class MemoryBackend:
     async def set_many(self, items: Mapping[str, str]) -> None:
         for key in items:
             if key not in self._values:
-                insort(self._keys, key)
+                self._keys.add(key)
         self._values.update(items)
 
     async def add(self, key: str, value: str) -> bool:
         if key in self._values:
             return False
-        insort(self._keys, key)
+        self._keys.add(key)
         self._values[key] = value
         return True
 
@@ -51,17 +53,11 @@ class MemoryBackend:
 
     async def delete(self, key: str) -> None:
         if self._values.pop(key, None) is not None:
-            del self._keys[bisect_left(self._keys, key)]
+            self._keys.remove(key)
 
     async def scan(self, prefix: str) -> list[tuple[str, str]]:
-        rows: list[tuple[str, str]] = []
-        keys = self._keys
-        for index in range(bisect_left(keys, prefix), len(keys)):
-            key = keys[index]
-            if not key.startswith(prefix):
-                break
-            rows.append((key, self._values[key]))
-        return rows
+        values = self._values
+        return [(key, values[key]) for key in self._keys.starting_with(prefix)]
 
     async def close(self) -> None:
         self._values.clear()

@@ -137,6 +137,31 @@ async def test_logs_expire_after_their_last_write_and_are_swept(store: Store) ->
     assert left == []
 
 
+async def test_what_runs_leave_in_the_log_stays_bounded_as_runs_are_served(
+    store: Store,
+) -> None:
+    """Runs on many threads, in waves further apart than the TTL: each periodic sweep
+    removes every expired log and each thread's pointer to it, so what the store holds is
+    the last wave's runs whatever the number served (one head, one chunk and one pointer a
+    run), and a later run on an old thread finds nothing stale."""
+    clock = Clock()
+    log = RunLog(store.backend, ttl_seconds=60, sweep_seconds=15, clock=clock)
+    held: list[int] = []
+    for wave in range(4):
+        for number in range(30):
+            writer = await log.open(RunKey("acme", f"thread-{wave}-{number}", f"run-{number}"))
+            writer.append(frames(1, 2))
+            await writer.close()
+        held.append(len(await store.backend.scan("runlog/")))
+        clock.now += 61
+    assert held == [90, 90, 90, 90]  # the first run of a wave swept the wave before it
+    assert await log.latest("acme", "thread-0-0") is None
+    writer = await log.open(RunKey("acme", "thread-0-0", "run-again"))
+    await writer.close()
+    status = await log.latest("acme", "thread-0-0")
+    assert status is not None and status.run_id == "run-again"
+
+
 async def test_a_cancel_request_reaches_the_owner_through_the_store(store: Store) -> None:
     """Any process may ask; the owner sees it; the answer says what was found; a run id
     used again starts uncancelled; the request expires with the log."""
