@@ -18,6 +18,12 @@ from interlock.transcript import JsonObject, JsonValue
 
 
 def _copy(value: JsonValue) -> JsonValue:
+    """A deep copy through JSON (tuples become lists); ``None`` and an empty object, the
+    usual state, without the round trip."""
+    if value is None:
+        return None
+    if type(value) is dict and not value:
+        return {}
     return json.loads(json.dumps(value))
 
 
