@@ -11,15 +11,23 @@ socket for SSE, the ``websockets`` sync client for WebSocket, one socket for all
 
 ``--baseline DIR`` measures another checkout's gateway in the same rounds, interleaved.
 
+``--callgrind N`` measures instead what does not depend on the machine's load: each
+gateway runs under ``valgrind --tool=callgrind`` (instrumentation off until warmed up) and
+the figure is user-space instructions per run over ``N`` runs (kernel work, such as the
+socket writes, is not counted). Runs are ~50× slower there, so a run-log flush timer
+(50 ms) fires in runs it would not reach natively: compare checkouts, not absolutes.
+
 Usage: python bench/agui_run_bench.py [--runs 200] [--rounds 5] [--chunks 20]
-       [--store memory|sqlite] [--baseline DIR]
+       [--store memory|sqlite] [--baseline DIR] [--callgrind N]
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -137,14 +145,45 @@ def measure(gateway: Gateway, transport: str, runs: int, first: int) -> tuple[fl
         client.close()
 
 
-def start(arguments: list[str], work: Path, source: str | None) -> subprocess.Popen[bytes]:
+def start(
+    arguments: list[str], work: Path, source: str | None, prefix: tuple[str, ...] = ()
+) -> subprocess.Popen[bytes]:
     environment = dict(os.environ)
     if source is not None:
         environment["PYTHONPATH"] = source
     log = (work / f"{arguments[0]}-{time.monotonic_ns()}.log").open("wb")
     return subprocess.Popen(
-        [*pb.INTERLOCK, *arguments], cwd=work, env=environment, stdout=log, stderr=log
+        [*prefix, *pb.INTERLOCK, *arguments], cwd=work, env=environment, stdout=log, stderr=log
     )
+
+
+def callgrind_prefix(work: Path, name: str) -> tuple[str, ...]:
+    out = f"--callgrind-out-file={work}/callgrind-{name}.%p"
+    return ("valgrind", "--tool=callgrind", "--instr-atstart=no", out)
+
+
+def instructions(gateway: Gateway, transport: str, runs: int, first: int, work: Path) -> float:
+    """Millions of user-space instructions per run (callgrind), after a warm-up."""
+    client = SseClient(gateway.port) if transport == "sse" else WebSocketClient(gateway.port)
+    control = ["callgrind_control"]
+    try:
+        for number in range(first, first + 20):
+            client.run(number)
+        subprocess.run([*control, "-i", "on", str(gateway.pid)], check=True, capture_output=True)
+        for number in range(first + 20, first + 30):
+            client.run(number)
+        subprocess.run([*control, "-z", str(gateway.pid)], check=True, capture_output=True)
+        for number in range(first + 30, first + 30 + runs):
+            client.run(number)
+        subprocess.run([*control, "-d", str(gateway.pid)], check=True, capture_output=True)
+        subprocess.run([*control, "-i", "off", str(gateway.pid)], check=True, capture_output=True)
+    finally:
+        client.close()
+    dumps = glob.glob(f"{work}/callgrind-{gateway.name}.*")
+    text = Path(max(dumps, key=os.path.getmtime)).read_text()
+    found = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
+    assert found is not None
+    return int(found.group(1)) / runs / 1e6
 
 
 def main() -> int:
@@ -154,10 +193,12 @@ def main() -> int:
     parser.add_argument("--chunks", type=int, default=20)
     parser.add_argument("--store", choices=["memory", "sqlite"], default="memory")
     parser.add_argument("--baseline", help="another checkout's gateway, measured alongside")
+    parser.add_argument("--callgrind", type=int, help="instructions per run over N runs")
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="interlock-agui-run-bench-"))
     sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])
-    total = (arguments.runs + 10) * arguments.rounds * 2 * len(sources) + 10
+    per_source = max((arguments.runs + 10) * arguments.rounds, (arguments.callgrind or 0) + 30)
+    total = per_source * 2 * len(sources) + 10
     (work / "script.json").write_text(json.dumps(script(total, arguments.chunks)))
     emulator_port = pb.free_port()
     emulate = ["emulate", "--protocol", "openai-chat", "--port", str(emulator_port)]
@@ -170,15 +211,32 @@ def main() -> int:
             config = work / f"{name}.toml"
             config.write_text(config_text(emulator_port, store))
             port = pb.free_port()
-            process = start(["serve", "--config", str(config), "--port", str(port)], work, source)
+            serve = ["serve", "--config", str(config), "--port", str(port)]
+            prefix = callgrind_prefix(work, name) if arguments.callgrind else ()
+            process = start(serve, work, source, prefix)
             processes.append(process)
-            pb.wait_healthy(port, "/healthz", process)
+            pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 30)
             gateways.append(Gateway(name, port, process.pid))
-        report(gateways, arguments)
+        if arguments.callgrind:
+            callgrind_report(gateways, arguments.callgrind, work)
+        else:
+            report(gateways, arguments)
     finally:
         for process in processes:
             pb.stop(process)
     return 0
+
+
+def callgrind_report(gateways: list[Gateway], runs: int, work: Path) -> None:
+    first = 0
+    for transport in ("sse", "ws"):
+        line = f"{transport:<4} user-space instructions per run ({runs} runs, callgrind)"
+        for gateway in gateways:
+            line += (
+                f" | {gateway.name}: {instructions(gateway, transport, runs, first, work):.3f} M"
+            )
+            first += runs + 30
+        print(line, flush=True)
 
 
 def report(gateways: list[Gateway], arguments: argparse.Namespace) -> None:
