@@ -13,13 +13,12 @@ while a client may re-attach, see :mod:`._attach`; without a run log it is cance
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 from starlette.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
 
 from interlock.codecs.agui import RunInput
 from interlock.gateway.agui._binding import AguiBinding, error_event
@@ -59,7 +58,7 @@ def sse_frames(frames: Sequence[str], first_id: int | None = None) -> bytes:
 
 async def run_stream(
     run: AguiRun, keepalive_seconds: float, account: RunAccount | None = None
-) -> AsyncGenerator[bytes]:
+) -> AsyncIterator[bytes]:
     """The SSE body of one run, with keep-alive comments; cancels the run on disconnect.
 
     Each chunk is everything the run has ready, so the server writes once per batch; the
@@ -120,62 +119,11 @@ async def handle_post(binding: AguiBinding, http_request: HttpRequest) -> HttpRe
     account.record.tenant = tenant
     account.record.run_id = run_input.run_id[:128]
     run = binding.start(runtime, run_input, tenant)
-    return RunStreamResponse(run_stream(run, binding.keepalive_seconds, account))
-
-
-class RunStreamResponse(HttpResponse):
-    """A run's SSE body, written as it comes, like Starlette's ``StreamingResponse``.
-
-    The same contract (a client that disconnects while the body waits cancels the body,
-    whose ``finally`` detaches or cancels the run, and the response then ends quietly), on
-    one plain asyncio task that watches for the disconnect instead of an anyio task group
-    and its cancel scope per run. The body is closed however the response ends.
-    """
-
-    media_type = "text/event-stream"
-
-    def __init__(self, body: AsyncGenerator[bytes]) -> None:
-        self.chunks = body
-        self.status_code = 200
-        self.background = None
-        self.init_headers(SSE_HEADERS)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        streaming = asyncio.current_task()
-        assert streaming is not None
-        watch = _Watch()
-        watcher = asyncio.create_task(watch.until_disconnect(receive, streaming))
-        try:
-            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            async for chunk in self.chunks:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            watch.finished = True
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except asyncio.CancelledError:
-            if not watch.disconnected or streaming.uncancel() > 0:
-                raise  # a cancel from elsewhere (shutdown), not the client leaving
-        finally:
-            watch.finished = True
-            watcher.cancel()
-            await self.chunks.aclose()
-
-
-class _Watch:
-    """Whether the response is past its body, and whether the client left before that."""
-
-    __slots__ = ("disconnected", "finished")
-
-    def __init__(self) -> None:
-        self.finished = False
-        self.disconnected = False
-
-    async def until_disconnect(self, receive: Receive, streaming: asyncio.Task[object]) -> None:
-        """Cancel ``streaming`` when the client disconnects before the body ends."""
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        if not self.finished:
-            self.disconnected = True
-            streaming.cancel()
+    return StreamingResponse(
+        run_stream(run, binding.keepalive_seconds, account),
+        media_type="text/event-stream",
+        headers=SSE_HEADERS,
+    )
 
 
 @dataclass(frozen=True, slots=True)
