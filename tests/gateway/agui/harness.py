@@ -242,6 +242,25 @@ def open_socket(server: Server, agent: str = "assistant", **options: Any) -> Any
     return _Context()
 
 
+async def run_over(
+    server: Server,
+    body: dict[str, Any],
+    transport: str,
+    agent: str = "assistant",
+    headers: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """One whole run of ``agent`` over ``transport`` (``"ws"`` or ``"sse"``): its events.
+    An SSE answer must be 200."""
+    if transport == "ws":
+        options = {} if headers is None else {"additional_headers": headers}
+        async with open_socket(server, agent, **options) as socket:
+            return await socket.run(body)
+    async with httpx.AsyncClient(timeout=60) as client:
+        response = await client.post(f"{server.url}/agui/{agent}", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return sse_events(response.text)
+
+
 def sse_run(server: Server, body: Any, agent: str = "assistant") -> tuple[httpx.Response, str]:
     """POST a run; the response and its raw SSE text."""
     with (

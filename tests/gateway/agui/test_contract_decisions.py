@@ -26,11 +26,10 @@ from tests.gateway.agui.harness import (
     make_gateway,
     new_id,
     of_type,
-    open_socket,
     run_input,
+    run_over,
     serve,
     snapshot,
-    sse_events,
     user,
 )
 from tests.gateway.agui.tools import EXECUTIONS
@@ -54,13 +53,7 @@ def server(
 
 
 async def send(server: Server, body: dict[str, Any], transport: str) -> list[dict[str, Any]]:
-    if transport == "ws":
-        async with open_socket(server) as socket:
-            return await socket.run(body)
-    async with httpx.AsyncClient(timeout=60) as client:
-        response = await client.post(f"{server.url}/agui/assistant", json=body)
-    assert response.status_code == 200, response.text
-    return sse_events(response.text)
+    return await run_over(server, body, transport)
 
 
 def call_names(events: list[dict[str, Any]]) -> dict[str, str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.gateway.agui.harness import (
@@ -22,12 +21,11 @@ from tests.gateway.agui.harness import (
     make_gateway,
     new_id,
     of_type,
-    open_socket,
     resume_all,
     run_input,
+    run_over,
     serve,
     snapshot,
-    sse_events,
     user,
 )
 from tests.gateway.agui.tools import EXECUTIONS
@@ -40,13 +38,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 async def send(server: Server, body: dict[str, Any], transport: str) -> list[dict[str, Any]]:
-    if transport == "ws":
-        async with open_socket(server) as socket:
-            return await socket.run(body)
-    async with httpx.AsyncClient(timeout=60) as client:
-        response = await client.post(f"{server.url}/agui/assistant", json=body)
-    assert response.status_code == 200, response.text
-    return sse_events(response.text)
+    return await run_over(server, body, transport)
 
 
 @pytest.mark.parametrize("transport", ["sse", "ws"])

@@ -20,10 +20,9 @@ from tests.gateway.agui.counted import executions
 from tests.gateway.agui.harness import (
     new_id,
     of_type,
-    open_socket,
     resume_all,
     run_input,
-    sse_events,
+    run_over,
     user,
 )
 from tests.gateway.agui.processes import Cluster, Process, store_url
@@ -70,13 +69,7 @@ async def send(
     server: Keyed, body: dict[str, Any], transport: str, tenant: str = "alice"
 ) -> list[dict[str, Any]]:
     headers = {"Authorization": f"Bearer {KEYS[tenant]}"}
-    if transport == "ws":
-        async with open_socket(server, additional_headers=headers) as socket:
-            return await socket.run(body)
-    async with httpx.AsyncClient(timeout=30) as client:
-        response = await client.post(f"{server.url}/agui/assistant", json=body, headers=headers)
-    assert response.status_code == 200, response.text
-    return sse_events(response.text)
+    return await run_over(server, body, transport, headers=headers)
 
 
 def delete(path: str) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from interlock.gateway.app import build_gateway
@@ -24,11 +23,10 @@ from tests.gateway.agui.harness import (
     binding_for,
     new_id,
     of_type,
-    open_socket,
     resume_all,
     run_input,
+    run_over,
     serve,
-    sse_events,
     user,
 )
 from tests.gateway.agui.tools import EXECUTIONS
@@ -93,13 +91,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 async def send(
     server: Server, body: dict[str, Any], transport: str, agent: str = "provided"
 ) -> list[dict[str, Any]]:
-    if transport == "ws":
-        async with open_socket(server, agent) as socket:
-            return await socket.run(body)
-    async with httpx.AsyncClient(timeout=60) as client:
-        response = await client.post(f"{server.url}/agui/{agent}", json=body)
-    assert response.status_code == 200, response.text
-    return sse_events(response.text)
+    return await run_over(server, body, transport, agent)
 
 
 @pytest.mark.parametrize("transport", ["sse", "ws"])

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.gateway.agui.counted import executions
 from tests.gateway.agui.harness import (
     new_id,
     of_type,
-    open_socket,
     run_input,
+    run_over,
     snapshot,
-    sse_events,
     user,
 )
 from tests.gateway.agui.processes import Process, Shared
@@ -33,13 +31,7 @@ EXPECTED = (
 
 
 async def send(process: Process, body: dict[str, Any], transport: str) -> list[dict[str, Any]]:
-    if transport == "ws":
-        async with open_socket(process) as socket:
-            return await socket.run(body)
-    async with httpx.AsyncClient(timeout=60) as client:
-        response = await client.post(f"{process.url}/agui/assistant", json=body)
-    assert response.status_code == 200, response.text
-    return sse_events(response.text)
+    return await run_over(process, body, transport)  # a Process has the same url, ws_url
 
 
 @pytest.mark.parametrize("transport", ["sse", "ws"])
