@@ -11,6 +11,13 @@ socket for SSE, the ``websockets`` sync client for WebSocket, one socket for all
 
 ``--baseline DIR`` measures another checkout's gateway in the same rounds, interleaved.
 
+``--agent-framework PYTHON`` adds Microsoft Agent Framework as a peer in the same rounds:
+``bench/agent_framework_peer.py`` run by ``PYTHON`` (a separate virtual environment with
+agent-framework-core, agent-framework-ag-ui, agent-framework-openai and uvicorn), once with
+its OpenAI Chat client on the same emulator (``af-http``) and once with its model scripted
+in-process (``af-scripted``). Its AG-UI endpoint is SSE only, so it is in the SSE rounds
+only. Each contestant's event types for one run are printed first, to show the runs match.
+
 ``--callgrind N`` measures instead what does not depend on the machine's load: each
 gateway runs under ``valgrind --tool=callgrind`` (instrumentation off until warmed up) and
 the figure is user-space instructions per run over ``N`` runs (kernel work, such as the
@@ -18,13 +25,15 @@ socket writes, is not counted). Runs are ~50× slower there, so a run-log flush 
 (50 ms) fires in runs it would not reach natively: compare checkouts, not absolutes.
 
 Usage: python bench/agui_run_bench.py [--runs 200] [--rounds 5] [--chunks 20]
-       [--store memory|sqlite] [--baseline DIR] [--callgrind N]
+       [--store memory|sqlite] [--baseline DIR] [--callgrind N] [--agent-framework PYTHON]
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import http.client
+import itertools
 import json
 import os
 import re
@@ -127,6 +136,7 @@ class Gateway:
     name: str
     port: int
     pid: int
+    transports: tuple[str, ...] = ("sse", "ws")
 
 
 def measure(gateway: Gateway, transport: str, runs: int, first: int) -> tuple[float, float, int]:
@@ -194,11 +204,16 @@ def main() -> int:
     parser.add_argument("--store", choices=["memory", "sqlite"], default="memory")
     parser.add_argument("--baseline", help="another checkout's gateway, measured alongside")
     parser.add_argument("--callgrind", type=int, help="instructions per run over N runs")
+    parser.add_argument("--agent-framework", metavar="PYTHON", help="add the Agent Framework peer")
     arguments = parser.parse_args()
+    if arguments.agent_framework and arguments.callgrind:
+        parser.error("--agent-framework is measured by CPU time only, not with --callgrind")
+    if arguments.agent_framework:
+        check_peer(arguments.agent_framework)
     work = Path(tempfile.mkdtemp(prefix="interlock-agui-run-bench-"))
     sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])
     per_source = max((arguments.runs + 10) * arguments.rounds, (arguments.callgrind or 0) + 30)
-    total = per_source * 2 * len(sources) + 10
+    total = per_source * 2 * (len(sources) + 1) + 10
     (work / "script.json").write_text(json.dumps(script(total, arguments.chunks)))
     emulator_port = pb.free_port()
     emulate = ["emulate", "--protocol", "openai-chat", "--port", str(emulator_port)]
@@ -217,6 +232,10 @@ def main() -> int:
             processes.append(process)
             pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 30)
             gateways.append(Gateway(name, port, process.pid))
+        if arguments.agent_framework:
+            peers = start_peers(arguments.agent_framework, emulator_port, arguments.chunks, work)
+            processes += [process for process, _ in peers]
+            gateways += [gateway for _, gateway in peers]
         if arguments.callgrind:
             callgrind_report(gateways, arguments.callgrind, work)
         else:
@@ -225,6 +244,58 @@ def main() -> int:
         for process in processes:
             pb.stop(process)
     return 0
+
+
+PEER = Path(__file__).with_name("agent_framework_peer.py")
+
+
+def check_peer(python: str) -> None:
+    """Exit with the peer's own message when ``python`` cannot run Agent Framework."""
+    found = subprocess.run([python, str(PEER), "--check"], capture_output=True, text=True)
+    if found.returncode != 0:
+        raise SystemExit(f"--agent-framework {python}: {found.stderr.strip() or found.returncode}")
+    print(f"Agent Framework peer: {found.stdout.strip()}", flush=True)
+
+
+def start_peers(
+    python: str, emulator_port: int, chunks: int, work: Path
+) -> list[tuple[subprocess.Popen[bytes], Gateway]]:
+    """The Agent Framework peer with its model over HTTP (the emulator) and scripted."""
+    modes = {
+        "af-http": ["--upstream", f"http://127.0.0.1:{emulator_port}/v1"],
+        "af-scripted": ["--scripted", "--chunks", str(chunks)],
+    }
+    peers: list[tuple[subprocess.Popen[bytes], Gateway]] = []
+    for name, mode in modes.items():
+        port = pb.free_port()
+        log = (work / f"{name}.log").open("wb")
+        command = [python, str(PEER), "--port", str(port), *mode]
+        process = subprocess.Popen(command, cwd=work, stdout=log, stderr=log)
+        peers.append((process, Gateway(name, port, process.pid, ("sse",))))
+        pb.wait_healthy(port, "/healthz", process, timeout=120)
+    return peers
+
+
+def event_types(gateway: Gateway, number: int) -> list[str]:
+    """The ``type`` of every SSE event of one run, in order."""
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.port)
+    try:
+        headers = {"content-type": "application/json"}
+        connection.request("POST", "/agui/bench", run_input(number), headers)
+        body = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    lines = [line[5:] for line in body.splitlines() if line.startswith("data:")]
+    return [str(json.loads(line)["type"]) for line in lines]
+
+
+def describe(gateways: list[Gateway]) -> None:
+    """Print each contestant's event sequence for one run (runs of CONTENT folded)."""
+    for index, gateway in enumerate(gateways):
+        kinds = event_types(gateway, 1_000_000 + index)
+        folded = [(kind, len(list(same))) for kind, same in itertools.groupby(kinds)]
+        text = ", ".join(kind if count == 1 else f"{kind} ×{count}" for kind, count in folded)
+        print(f"{gateway.name}: {len(kinds)} events: {text}", flush=True)
 
 
 def callgrind_report(gateways: list[Gateway], runs: int, work: Path) -> None:
@@ -241,26 +312,38 @@ def callgrind_report(gateways: list[Gateway], runs: int, work: Path) -> None:
 
 def report(gateways: list[Gateway], arguments: argparse.Namespace) -> None:
     print(f"load average at start {pb.load_average()}; store {arguments.store}", flush=True)
+    describe(gateways)
     for transport in ("sse", "ws"):
-        cpu: dict[str, list[float]] = {gateway.name: [] for gateway in gateways}
-        wall: dict[str, list[float]] = {gateway.name: [] for gateway in gateways}
-        events = 0
+        contestants = [gateway for gateway in gateways if transport in gateway.transports]
+        cpu: dict[str, list[float]] = {gateway.name: [] for gateway in contestants}
+        wall: dict[str, list[float]] = {gateway.name: [] for gateway in contestants}
+        events: dict[str, int] = {}
         first = 0
         for round_index in range(arguments.rounds):
-            order = gateways if round_index % 2 == 0 else gateways[::-1]
+            order = contestants if round_index % 2 == 0 else contestants[::-1]
             for gateway in order:
-                used, elapsed, events = measure(gateway, transport, arguments.runs, first)
+                used, elapsed, events[gateway.name] = measure(
+                    gateway, transport, arguments.runs, first
+                )
                 first += arguments.runs + 10
                 cpu[gateway.name].append(used)
                 wall[gateway.name].append(elapsed)
-        line = f"{transport:<4} {events} events per run"
-        for gateway in gateways:
+        line = f"{transport:<4}"
+        for gateway in contestants:
             runs = ", ".join(f"{value:.2f}" for value in cpu[gateway.name])
             line += (
-                f" | {gateway.name}: CPU {statistics.median(cpu[gateway.name]):.3f} ms/run "
+                f" | {gateway.name}: {events[gateway.name]} events, "
+                f"CPU {statistics.median(cpu[gateway.name]):.3f} ms/run "
                 f"({runs}), wall {statistics.median(wall[gateway.name]):.2f} ms/run"
             )
         print(f"{line}   [load {pb.load_average()}]", flush=True)
+        ratios = [
+            f"{name} {statistics.median(cpu[name]) / statistics.median(cpu['now']):.2f}×"
+            for name in cpu
+            if name.startswith("af-")
+        ]
+        if ratios:
+            print(f"{transport:<4} Agent Framework ÷ now (CPU): {', '.join(ratios)}", flush=True)
 
 
 if __name__ == "__main__":
