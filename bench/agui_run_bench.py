@@ -16,7 +16,9 @@ socket for SSE, the ``websockets`` sync client for WebSocket, one socket for all
 agent-framework-core, agent-framework-ag-ui, agent-framework-openai and uvicorn), once with
 its OpenAI Chat client on the same emulator (``af-http``) and once with its model scripted
 in-process (``af-scripted``). Its AG-UI endpoint is SSE only, so it is in the SSE rounds
-only. Each contestant's event types for one run are printed first, to show the runs match.
+only. Each contestant's event types for one run are printed first, to show the runs match;
+each SSE line ends with Agent Framework's CPU over Interlock's. With ``--callgrind`` the
+peers run under valgrind too.
 
 ``--callgrind N`` measures instead what does not depend on the machine's load: each
 gateway runs under ``valgrind --tool=callgrind`` (instrumentation off until warmed up) and
@@ -206,8 +208,6 @@ def main() -> int:
     parser.add_argument("--callgrind", type=int, help="instructions per run over N runs")
     parser.add_argument("--agent-framework", metavar="PYTHON", help="add the Agent Framework peer")
     arguments = parser.parse_args()
-    if arguments.agent_framework and arguments.callgrind:
-        parser.error("--agent-framework is measured by CPU time only, not with --callgrind")
     if arguments.agent_framework:
         check_peer(arguments.agent_framework)
     work = Path(tempfile.mkdtemp(prefix="interlock-agui-run-bench-"))
@@ -233,7 +233,7 @@ def main() -> int:
             pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 30)
             gateways.append(Gateway(name, port, process.pid))
         if arguments.agent_framework:
-            peers = start_peers(arguments.agent_framework, emulator_port, arguments.chunks, work)
+            peers = start_peers(arguments, emulator_port, work)
             processes += [process for process, _ in peers]
             gateways += [gateway for _, gateway in peers]
         if arguments.callgrind:
@@ -258,21 +258,22 @@ def check_peer(python: str) -> None:
 
 
 def start_peers(
-    python: str, emulator_port: int, chunks: int, work: Path
+    arguments: argparse.Namespace, emulator_port: int, work: Path
 ) -> list[tuple[subprocess.Popen[bytes], Gateway]]:
     """The Agent Framework peer with its model over HTTP (the emulator) and scripted."""
     modes = {
         "af-http": ["--upstream", f"http://127.0.0.1:{emulator_port}/v1"],
-        "af-scripted": ["--scripted", "--chunks", str(chunks)],
+        "af-scripted": ["--scripted", "--chunks", str(arguments.chunks)],
     }
     peers: list[tuple[subprocess.Popen[bytes], Gateway]] = []
     for name, mode in modes.items():
         port = pb.free_port()
         log = (work / f"{name}.log").open("wb")
-        command = [python, str(PEER), "--port", str(port), *mode]
+        prefix = callgrind_prefix(work, name) if arguments.callgrind else ()
+        command = [*prefix, arguments.agent_framework, str(PEER), "--port", str(port), *mode]
         process = subprocess.Popen(command, cwd=work, stdout=log, stderr=log)
         peers.append((process, Gateway(name, port, process.pid, ("sse",))))
-        pb.wait_healthy(port, "/healthz", process, timeout=120)
+        pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 120)
     return peers
 
 
@@ -302,7 +303,7 @@ def callgrind_report(gateways: list[Gateway], runs: int, work: Path) -> None:
     first = 0
     for transport in ("sse", "ws"):
         line = f"{transport:<4} user-space instructions per run ({runs} runs, callgrind)"
-        for gateway in gateways:
+        for gateway in [gateway for gateway in gateways if transport in gateway.transports]:
             line += (
                 f" | {gateway.name}: {instructions(gateway, transport, runs, first, work):.3f} M"
             )
@@ -337,13 +338,20 @@ def report(gateways: list[Gateway], arguments: argparse.Namespace) -> None:
                 f"({runs}), wall {statistics.median(wall[gateway.name]):.2f} ms/run"
             )
         print(f"{line}   [load {pb.load_average()}]", flush=True)
-        ratios = [
-            f"{name} {statistics.median(cpu[name]) / statistics.median(cpu['now']):.2f}×"
-            for name in cpu
-            if name.startswith("af-")
-        ]
-        if ratios:
-            print(f"{transport:<4} Agent Framework ÷ now (CPU): {', '.join(ratios)}", flush=True)
+        peers = [name for name in cpu if name.startswith("af-")]
+        if peers:
+            print(f"{transport:<4} Agent Framework ÷ now (CPU): {ratios(cpu, peers)}", flush=True)
+
+
+def ratios(cpu: dict[str, list[float]], peers: list[str]) -> str:
+    """Each peer's median CPU over ``now``'s, then the range of the ratios round by round
+    (a round's contestants ran back to back, so they saw about the same load)."""
+    texts: list[str] = []
+    for name in peers:
+        overall = statistics.median(cpu[name]) / statistics.median(cpu["now"])
+        rounds = [peer / now for peer, now in zip(cpu[name], cpu["now"], strict=True)]
+        texts.append(f"{name} {overall:.2f}× (rounds {min(rounds):.2f}–{max(rounds):.2f}×)")
+    return ", ".join(texts)
 
 
 if __name__ == "__main__":
