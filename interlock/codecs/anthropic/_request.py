@@ -344,8 +344,8 @@ def _foreign_settings(request: Request, encoder: PartEncoder) -> None:
         if dialect == DIALECT:
             continue
         for key, value in kept.items():
-            if key in _TRANSPORT or value in (None, {}, []):
-                continue
+            if key in _TRANSPORT or key.startswith("~") or value in (None, {}, []):
+                continue  # "~" keys are wire-shape hints (a string ``input``), not settings
             names = list(value) if key == "fields" and isinstance(value, dict) else [""]
             for name in names:
                 where = f"{key}.{name}" if name else key

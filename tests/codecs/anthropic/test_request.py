@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from interlock.codecs import anthropic
+from interlock.codecs import anthropic, openai_responses
 from interlock.transcript import (
     DecodeError,
     GenerationOptions,
@@ -83,6 +83,17 @@ def test_a_request_from_another_dialect_gets_anthropic_defaults() -> None:
         "max_tokens_raised",
         "seed_ignored",
     }
+
+
+def test_a_responses_string_input_is_no_dropped_setting() -> None:
+    """The Responses decoder's ``~input`` shape hint is not a setting of the client."""
+    request = openai_responses.decode_request({"model": "gpt-5", "input": "Hi"})
+    assert request.extra["openai-responses"]["~input"] == "string"
+    encoded = anthropic.encode_request(request)
+    assert [w.code for w in encoded.warnings if w.code == "setting_dropped"] == []
+    assert encoded.payload["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Hi"}]}
+    ]
 
 
 def test_a_choice_among_some_tools_widens_to_any_with_a_warning() -> None:
