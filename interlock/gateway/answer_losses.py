@@ -1,47 +1,127 @@
-"""What an answer loses on its way to the client's dialect, said in its translation label.
+"""What an answer loses on its way to the client's dialect, and where the client reads it.
 
 ``encode_response`` has no warning channel in the codec contract; the gateway checks the
 answer it encoded instead. Citations are the one kind of content a client dialect may have no
 form for in an answer (Anthropic cites only its own search results and documents; OpenAI
 annotations are URL citations): when the encoded answer, decoded back in the client's
 dialect, holds fewer citations than the upstream's answer, a ``citation_dropped`` warning is
-added to the call, so the translation header (and the ``interlock`` field, where the client's
-SDK allows one) says so. Streams send their headers before the answer: only non-streamed
-answers are checked.
+added to the call (:func:`answer_losses`).
+
+Where a client finds the call's warnings (request-side and answer-side alike), in every
+dialect, as :func:`warnings_field` / :func:`label_answer` write them:
+
+* OpenAI Responses, Chat and Anthropic answers: a top-level ``interlock`` member
+  ``{"translation": …, "warnings": [{"code", "location", "message"}, …]}`` (their SDKs keep
+  unknown members: ``model_extra``);
+* Gemini answers: ``modelStatus.message`` ends with ``interlock: <label>`` (the
+  ``google-genai`` SDK removes unknown members, and of the typed free-text fields keeps only
+  this one for Gemini API answers: ``finishMessage`` it reads on Vertex AI only).
+
+A streamed answer carries the same at its end (:mod:`.stream_losses`); the
+``x-interlock-translation`` header says it too where the answer is not streamed (a stream's
+headers leave before its answer).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from interlock.gateway.headers import TRANSLATION_HEADER, header_value, translation_label
+from starlette.responses import Response as HttpResponse
+
+from interlock.gateway.bodies import json_response
+from interlock.gateway.headers import (
+    TRANSLATION_HEADER,
+    header_value,
+    translation_label,
+    warning_list,
+)
 from interlock.transcript import JsonObject, Response, TextPart, TranslationWarning
 
 if TYPE_CHECKING:
+    from interlock.gateway.dialects import Dialect
+    from interlock.gateway.metrics import Metrics
     from interlock.gateway.proxy import ProxyCall
 
+GEMINI_PREFIX = "interlock: "
+"""What starts the gateway's words in a Gemini answer's ``modelStatus.message``."""
 
-def _citations(response: Response) -> int:
+
+def citations(response: Response) -> int:
+    """How many citations the texts of ``response`` hold."""
     parts = response.message.parts
     return sum(len(part.citations) for part in parts if isinstance(part, TextPart))
 
 
-def note_answer_losses(
-    call: ProxyCall, decoded: Response, answer: JsonObject, headers: dict[str, str]
-) -> None:
-    """Add a ``citation_dropped`` warning to ``call`` (and its header) when ``answer`` lost
-    citations of ``decoded``."""
-    sent = _citations(decoded)
+def answer_losses(
+    ingress: Dialect, decoded: Response, answer: JsonObject | None = None
+) -> tuple[TranslationWarning, ...]:
+    """The warnings for what ``decoded`` loses as ``answer`` (its encoding in ``ingress``;
+    encoded here when not given). Empty when nothing is lost."""
+    sent = citations(decoded)
     if not sent:
-        return
-    arrived = _citations(call.ingress.decode_response(answer))
+        return ()
+    encoded = ingress.encode_response(decoded) if answer is None else answer
+    arrived = citations(ingress.decode_response(encoded))
     if arrived >= sent:
+        return ()
+    message = f"{sent - arrived} of {sent} citations have no {ingress.name} form"
+    return (TranslationWarning(code="citation_dropped", location="message", message=message),)
+
+
+def adopt(call: ProxyCall, losses: tuple[TranslationWarning, ...]) -> None:
+    """Add ``losses`` to the call's warnings, translation label and access-log record."""
+    if not losses:
         return
-    warning = TranslationWarning(
-        code="citation_dropped",
-        location="message",
-        message=f"{sent - arrived} of {sent} citations have no {call.ingress.name} form",
-    )
-    call.warnings = (*call.warnings, warning)
+    call.warnings = (*call.warnings, *losses)
     call.translation = translation_label(call.warnings, 0)
+    call.record.translation = call.translation
+
+
+def count(
+    metrics: Metrics, ingress: Dialect, losses: tuple[TranslationWarning, ...], streamed: bool
+) -> None:
+    """Count ``losses`` in ``interlock_answer_warnings_total`` (on the event loop's thread)."""
+    for loss in losses:
+        metrics.answer_warnings[ingress.name, loss.code, "true" if streamed else "false"] += 1
+
+
+def warnings_field(translation: str, warnings: tuple[TranslationWarning, ...]) -> JsonObject:
+    """The ``interlock`` member of an OpenAI-dialect or Anthropic answer (or final event)."""
+    return {"translation": translation, "warnings": warning_list(warnings)}
+
+
+def label_gemini(
+    answer: JsonObject, translation: str, warnings: tuple[TranslationWarning, ...]
+) -> None:
+    """Say the warnings in a Gemini answer (or chunk): ``modelStatus.message``, after what the
+    upstream said there."""
+    status = answer.get("modelStatus")
+    kept = status if isinstance(status, dict) else {}
+    said = f"{GEMINI_PREFIX}{header_value(translation, warnings)}"
+    before = kept.get("message")
+    message = f"{before}; {said}" if isinstance(before, str) and before else said
+    answer["modelStatus"] = {**kept, "message": message}
+
+
+def label_answer(call: ProxyCall, answer: JsonObject) -> None:
+    """Write the call's warnings into its non-streamed ``answer`` (nothing when none)."""
+    if not call.warnings:
+        return
+    if call.ingress.name == "gemini":
+        label_gemini(answer, call.translation, call.warnings)
+    else:
+        answer["interlock"] = warnings_field(call.translation, call.warnings)
+
+
+def translated_answer(
+    call: ProxyCall, decoded: Response, headers: dict[str, str]
+) -> tuple[HttpResponse, tuple[TranslationWarning, ...]]:
+    """``decoded`` in the client's dialect, labelled (header and body) with the call's
+    warnings and what the answer lost; the losses are returned for counting. Pure: safe on a
+    worker thread."""
+    answer = call.ingress.encode_response(decoded)
+    losses = answer_losses(call.ingress, decoded, answer)
+    adopt(call, losses)
     headers[TRANSLATION_HEADER] = header_value(call.translation, call.warnings)
+    label_answer(call, answer)
+    return json_response(answer, 200, headers=headers), losses

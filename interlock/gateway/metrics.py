@@ -52,6 +52,8 @@ class Metrics:
         self.upstream_retries: defaultdict[tuple[str, str], int] = defaultdict(int)
         """By (upstream, kind): ``same_deployment``, ``other_deployment``, ``fallback``."""
         self.lossy_refused: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.answer_warnings: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        """By (client dialect, warning code, streamed): what answers lost on the way."""
         self.active_streams = 0
         self.agui_runs: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         self.agui_events: defaultdict[tuple[str, str], int] = defaultdict(int)
@@ -99,6 +101,14 @@ class Metrics:
             "Requests refused before sending because the target could not carry the history.",
             ("upstream", "code"),
             self.lossy_refused.items(),
+        )
+        _counter(
+            lines,
+            "interlock_answer_warnings_total",
+            "Answers that lost something on the way to the client's dialect (e.g. "
+            "citation_dropped), by client dialect, warning code and streamed (true/false).",
+            ("dialect", "code", "streamed"),
+            self.answer_warnings.items(),
         )
         lines.append("# HELP interlock_active_streams Streams currently open to clients.")
         lines.append("# TYPE interlock_active_streams gauge")

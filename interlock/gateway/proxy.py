@@ -19,9 +19,8 @@ import httpx
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 
-from interlock.gateway import strict_json
+from interlock.gateway import answer_losses, strict_json
 from interlock.gateway.access_log import AccessRecord
-from interlock.gateway.answer_losses import note_answer_losses
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
 from interlock.gateway.bodies import (
     ProxyError,
@@ -43,7 +42,6 @@ from interlock.gateway.headers import (
     header_value,
     passed_headers,
     translation_label,
-    warning_list,
 )
 from interlock.gateway.history_cache import (
     HISTORY_KEYS,
@@ -85,7 +83,6 @@ from interlock.transcript import (
     LossyHistoryError,
     ReplayPolicy,
     Request,
-    Response,
     TranslationWarning,
 )
 
@@ -572,7 +569,13 @@ class Proxy:
         await self.vault.remember(call.tenant, upstream.config, decoded.message)
         if call.passthrough:
             return HttpResponse(body, media_type=media_type, headers=headers)
-        return await off_loop(size, self.offload_bytes, lambda: _answer(call, decoded, headers))
+        answer, losses = await off_loop(
+            size,
+            self.offload_bytes,
+            lambda: answer_losses.translated_answer(call, decoded, headers),
+        )
+        answer_losses.count(self.metrics, call.ingress, losses, streamed=False)
+        return answer
 
     def finish(self, record: AccessRecord, status: int) -> None:
         """Account for a finished request (metrics and access log)."""
@@ -581,15 +584,3 @@ class Proxy:
             record.endpoint, record.model or "-", status, time.perf_counter() - record.started
         )
         record.write()
-
-
-def _answer(call: ProxyCall, decoded: Response, headers: dict[str, str]) -> HttpResponse:
-    """A translated answer in the client's dialect (with the warnings, where allowed)."""
-    answer = call.ingress.encode_response(decoded)
-    note_answer_losses(call, decoded, answer, headers)
-    if call.warnings and call.ingress.name != "gemini":  # google-genai forbids extra fields
-        answer["interlock"] = {
-            "translation": call.translation,
-            "warnings": warning_list(call.warnings),
-        }
-    return json_response(answer, 200, headers=headers)

@@ -26,6 +26,7 @@ from interlock.gateway.operations import StreamUsage
 from interlock.gateway.proxy import Proxy, ProxyCall
 from interlock.gateway.response_state import StreamedId
 from interlock.gateway.stream_end import EndWatch
+from interlock.gateway.stream_losses import StreamLabel
 from interlock.gateway.upstream import body_chunks
 from interlock.gateway.vault import vault_needed
 from interlock.transcript import (
@@ -205,9 +206,12 @@ async def _translated(
     relay: _Relay, response: httpx.Response, framer: _Framer
 ) -> AsyncIterator[bytes]:
     encoder = relay.call.ingress.stream_encoder()
+    label = StreamLabel(relay.call, relay.proxy.metrics)
     async for piece in relay.pieces(response):
         try:
             events = [event for update in piece.updates for event in encoder.encode(update)]
+            label.updates(piece.updates)
+            events = label.events(events)
         except Exception as error:  # an encoder bug still ends the stream in shape
             failure = _broken(error)
             relay.failure = failure
@@ -215,7 +219,7 @@ async def _translated(
             return
         if events:
             yield framer.frame(events)
-    yield framer.frame(encoder.finish()) + framer.close()
+    yield framer.frame(label.events(encoder.finish())) + framer.close()
 
 
 async def _passthrough(

@@ -1,0 +1,56 @@
+"""Fixed sections of ``docs/fidelity.md``: where a gateway client reads what was lost, and
+which request formats keep citations in a history.
+
+They describe the gateway and the codecs (tested by
+``tests/gateway/test_serve_answer_warnings.py``, ``tests/gateway/test_stream_losses.py`` and
+``tests/codecs/test_history_citations.py``); the runner only prints them with the matrix.
+"""
+
+from __future__ import annotations
+
+WARNINGS_SECTION = """\
+## Where a client reads the warnings
+
+A *degraded* cell reaches a client of the gateway as warnings (code, location, message:
+`citation_dropped` at `message`, …). The `x-interlock-translation` header names them
+(`degraded; citation_dropped at message`), but a stream's headers leave before its answer,
+so the answer itself carries them too, where each dialect's official SDK keeps them —
+only when there is something to say:
+
+| client dialect | non-streamed answer | streamed answer |
+| --- | --- | --- |
+| OpenAI Responses | `interlock` member of the response | `interlock` member of the `response` of `response.completed` (or `response.incomplete`) |
+| OpenAI Chat Completions | `interlock` member of the completion | `interlock` member of the chunk with the `finish_reason` |
+| Anthropic Messages | `interlock` member of the message | `interlock` member of the `message_delta` event |
+| Gemini | `modelStatus.message` ends with `interlock: <label>` | the same, on the chunk with the `finishReason` |
+
+`interlock` is `{"translation": "<label>", "warnings": [{"code", "location", "message"}]}`;
+the `openai` and `anthropic` SDKs keep it in `model_extra` (`response.model_extra["interlock"]`).
+`google-genai` drops members it does not know and, for Gemini API answers, reads
+`finishMessage` on Vertex AI only: `response.model_status.message` is the field its users
+get. It names every warning of the call: those of its request (a history the target could
+not carry) and what the answer lost on the way to the client's dialect, which is
+`citation_dropped` (another provider's citation to an Anthropic client; a citation of a
+document to the others): a streamed answer's folded updates are checked as a whole answer
+is. A stream within one dialect is relayed as the upstream sent it and loses nothing on the
+way. Operators see the losses in `interlock_answer_warnings_total{dialect,code,streamed}`
+and the access log's `translation`.
+"""
+
+HISTORY_CITATIONS_SECTION = """\
+## Citations in a history
+
+The `citation` rows are about the assistant messages of a request. Which request formats
+keep their citations:
+
+| target | citations of an assistant message in the history |
+| --- | --- |
+| `openai_responses` | URL citations kept (`url_citation` annotations) on a message with its item id; dropped on an id-less message (every message from another dialect: ids the gateway gave never reach a Responses upstream) and for a document's citations |
+| `anthropic` | Anthropic's own citations kept verbatim (`encrypted_index`, `document_index`); another provider's dropped (it cites only its own search results and documents) |
+| `openai_chat` | dropped: request assistant messages have no `annotations` |
+| `gemini` | dropped: `Content` has no citation field |
+| `agui` | dropped: AG-UI messages carry no citations |
+
+Every drop is a `citation_dropped` warning, never silent; citations cross dialects only in
+answers (the `citation_answer` rows).
+"""
