@@ -3,6 +3,12 @@
 ``completion_tokens`` includes reasoning tokens (OpenAI's convention, like canonical
 ``output_tokens``). Detail fields the canonical model does not name stay in
 ``Usage.extra[DIALECT]`` under their detail object, so the wire shape round-trips.
+
+DeepSeek counts its context cache in ``prompt_cache_hit_tokens`` (prompt tokens read from
+the cache: canonical ``cached_input_tokens``) and ``prompt_cache_miss_tokens`` (the rest of
+``prompt_tokens``); its answers recorded in the corpus also send
+``prompt_tokens_details.cached_tokens``, equal to the hits, and that wins when present. The
+two DeepSeek counters stay as they came, for a Chat client.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ _DETAILS = {
 
 
 _COUNTS = ("prompt_tokens", "completion_tokens")
+CACHE_HITS = "prompt_cache_hit_tokens"
+"""DeepSeek's count of prompt tokens read from its context cache."""
 
 
 def _count(usage: JsonObject, key: str, path: str) -> int:
@@ -50,12 +58,19 @@ def decode_usage(value: JsonValue, path: str) -> Usage:
         details = as_object(raw, f"{path}.{detail}")
         if details.get(field) is not None:
             counts[field] = as_int(details[field], f"{path}.{detail}.{field}")
+    hits = usage.get(CACHE_HITS)
+    layout: JsonObject = {}
+    if "cached_tokens" not in counts and hits is not None:
+        counts["cached_tokens"] = as_int(hits, f"{path}.{CACHE_HITS}")
+        layout["cached_as_hits"] = True  # no details object to write back
     # Databricks streams send ``null`` counts in the chunks before the last (not counted yet).
     nulls = [key for key in _COUNTS if key in usage and usage[key] is None]
     prompt, completion = (_count(usage, key, path) for key in _COUNTS)
     reasoning = counts.get("reasoning_tokens", 0)
     total = usage.get("total_tokens")
-    extra = with_extra({}, {"null_counts": list[JsonValue](nulls)} if nulls else None)
+    if nulls:
+        layout["null_counts"] = list[JsonValue](nulls)
+    extra = with_extra({}, layout)
     if reasoning and total == prompt + completion + reasoning:
         # Gemini's compatibility endpoint counts thinking outside completion_tokens
         # (provider-wire.md trap 31); canonical output tokens include it.
@@ -102,6 +117,9 @@ def encode_usage(usage: Usage, fields: FieldPolicy = AS_DECODED) -> JsonObject:
         "cached_tokens": usage.cached_input_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
     }
+    if extra_of(usage.extra, LAYOUT).get("cached_as_hits") and CACHE_HITS in unknown:
+        values["cached_tokens"] = 0  # said by the DeepSeek counter it came in
+        unknown = {**unknown, CACHE_HITS: usage.cached_input_tokens}
     for detail, field in _DETAILS.items():
         kept = unknown.get(detail)
         details: JsonObject = dict(kept) if isinstance(kept, dict) else {}

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from interlock.codecs.openai_chat._usage import decode_usage, encode_usage
-from interlock.transcript import Usage
+from interlock.codecs import openai_responses
+from interlock.codecs.openai_chat._usage import CACHE_HITS, decode_usage, encode_usage
+from interlock.transcript import Message, Response, Usage
 
 SHAPES: list[dict[str, Any]] = [
     {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
@@ -91,3 +94,46 @@ def test_gemini_tool_prompt_tokens_count_as_prompt() -> None:
         "prompt_tokens_details": {"cached_tokens": 3},
         "completion_tokens_details": {"reasoning_tokens": 2},
     }
+
+
+CORPUS = Path(__file__).parents[3] / "conformance" / "corpus" / "payloads" / "deepseek"
+
+
+def _usages(value: Any) -> list[dict[str, Any]]:
+    """Every ``usage`` object holding DeepSeek's cache counters, anywhere in ``value``."""
+    if isinstance(value, list):
+        return [usage for item in value for usage in _usages(item)]
+    if not isinstance(value, dict):
+        return []
+    found = [usage for item in value.values() for usage in _usages(item)]
+    usage = value.get("usage")
+    if isinstance(usage, dict) and CACHE_HITS in usage:
+        found.append(usage)
+    return found
+
+
+DEEPSEEK = [
+    usage
+    for path in sorted(CORPUS.glob("*.json"))
+    for usage in _usages(json.loads(path.read_text()))
+]
+
+
+def test_the_corpus_holds_deepseek_cache_hits() -> None:
+    assert sum(1 for usage in DEEPSEEK if usage[CACHE_HITS]) >= 5
+
+
+@pytest.mark.parametrize("shape", DEEPSEEK)
+def test_deepseek_cache_hits_are_the_cached_input_tokens(shape: dict[str, Any]) -> None:
+    """As recorded (with ``prompt_tokens_details``) and as DeepSeek documents it (without):
+    the hits are the canonical cached tokens, and the wire comes back exactly."""
+    documented = {key: value for key, value in shape.items() if key != "prompt_tokens_details"}
+    for wire in (shape, documented):
+        usage = decode_usage(wire, "usage")
+        assert usage.cached_input_tokens == wire[CACHE_HITS]
+        assert usage.input_tokens == wire[CACHE_HITS] + wire["prompt_cache_miss_tokens"]
+        assert encode_usage(usage) == wire
+        responses = openai_responses.encode_response(
+            Response(message=Message(role="assistant", parts=()), usage=usage)
+        )["usage"]
+        assert responses["input_tokens_details"]["cached_tokens"] == wire[CACHE_HITS]
