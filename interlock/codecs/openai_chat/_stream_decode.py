@@ -211,8 +211,19 @@ class StreamDecoder:
             elif kind == CARRIER:
                 text, _ = chunks_text(as_list(item.get("thinking"), f"{where}.thinking"), where)
                 self._text(("raw", CARRIER), text, updates)
+                self._thinking_fields(rest(item, {"type", "thinking"}))
             else:
                 raise DecodeError(f"{where}.type", f"content part type {kind!r} is not streamed")
+
+    def _thinking_fields(self, fields: JsonObject) -> None:
+        """Fields of a streamed ``thinking`` part besides its chunks (``closed``) go on the
+        open thinking part, as a non-streamed part keeps them."""
+        slot = self._slots.get(("raw", CARRIER))
+        if not fields or slot is None or not isinstance(slot.part, ReasoningPart):
+            return
+        part = slot.part
+        extra = {**part.extra, DIALECT: {**part.extra.get(DIALECT, {}), **fields}}
+        slot.part = ReasoningPart(reasoning_kind=part.reasoning_kind, text=part.text, extra=extra)
 
     def _open(self, key: tuple[str, int | str], part: Part, updates: list[Update]) -> _Slot:
         if key[0] != "raw":

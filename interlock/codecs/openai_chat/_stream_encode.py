@@ -257,6 +257,9 @@ class StreamEncoder:
             events.extend(self._delta(index, final[len(state.sent) :]))
         if isinstance(part, TextPart | ToolCallPart) and not state.signed:
             events.extend(self._late_signature(state, part))
+        if state.carrier == CARRIER and (fields := extra_of(part.extra)):
+            # Mistral's ``closed`` (and any field it adds) closes the streamed thinking part
+            events.append(self._chunk({"content": [{"type": CARRIER, "thinking": [], **fields}]}))
         if isinstance(part, TextPart) and part.citations and state.carrier == "content":
             cited = shift_citations(part.citations, state.offset, len(part.text))
             events.append(self._chunk({"annotations": encode_annotations(cited)}))

@@ -178,3 +178,25 @@ def test_the_stream_encoder_writes_thinking_back_as_mistral_streams_it() -> None
         reasoning.text == recorded()["choices"][0]["message"]["content"][0]["thinking"][0]["text"]
     )
     assert text == TextPart(text="323")
+
+
+def test_a_re_streamed_thinking_part_keeps_closed_and_folds_back_to_the_answer() -> None:
+    """The recorded answer's ``"closed": true`` goes out on a last piece of the streamed
+    thinking part (an empty ``thinking`` list), so the client's fold is the whole answer."""
+    response = decode_response(recorded())
+    encoder = StreamEncoder()
+    events: list[SseEvent] = []
+    for update in response_to_updates(response):
+        events += encoder.encode(update)
+    events += encoder.finish()
+    pieces = [
+        item
+        for event in events[:-1]
+        for item in json.loads(event.data)["choices"][0]["delta"].get("content") or []
+        if isinstance(item, dict) and item["type"] == "thinking"
+    ]
+    assert pieces[-1] == {"type": "thinking", "thinking": [], "closed": True}
+    assert all("closed" not in piece for piece in pieces[:-1])
+    folded = fold_updates(_decode(events))
+    message = encode_response(folded)["choices"][0]["message"]
+    assert message["content"] == recorded()["choices"][0]["message"]["content"]
