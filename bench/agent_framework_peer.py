@@ -4,7 +4,8 @@ Run with a Python that has ``agent-framework-core``, ``agent-framework-ag-ui``,
 ``agent-framework-openai`` and ``uvicorn`` installed (a separate virtual environment: this
 script never imports Interlock, and Interlock never imports it). It serves one agent at
 ``POST /agui/bench`` (Server-Sent Events: Agent Framework's AG-UI endpoint has no WebSocket)
-with uvicorn, one worker, access log off, like ``interlock serve``.
+with uvicorn, one worker, access log off, like ``interlock serve``. SSE keep-alive comments
+stay on at Agent Framework's default interval (``--keepalive``, 0 for off), as Interlock's are.
 
 Two model modes:
 
@@ -19,7 +20,7 @@ Two model modes:
 missing package named otherwise (the benchmark calls it first to fail clearly).
 
 Usage: PEER_PYTHON bench/agent_framework_peer.py --port P (--upstream URL | --scripted)
-       [--chunks 20] [--check]
+       [--chunks 20] [--keepalive 15] [--check]
 """
 
 from __future__ import annotations
@@ -112,9 +113,10 @@ def upstream_client(base_url: str) -> Any:
     return OpenAIChatCompletionClient(model="M", api_key="bench", base_url=base_url)
 
 
-def application(client: Any) -> Any:
-    """A FastAPI app with one agent at ``/agui/bench``: no SSE keep-alive comments, one
-    authorization principal (Agent Framework requires the mode to be declared)."""
+def application(client: Any, keepalive: float) -> Any:
+    """A FastAPI app with one agent at ``/agui/bench``: keep-alive comments every
+    ``keepalive`` seconds (none when 0), one authorization principal (Agent Framework
+    requires the mode to be declared)."""
     from agent_framework import Agent
     from agent_framework.ag_ui import add_agent_framework_fastapi_endpoint
     from fastapi import FastAPI
@@ -122,7 +124,7 @@ def application(client: Any) -> Any:
     app = FastAPI()
     agent = Agent(client=client, name="bench", instructions="Answer briefly.")
     add_agent_framework_fastapi_endpoint(
-        app, agent, path="/agui/bench", keepalive_seconds=None, single_user=True
+        app, agent, path="/agui/bench", keepalive_seconds=keepalive or None, single_user=True
     )
     return app
 
@@ -134,6 +136,7 @@ def main() -> int:
     mode.add_argument("--upstream", help="an OpenAI-compatible base URL (…/v1)")
     mode.add_argument("--scripted", action="store_true", help="the model in-process, no HTTP")
     parser.add_argument("--chunks", type=int, default=20)
+    parser.add_argument("--keepalive", type=float, default=15, help="seconds; 0 for none")
     parser.add_argument("--check", action="store_true", help="print versions and exit")
     arguments = parser.parse_args()
     try:
@@ -150,7 +153,7 @@ def main() -> int:
 
     client = upstream_client(arguments.upstream) if arguments.upstream else None
     client = client or scripted_client(arguments.chunks)
-    app = application(client)
+    app = application(client, arguments.keepalive)
     uvicorn.run(app, host="127.0.0.1", port=arguments.port, access_log=False, log_level="warning")
     return 0
 
