@@ -2,6 +2,14 @@
 
 Only fixed fields are logged: the path without its query string (``?key=`` carries API
 keys), status, timing, tenant, route and translation. Never headers, bodies or keys.
+
+Writing a line costs one JSON encode and one write. While the logger is as
+:func:`configure` left it (its one stderr handler, no filters, nothing else attached), the
+line goes straight to that handler's stream under the handler's lock: the same bytes a
+``LogRecord`` through ``Logger.handle`` and ``Formatter("%(message)s")`` would produce,
+without building the record. Anything else attached to the logger (a handler a test or a
+``logging.config`` adds, a filter, another formatter) gets the ordinary logging path, so
+it sees every line as a record.
 """
 
 from __future__ import annotations
@@ -11,9 +19,15 @@ import logging
 import sys
 import time
 from dataclasses import dataclass
+from typing import TextIO
 
 LOGGER = logging.getLogger("interlock.access")
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
+_FORMATTER = logging.Formatter("%(message)s")
+
+
+class _Handler(logging.StreamHandler[TextIO]):
+    """The stderr handler :func:`configure` installs; :func:`_direct` recognises it."""
 
 
 def configure(enabled: bool) -> None:
@@ -21,9 +35,38 @@ def configure(enabled: bool) -> None:
     LOGGER.propagate = False
     LOGGER.setLevel(logging.INFO if enabled else logging.WARNING)
     if not LOGGER.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler = _Handler(sys.stderr)
+        handler.setFormatter(_FORMATTER)
         LOGGER.addHandler(handler)
+
+
+def _direct() -> _Handler | None:
+    """The handler to write to directly, when writing directly changes nothing."""
+    handlers = LOGGER.handlers
+    if len(handlers) != 1 or LOGGER.filters or LOGGER.disabled:
+        return None
+    handler = handlers[0]
+    if (
+        type(handler) is not _Handler
+        or handler.filters
+        or handler.formatter is not _FORMATTER
+        or handler.level > logging.INFO
+    ):
+        return None
+    return handler
+
+
+def _written(handler: _Handler, text: str) -> bool:
+    """Write one line as ``StreamHandler.emit`` does; False if it failed (nothing raised)."""
+    handler.acquire()
+    try:
+        handler.stream.write(text + "\n")
+        handler.stream.flush()
+        return True
+    except Exception:  # the logging path then reports it the way logging does
+        return False
+    finally:
+        handler.release()
 
 
 @dataclass(slots=True, kw_only=True)
@@ -50,7 +93,18 @@ class AccessRecord:
         """Log the record (a no-op when access logs are off)."""
         if not LOGGER.isEnabledFor(logging.INFO):
             return
-        line = {
+        text = _ENCODER.encode(self.fields())
+        handler = _direct()
+        if handler is not None and _written(handler, text):
+            return
+        # makeRecord + handle is what LOGGER.info does, minus the caller lookup (a stack
+        # walk per request) that a fixed-format access line never shows.
+        record = LOGGER.makeRecord(LOGGER.name, logging.INFO, __file__, 0, text, (), None)
+        LOGGER.handle(record)
+
+    def fields(self) -> dict[str, object]:
+        """The line's fields, in the order they are written."""
+        line: dict[str, object] = {
             "ts": round(time.time(), 3),
             "method": self.method,
             "path": self.path,
@@ -66,9 +120,4 @@ class AccessRecord:
             line["error"] = self.error
         if self.run_id:
             line |= {"run_id": self.run_id, "outcome": self.outcome, "events": self.events}
-        # makeRecord + handle is what LOGGER.info does, minus the caller lookup (a stack
-        # walk per request) that a fixed-format access line never shows.
-        record = LOGGER.makeRecord(
-            LOGGER.name, logging.INFO, __file__, 0, _ENCODER.encode(line), (), None
-        )
-        LOGGER.handle(record)
+        return line

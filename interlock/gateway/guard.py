@@ -29,7 +29,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -43,6 +43,7 @@ RefusalBody = Callable[[str, int, str, str], JsonObject]
 ALLOWED_METHODS = b"GET, POST, OPTIONS"
 EXPOSED_HEADERS = b"x-interlock-translation"
 PREFLIGHT_MAX_AGE = b"600"
+_HOSTS_KEPT = 256
 _TOKEN_LIST = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$")
 
 
@@ -58,6 +59,9 @@ class BrowserPolicy:
     allowed_hosts: frozenset[str]
     allowed_origins: frozenset[str]
     cors_origins: frozenset[str]
+    _hosts: dict[str, bool] = field(default_factory=dict[str, bool], compare=False, repr=False)
+    """``Host`` values already judged (a client sends the same one on every request), at
+    most :data:`_HOSTS_KEPT` of them."""
 
     @classmethod
     def from_config(cls, server: ServerConfig) -> BrowserPolicy:
@@ -75,8 +79,15 @@ class BrowserPolicy:
             return True
         if host is None:
             return False
-        name = host_name(host)
-        return "*" in self.allowed_hosts or name in self.allowed_hosts or is_loopback_name(name)
+        allowed = self._hosts.get(host)
+        if allowed is None:
+            name = host_name(host)
+            allowed = "*" in self.allowed_hosts or name in self.allowed_hosts
+            allowed = allowed or is_loopback_name(name)
+            if len(self._hosts) >= _HOSTS_KEPT:
+                self._hosts.clear()
+            self._hosts[host] = allowed
+        return allowed
 
     def cors_origin(self, origin: str) -> str | None:
         """The ``Access-Control-Allow-Origin`` value for ``origin``, if it gets CORS."""

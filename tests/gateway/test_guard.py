@@ -228,6 +228,29 @@ def test_the_policy_decisions() -> None:
     assert policy.cors_origin("http://app.example:3001") is None
 
 
+def test_host_decisions_hold_when_repeated_and_past_the_kept_ones() -> None:
+    policy = BrowserPolicy(
+        check_host=True,
+        allowed_hosts=frozenset({"gw.internal"}),
+        allowed_origins=frozenset(),
+        cors_origins=frozenset(),
+    )
+    hosts = [f"rebound-{number}.evil.example" for number in range(600)]
+    hosts += [f"127.0.0.{number % 250 + 1}:{number}" for number in range(600)]
+    for _ in range(2):
+        assert not any(policy.host_allowed(host) for host in hosts[:600])
+        assert all(policy.host_allowed(host) for host in hosts[600:])
+        assert policy.host_allowed("GW.internal:1") and not policy.host_allowed("gw.internal.x")
+
+
+def test_a_refused_host_stays_refused_on_the_same_connection(open_gateway: Server) -> None:
+    with httpx.Client(base_url=open_gateway.url, timeout=20) as http:
+        for _ in range(3):
+            assert http.get("/healthz").status_code == 200
+            refused = http.get("/healthz", headers={"host": "rebound.evil.example"})
+            assert refused.status_code == 403
+
+
 # ------------------------------------------------------------------ CORS
 
 
