@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
+from starlette.types import ASGIApp
 
 from interlock.gateway import (
     access_log,
@@ -40,6 +40,7 @@ from interlock.gateway.config import (
     UpstreamConfig,
 )
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
+from interlock.gateway.dispatch import GatewayApp
 from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
@@ -252,21 +253,22 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
                 await gateway.replicas.stop()
             await gateway.close()
 
-    guard = Middleware(
-        BrowserGuard,
-        policy=BrowserPolicy.from_config(gateway.config.server),
-        refusal=refusal_body(gateway.ingress),
-    )
+    policy = BrowserPolicy.from_config(gateway.config.server)
+    refusal, shapes = refusal_body(gateway.ingress), _refusal_shapes(gateway)
+
+    def front(app: ASGIApp) -> ASGIApp:
+        guarded = BrowserGuard(app, policy=policy, refusal=refusal)
+        return DrainGate(guarded, lifecycle=gateway.lifecycle, shapes=shapes)
+
     not_found = routes_models.not_found_handler(
         gateway.ingress["openai-chat"], gateway.ingress["gemini"]
     )
-    app = Starlette(
+    app = GatewayApp(
+        front=front,
         routes=routes,
-        middleware=[guard],
         lifespan=lifespan,
         exception_handlers={404: not_found, 405: not_found},
     )
-    app.add_middleware(DrainGate, lifecycle=gateway.lifecycle, shapes=_refusal_shapes(gateway))
     app.state.gateway = gateway
     return app
 

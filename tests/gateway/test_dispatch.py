@@ -1,0 +1,158 @@
+"""The gateway's direct route dispatch over real HTTP on loopback: requests a route fully
+matches are answered by it, everything else as Starlette's router would answer it (404 and
+405 in the caller's dialect, the first matching route winning, handler errors)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import google.genai as genai
+import httpx
+import openai
+import pytest
+from google.genai import errors as genai_errors
+from google.genai import types as genai_types
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+from interlock.gateway.app import Gateway, create_app
+from interlock.gateway.dispatch import DirectRoutes
+from tests.gateway.agui.harness import Server
+from tests.gateway.helpers import Recorder, chat_completion, gateway
+
+
+def _ok_chat(_: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, json=chat_completion())
+
+
+async def _teapot(_: Request) -> Response:
+    raise HTTPException(418, "short and stout")
+
+
+async def _missing(_: Request) -> Response:
+    raise HTTPException(404)
+
+
+async def _broken(_: Request) -> Response:
+    raise RuntimeError("a bug")
+
+
+def _sync(_: Request) -> Response:
+    return PlainTextResponse("sync")
+
+
+async def _named(request: Request) -> Response:
+    return JSONResponse({"name": request.path_params["name"], "route": request.scope["route"].path})
+
+
+async def _where(request: Request) -> Response:
+    return JSONResponse({"route": request.scope["route"].path})
+
+
+class _Bare:
+    """A bare ASGI app as an endpoint (Starlette calls it with the scope as it is)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await PlainTextResponse(f"bare {scope['method']}")(scope, receive, send)
+
+
+def _extra(_: Gateway) -> Sequence[BaseRoute]:
+    return [
+        Route("/test/teapot", _teapot),
+        Route("/test/missing", _missing),
+        Route("/test/broken", _broken),
+        Route("/test/sync", _sync),
+        Route("/test/items/{name}", _named),
+        Route("/test/bare", _Bare(), methods=["PUT"]),
+        # shadowed for GET by the earlier GET /v1/models/{model:path}; POST reaches it
+        Route("/v1/models/shadowed", _where, methods=["GET", "POST"]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    built = gateway({"chat": Recorder(_ok_chat)})
+    running = Server(create_app(built, extra_routes=[_extra]), options={"lifespan": "on"}).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def http(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=20) as client:
+        yield client
+
+
+def test_the_sdks_are_answered_on_fixed_and_parameter_paths(server: Server) -> None:
+    chat = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+    answer = chat.chat.completions.create(
+        model="to-chat", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert answer.choices[0].message.content
+    options = genai_types.HttpOptions(base_url=server.url)
+    gemini = genai.Client(api_key="unused", http_options=options)
+    reply = gemini.models.generate_content(model="to-chat", contents="hi")
+    assert reply.text
+    with pytest.raises(genai_errors.ClientError) as missing:
+        gemini.models.generate_content(model="no-such-model", contents="hi")
+    assert missing.value.code == 404
+
+
+def test_unknown_paths_and_methods_answer_in_the_dialect(http: httpx.Client) -> None:
+    missing = http.post("/v1/chat/completion", json={})
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    wrong = http.get("/v1/chat/completions")
+    assert wrong.status_code == 405
+    assert wrong.json()["error"]["code"] == "method_not_allowed"
+    gemini = http.get("/v1beta/models/to-gemini:generateContent")
+    assert gemini.status_code in (404, 405) and "status" in gemini.json()["error"]
+    assert http.delete("/test/bare").json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_handler_error_is_the_dialect_error(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*_: object) -> None:
+        raise RuntimeError("a bug in admission")
+
+    app = server.app
+    built: Gateway = app.state.gateway
+    monkeypatch.setattr(built.proxy.operations, "admit", broken)
+    chat = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+    with pytest.raises(openai.InternalServerError) as failed:
+        chat.chat.completions.create(model="to-chat", messages=[{"role": "user", "content": "x"}])
+    assert failed.value.status_code == 500
+    assert "internal gateway error" in str(failed.value.body)
+
+
+def test_http_exceptions_and_bugs_answer_as_starlette_would(http: httpx.Client) -> None:
+    teapot = http.get("/test/teapot")
+    assert (teapot.status_code, teapot.text) == (418, "short and stout")
+    missing = http.get("/test/missing")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    broken = http.get("/test/broken")  # the connection is closed after it
+    assert (broken.status_code, broken.text) == (500, "Internal Server Error")
+    assert httpx.get(http.base_url.join("/healthz")).status_code == 200  # the server goes on
+
+
+def test_routes_get_their_parameters_and_the_first_match_wins(http: httpx.Client) -> None:
+    assert http.get("/test/sync").text == "sync"
+    named = http.get("/test/items/caf%C3%A9")
+    assert named.json() == {"name": "café", "route": "/test/items/{name}"}
+    assert http.head("/test/items/x").status_code == 200
+    assert http.put("/test/bare").text == "bare PUT"
+    shadowed = http.get("/v1/models/shadowed")  # the earlier model lookup answers
+    assert shadowed.status_code == 404 and "route" not in shadowed.json()
+    reached = http.post("/v1/models/shadowed")
+    assert reached.json() == {"route": "/v1/models/shadowed"}
+
+
+def test_the_plan_leaves_shadowed_and_unusual_routes_to_starlette(server: Server) -> None:
+    stack = server.app.middleware_stack
+    while not isinstance(stack, DirectRoutes):
+        stack = stack.app  # type: ignore[attr-defined]  # the drain gate and the guard
+    assert "/v1/chat/completions" in stack.fixed and "/test/bare" in stack.fixed
+    assert "/v1/models/shadowed" not in stack.fixed and "/test/sync" not in stack.fixed
