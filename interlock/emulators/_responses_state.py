@@ -7,6 +7,13 @@ produced it (the earlier turns of a ``previous_response_id`` chain included), ea
 id, newest first unless ``order=asc``, ``limit`` (1–100, default 20) per page and ``after``
 an item id. An id the service does not hold is a 404 with the service's text.
 
+A response created with ``background`` true answers at once with status ``queued`` and
+no output; the emulator does the work when the response is first retrieved (so tests see
+each state without waiting on a clock), after which it reads ``completed``. ``POST
+/v1/responses/{id}/cancel`` turns a still-queued background response into ``cancelled``
+(its work is dropped) and answers it; a finished background response is answered as it
+is; a response not created in the background is the service's 400.
+
 At most :data:`STORED_LIMIT` responses are kept (the oldest goes first), so a long-running
 emulator's memory stays bounded.
 """
@@ -15,8 +22,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import cast
+from dataclasses import dataclass, replace
 
 from interlock.codecs.openai_responses import encode_error
 from interlock.transcript import JsonObject, JsonValue
@@ -72,6 +78,8 @@ class StoredResponses:
     def __init__(self, limit: int = STORED_LIMIT) -> None:
         self.limit = limit
         self._held: OrderedDict[str, StoredResponse] = OrderedDict()
+        self._queued: dict[str, JsonObject] = {}
+        """Background responses not yet worked on: id → the response once done."""
 
     def __contains__(self, response_id: object) -> bool:
         return response_id in self._held
@@ -96,15 +104,43 @@ class StoredResponses:
         self._held[response_id] = stored
         self._held.move_to_end(response_id)
         while len(self._held) > self.limit:
-            self._held.popitem(last=False)
+            self._queued.pop(self._held.popitem(last=False)[0], None)
+
+    def keep_background(self, response_id: str, stored: StoredResponse) -> JsonObject:
+        """Store ``stored`` as a queued background response; the queued response object."""
+        done: JsonObject = {**stored.response, "background": True}
+        queued: JsonObject = {**done, "status": "queued", "output": [], "usage": None}
+        self.keep(response_id, replace(stored, response=queued))
+        self._queued[response_id] = done
+        return queued
 
     def retrieve(self, response_id: str) -> State:
-        """``GET /v1/responses/{id}``."""
+        """``GET /v1/responses/{id}`` (a queued background response is worked on first)."""
         held = self._held.get(response_id)
-        return (200, held.response) if held is not None else not_found(response_id)
+        if held is None:
+            return not_found(response_id)
+        done = self._queued.pop(response_id, None)
+        if done is not None:
+            held = self._held[response_id] = replace(held, response=done)
+        return 200, held.response
+
+    def cancel(self, response_id: str) -> State:
+        """``POST /v1/responses/{id}/cancel``."""
+        held = self._held.get(response_id)
+        if held is None:
+            return not_found(response_id)
+        if held.response.get("background") is not True:
+            message = "Only responses created with background=true can be cancelled."
+            return 400, encode_error(400, message, param=None)
+        if self._queued.pop(response_id, None) is not None:
+            cancelled: JsonObject = {**held.response, "status": "cancelled"}
+            self._held[response_id] = replace(held, response=cancelled)
+            return 200, cancelled
+        return 200, held.response
 
     def delete(self, response_id: str) -> State:
         """``DELETE /v1/responses/{id}``."""
+        self._queued.pop(response_id, None)
         if self._held.pop(response_id, None) is None:
             return not_found(response_id)
         return 200, {"id": response_id, "object": "response", "deleted": True}
@@ -114,25 +150,32 @@ class StoredResponses:
         held = self._held.get(response_id)
         if held is None:
             return not_found(response_id)
-        page = _page_options(query)
-        if not isinstance(page, _Page):
-            return page
-        limit = page.limit
-        items = held.inputs if page.order == "asc" else held.inputs[::-1]
-        if page.after is not None:
-            ids = [item.get("id") for item in items]
-            items = items[ids.index(page.after) + 1 :] if page.after in ids else []
-        data: list[JsonValue] = list(items[:limit])
-        first = cast(JsonObject, data[0]).get("id") if data else None
-        last = cast(JsonObject, data[-1]).get("id") if data else None
-        body: JsonObject = {
-            "object": "list",
-            "data": data,
-            "first_id": first,
-            "last_id": last,
-            "has_more": len(items) > limit,
-        }
-        return 200, body
+        return page_of(held.inputs, query)
+
+
+def listing(items: list[JsonObject], *, has_more: bool) -> JsonObject:
+    """``items`` as a list object of the service."""
+    data: list[JsonValue] = list(items)
+    return {
+        "object": "list",
+        "data": data,
+        "first_id": items[0].get("id") if items else None,
+        "last_id": items[-1].get("id") if items else None,
+        "has_more": has_more,
+    }
+
+
+def page_of(items: list[JsonObject], query: Mapping[str, str]) -> State:
+    """One page of ``items`` (oldest first) as ``query`` asks (``limit``, ``order``,
+    ``after``), or the service's 400 for a bad value."""
+    page = _page_options(query)
+    if not isinstance(page, _Page):
+        return page
+    ordered = items if page.order == "asc" else items[::-1]
+    if page.after is not None:
+        ids = [item.get("id") for item in ordered]
+        ordered = ordered[ids.index(page.after) + 1 :] if page.after in ids else []
+    return 200, listing(ordered[: page.limit], has_more=len(ordered) > page.limit)
 
 
 @dataclass(frozen=True, slots=True)

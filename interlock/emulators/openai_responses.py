@@ -4,8 +4,9 @@ It validates like the service (provider-wire §1.6, pre-flight checks 1–7, wit
 service's error strings, statuses and ``param``), answers with a brain, issues reasoning
 items whose ``encrypted_content`` is minted by :func:`mint_token` (and verifies replayed
 ones), keeps stored responses in memory so ``previous_response_id`` works (and
-``previous_response_not_found`` is real) and so do retrieve, delete and input items
-(:mod:`._responses_state`), and streams the official event sequence.
+``previous_response_not_found`` is real) and so do retrieve, delete, cancel and input
+items (:mod:`._responses_state`) and conversations (:mod:`._conversations`), and streams
+the official event sequence.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ from interlock.emulators._brain import (
     mint_token,
     verify_token,
 )
+from interlock.emulators._conversations import Conversations, conversation_not_found
 from interlock.emulators._mcp import answered, hosted_answer, unanswerable
 from interlock.emulators._responses_state import StoredResponse, StoredResponses, with_ids
-from interlock.emulators._service import EmulatedService, Incoming
+from interlock.emulators._service import EmulatedService, Incoming, rejected
 from interlock.transcript import (
     ApprovalRequestPart,
     DecodeError,
@@ -110,6 +112,8 @@ class OpenAIResponsesEmulator(EmulatedService):
         )
         self.stored = StoredResponses()
         """Responses created with ``store`` true (:mod:`._responses_state`)."""
+        self.conversations = Conversations()
+        """Conversations created with ``POST /v1/conversations`` (:mod:`._conversations`)."""
         self._ledger = _Ledger()
         self._counter = 0
 
@@ -129,8 +133,12 @@ class OpenAIResponsesEmulator(EmulatedService):
             return _reject(
                 400, message, param="previous_response_id", code="previous_response_not_found"
             )
+        conversation = _conversation_id(payload)
+        if conversation is not None and conversation not in self.conversations:
+            status, body = conversation_not_found(conversation, "conversation")
+            return Rejection(status=status, body=body)
         items = _items(payload)
-        chain = self.stored.chain(str(previous)) if previous is not None else []
+        chain = self._context(payload)
         for check in (
             self._assistant_parts,
             self._duplicates,
@@ -142,6 +150,14 @@ class OpenAIResponsesEmulator(EmulatedService):
                 return rejection
         rejection = self._ids(items, chain, store=payload.get("store") is not False)
         return rejection or self._pairing(chain + items) or _unanswerable(items, chain)
+
+    def _context(self, payload: JsonObject) -> list[JsonObject]:
+        """The stored items a request continues: its previous response's or conversation's."""
+        previous = payload.get("previous_response_id")
+        if previous is not None:
+            return self.stored.chain(str(previous))
+        conversation = _conversation_id(payload)
+        return self.conversations.items(conversation) if conversation is not None else []
 
     def _assistant_parts(self, items: list[JsonObject]) -> Rejection | None:
         """Check 6: assistant content parts are ``output_text`` / ``refusal`` only."""
@@ -272,26 +288,88 @@ class OpenAIResponsesEmulator(EmulatedService):
             Route("/v1/responses", self.serve, methods=["POST"]),
             Route("/v1/responses/{response_id}", self.state, methods=["GET", "DELETE"]),
             Route("/v1/responses/{response_id}/input_items", self.state, methods=["GET"]),
+            Route("/v1/responses/{response_id}/cancel", self.state, methods=["POST"]),
+            Route("/v1/conversations", self.conversation, methods=["POST"]),
+            Route(
+                "/v1/conversations/{conversation_id}",
+                self.conversation,
+                methods=["GET", "POST", "DELETE"],
+            ),
+            Route(
+                "/v1/conversations/{conversation_id}/items",
+                self.conversation,
+                methods=["GET", "POST"],
+            ),
+            Route(
+                "/v1/conversations/{conversation_id}/items/{item_id}",
+                self.conversation,
+                methods=["GET", "DELETE"],
+            ),
         ]
 
     async def state(self, http: HttpRequest) -> HttpResponse:
-        """Retrieve, delete or list the input items of a stored response."""
+        """Retrieve, delete, cancel or list the input items of a stored response."""
         response_id = str(http.path_params["response_id"])
         query = dict(http.query_params)
-        listing = http.url.path.endswith("/input_items")
-        status, body = await self.alone(
-            lambda: self._state(http.method, response_id, query, listing=listing)
-        )
+        last = http.url.path.rsplit("/", 1)[-1]
+        status, body = await self.alone(lambda: self._state(http.method, response_id, query, last))
         return JSONResponse(body, status_code=status)
 
     def _state(
-        self, method: str, response_id: str, query: dict[str, str], *, listing: bool
+        self, method: str, response_id: str, query: dict[str, str], last: str
     ) -> tuple[int, JsonObject]:
         if method == "DELETE":
             return self.stored.delete(response_id)
-        if listing:
+        if last == "cancel":
+            return self.stored.cancel(response_id)
+        if last == "input_items":
             return self.stored.input_items(response_id, query)
         return self.stored.retrieve(response_id)
+
+    async def conversation(self, http: HttpRequest) -> HttpResponse:
+        """The Conversations API (:mod:`._conversations`)."""
+        path = {key: str(value) for key, value in http.path_params.items()}
+        query = dict(http.query_params)
+        body: JsonObject = {}
+        if http.method == "POST":
+            try:
+                parsed: JsonValue = json.loads(await http.body() or b"{}")
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                return rejected(self.unparseable())
+            body = parsed
+        listing = http.url.path.endswith("/items")
+        status, answer = await self.alone(
+            lambda: self._conversation(http.method, path, query, body, listing=listing)
+        )
+        return JSONResponse(answer, status_code=status)
+
+    def _conversation(
+        self,
+        method: str,
+        path: dict[str, str],
+        query: dict[str, str],
+        body: JsonObject,
+        *,
+        listing: bool,
+    ) -> tuple[int, JsonObject]:
+        held = self.conversations
+        conversation_id = path.get("conversation_id")
+        if conversation_id is None:
+            return held.create(body)
+        item_id = path.get("item_id")
+        if item_id is not None:
+            return held.item(conversation_id, item_id, delete=method == "DELETE")
+        if listing:
+            if method == "POST":
+                return held.add_items(conversation_id, body)
+            return held.list_items(conversation_id, query)
+        if method == "DELETE":
+            return held.delete(conversation_id)
+        if method == "POST":
+            return held.update(conversation_id, body)
+        return held.retrieve(conversation_id)
 
     def unparseable(self) -> Rejection:
         return _reject(400, _UNPARSEABLE, param=None)
@@ -323,15 +401,16 @@ class OpenAIResponsesEmulator(EmulatedService):
     def answer(
         self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
     ) -> HttpResponse:
-        previous = payload.get("previous_response_id")
-        chain = self.stored.chain(str(previous)) if previous is not None else []
+        chain = self._context(payload)
         hosted = hosted_answer(request, chain + _items(payload), f"emu{self._counter + 1:06d}")
         if hosted is not None:
             response = answered(hosted, response)
         return self._send(self._finalize(response, request), request, payload)
 
     def _send(self, response: Response, request: Request, payload: JsonObject) -> HttpResponse:
-        self._remember(payload, response)
+        queued = self._remember(payload, response, background=not request.stream)
+        if queued is not None:
+            return JSONResponse(queued)
         if request.stream:
             encoder = StreamEncoder()
             events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
@@ -370,16 +449,33 @@ class OpenAIResponsesEmulator(EmulatedService):
         message = Message(role="assistant", parts=tuple(parts))
         return replace(response, id=f"resp_{stem}", message=message)
 
-    def _remember(self, body: JsonObject, response: Response) -> None:
+    def _remember(
+        self, body: JsonObject, response: Response, *, background: bool
+    ) -> JsonObject | None:
+        """Store the answer (and add it to its conversation); the queued response object
+        when it is a (non-streamed) background one, else ``None``."""
         if body.get("store") is False or response.id is None:
-            return
-        previous = body.get("previous_response_id")
-        chain = self.stored.chain(str(previous)) if previous is not None else []
+            return None
+        chain = self._context(body)
         encoded = encode_response(response)
         output = cast(list[JsonObject], encoded["output"])
         inputs = with_ids(chain + _items(body), response.id.removeprefix("resp_"))
+        conversation = _conversation_id(body)
+        if conversation is not None:
+            self.conversations.append(conversation, inputs[len(chain) :] + output)
         stored = StoredResponse(items=inputs + output, inputs=inputs, response=encoded)
+        if background and body.get("background") is True:
+            return self.stored.keep_background(response.id, stored)
         self.stored.keep(response.id, stored)
+        return None
+
+
+def _conversation_id(payload: JsonObject) -> str | None:
+    """The id of the request's ``conversation`` (a string or ``{"id": …}``), if any."""
+    conversation = payload.get("conversation")
+    if isinstance(conversation, dict):
+        conversation = cast(JsonObject, conversation).get("id")
+    return conversation if isinstance(conversation, str) else None
 
 
 def _unanswerable(items: list[JsonObject], chain: list[JsonObject]) -> Rejection | None:

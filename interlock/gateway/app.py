@@ -25,6 +25,7 @@ from starlette.types import ASGIApp
 from interlock.gateway import (
     access_log,
     agui,
+    conversations,
     response_state,
     routes_admin,
     routes_models,
@@ -96,10 +97,14 @@ RouteModule = Callable[[Gateway], Sequence[BaseRoute]]
 
 
 def proxy_routes(gateway: Gateway) -> Sequence[BaseRoute]:
-    """The provider endpoints, and the Responses state endpoints (:mod:`.response_state`)."""
-    return routes_proxy.routes(gateway.proxy, gateway.ingress) + response_state.routes(
-        gateway.proxy, gateway.ingress["openai-responses"], gateway.upstreams
-    )
+    """The provider endpoints, the Responses state endpoints (:mod:`.response_state`) and
+    the Conversations API (:mod:`.conversations`)."""
+    responses = gateway.ingress["openai-responses"]
+    return [
+        *routes_proxy.routes(gateway.proxy, gateway.ingress),
+        *response_state.routes(gateway.proxy, responses, gateway.upstreams),
+        *conversations.routes(gateway.proxy, responses, gateway.upstreams),
+    ]
 
 
 def ops_routes(gateway: Gateway) -> Sequence[BaseRoute]:

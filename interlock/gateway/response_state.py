@@ -1,10 +1,12 @@
-"""Stored Responses through the gateway: retrieve, delete, list input items.
+"""Stored Responses through the gateway: retrieve, delete, cancel, list input items.
 
 An OpenAI Responses upstream keeps what it answers unless asked not to (``store``
 defaults to true). A Responses client of such an upstream can come back for it:
 ``GET /v1/responses/{id}`` (the openai SDK's ``responses.retrieve``), ``DELETE
-/v1/responses/{id}`` (``responses.delete``), ``GET /v1/responses/{id}/input_items``
-(``responses.input_items.list``, with ``after``/``limit``/``order``/``include``). These
+/v1/responses/{id}`` (``responses.delete``), ``POST /v1/responses/{id}/cancel``
+(``responses.cancel``, for a ``background`` response), ``GET
+/v1/responses/{id}/input_items`` (``responses.input_items.list``, with
+``after``/``limit``/``order``/``include``). These
 carry no model, so the gateway remembers, per tenant, which upstream answered each
 response id (:class:`~interlock.gateway.stores.ResponseIndex`, in the configured store),
 as answers pass through: a Responses client, a Responses upstream, ``store`` not false;
@@ -19,7 +21,8 @@ sent with ``store: false``) is a 404 in the Responses error shape: nothing is se
 With API keys configured, a ``previous_response_id`` sent to a Responses upstream must
 name a response the same tenant created through the gateway (else the 400 the service
 gives for an unknown one): the upstream's key is shared by every tenant, so without this
-check a tenant could continue, and so read, another's conversation.
+check a tenant could continue, and so read, another's conversation. A ``conversation``
+is checked the same way (:mod:`.conversations`).
 """
 
 from __future__ import annotations
@@ -162,12 +165,13 @@ async def check_previous(proxy: Proxy, call: ProxyCall) -> None:
 
 
 def routes(proxy: Proxy, responses: Dialect, upstreams: Mapping[str, Upstream]) -> list[BaseRoute]:
-    """The three state endpoints, answered through the upstream that holds the response."""
+    """The state endpoints, answered through the upstream that holds the response."""
 
     async def state(http_request: HttpRequest) -> HttpResponse:
-        listing = http_request.url.path.endswith("/input_items")
+        last = http_request.url.path.rsplit("/", 1)[-1]
+        suffix = f"/{last}" if last in ("input_items", "cancel") else ""
         method = http_request.method
-        endpoint = "responses.input_items" if listing else f"responses.{method.lower()}"
+        endpoint = f"responses.{suffix[1:] or method.lower()}"
         record = AccessRecord(
             method=method,
             path=http_request.url.path,
@@ -180,9 +184,9 @@ def routes(proxy: Proxy, responses: Dialect, upstreams: Mapping[str, Upstream]) 
             upstream = await _holder(proxy.operations.responses, upstreams, tenant, response_id)
             record.upstream = upstream.name
             path = f"{upstream.dialect.http.upstream_path}/{quote(response_id, safe='')}"
-            path += "/input_items" if listing else ""
+            path += suffix
             query = http_request.url.query
-            answer = await _relay(upstream, method, f"{path}?{query}" if query else path)
+            answer = await relay(upstream, method, f"{path}?{query}" if query else path)
             record.translation = "exact"
             if answer.status_code == 404 or (method == "DELETE" and answer.status_code < 300):
                 index = proxy.operations.responses
@@ -201,6 +205,7 @@ def routes(proxy: Proxy, responses: Dialect, upstreams: Mapping[str, Upstream]) 
     return [
         Route("/v1/responses/{response_id}", state, methods=["GET", "DELETE"]),
         Route("/v1/responses/{response_id}/input_items", state, methods=["GET"]),
+        Route("/v1/responses/{response_id}/cancel", state, methods=["POST"]),
     ]
 
 
@@ -221,11 +226,13 @@ async def _holder(
     return upstream
 
 
-async def _relay(upstream: Upstream, method: str, path: str) -> HttpResponse:
+async def relay(
+    upstream: Upstream, method: str, path: str, body: bytes | None = None
+) -> HttpResponse:
     """The upstream's answer as it is (a stream relayed as it comes), key scrubbed from
     errors; a 502/504 when the upstream cannot be reached or answers too much."""
     try:
-        response = await upstream.fetch(method, path)
+        response = await upstream.fetch(method, path, body)
     except UpstreamUnavailable as error:
         raise ProxyError(error.status, error.message, code=f"upstream_{error.kind}") from error
     headers = {**passed_headers(response.headers.multi_items()), TRANSLATION_HEADER: "exact"}

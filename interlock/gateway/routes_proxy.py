@@ -13,7 +13,7 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from interlock.gateway import response_state, tracing
+from interlock.gateway import conversations, response_state, tracing
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.client_watch import ClientWatch
 from interlock.gateway.config import Protocol
@@ -57,6 +57,7 @@ async def handle(
             )
         record.translation = call.translation
         await response_state.check_previous(proxy, call)
+        await conversations.check_conversation(proxy, call)
         limited = await proxy.operations.admit(ingress, call)
         if limited is not None:
             proxy.finish(record, limited.status_code)

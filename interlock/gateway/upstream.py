@@ -142,18 +142,20 @@ class Upstream:
         """
         return await self._attempts(lambda: self._request(path, body, accept_stream))
 
-    async def fetch(self, method: str, path: str) -> httpx.Response:
-        """A bodiless ``GET`` or ``DELETE`` of ``path`` (query included), retried as
-        :meth:`send` is (both methods are idempotent); the response is open."""
+    async def fetch(self, method: str, path: str, body: bytes | None = None) -> httpx.Response:
+        """A ``GET``, ``DELETE`` or ``POST`` of ``path`` (query included), with a JSON
+        ``body`` when given, retried as :meth:`send` is; the response is open."""
         url = httpx.URL(base_url(self.config) + path)
         headers = {
             "host": url.netloc.decode("ascii"),
             "user-agent": USER_AGENT,
             **self.dialect.auth_headers(self.config.api_key),
         }
+        if body is not None:
+            headers["content-type"] = "application/json"
         extensions = self._template(self.dialect.http.upstream_path, False).extensions
         return await self._attempts(
-            lambda: httpx.Request(method, url, headers=headers, extensions=extensions)
+            lambda: httpx.Request(method, url, headers=headers, content=body, extensions=extensions)
         )
 
     async def _attempts(self, build: Callable[[], httpx.Request]) -> httpx.Response:

@@ -73,3 +73,31 @@ def test_the_store_is_bounded() -> None:
         stored.keep(f"resp_{index}", StoredResponse(items=[], inputs=[], response={}))
     assert len(stored) == 2 and "resp_0" not in stored and "resp_2" in stored
     assert list(stored) == ["resp_1", "resp_2"] and stored["resp_2"].items == []
+
+
+def test_background_responses_queue_and_cancel(sdk: openai.OpenAI) -> None:
+    queued = sdk.responses.create(model="m", input="long job", background=True)
+    assert (queued.status, queued.output, queued.background) == ("queued", [], True)
+    cancelled = sdk.responses.cancel(queued.id)
+    assert (cancelled.status, cancelled.output) == ("cancelled", [])
+    assert sdk.responses.retrieve(queued.id).status == "cancelled"  # its work was dropped
+    worked = sdk.responses.create(model="m", input="job", background=True)
+    done = sdk.responses.retrieve(worked.id)
+    assert done.status == "completed" and done.output_text and done.background
+    assert sdk.responses.cancel(worked.id).model_dump() == done.model_dump()
+    streamed = sdk.responses.create(model="m", input="now", background=True, stream=True)
+    assert [event.type for event in streamed][-1] == "response.completed"
+    foreground = sdk.responses.create(model="m", input="quick")
+    with pytest.raises(openai.BadRequestError) as caught:
+        sdk.responses.cancel(foreground.id)
+    assert caught.value.body == {
+        "message": "Only responses created with background=true can be cancelled.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+    with pytest.raises(openai.NotFoundError):
+        sdk.responses.cancel("resp_unknown")
+    sdk.responses.delete(queued.id)
+    with pytest.raises(openai.NotFoundError):
+        sdk.responses.cancel(queued.id)

@@ -149,6 +149,29 @@ def test_a_tenant_never_reaches_another_tenants_response(team_a: OpenAI, team_b:
     assert continued.output_text
 
 
+def test_a_background_response_is_cancelled(team_a: OpenAI, team_b: OpenAI) -> None:
+    queued = team_a.responses.create(model="via-responses", input="long job", background=True)
+    assert queued.status == "queued" and not queued.output
+    with pytest.raises(openai.NotFoundError):  # another tenant's: not found, sent nowhere
+        team_b.responses.cancel(queued.id)
+    with pytest.raises(openai.NotFoundError):
+        team_a.responses.cancel("resp_never_seen")
+    cancelled = team_a.responses.cancel(queued.id)
+    assert (cancelled.id, cancelled.status) == (queued.id, "cancelled")
+    assert team_a.responses.retrieve(queued.id).status == "cancelled"
+    raw = team_a.responses.with_raw_response.cancel(queued.id)  # cancelled again: as it is
+    assert raw.headers["x-interlock-translation"] == "exact" and raw.parse().status == "cancelled"
+    finished = team_a.responses.create(model="via-responses", input="job", background=True)
+    assert team_a.responses.retrieve(finished.id).status == "completed"
+    assert team_a.responses.cancel(finished.id).status == "completed"  # done: unchanged
+    foreground = team_a.responses.create(model="via-responses", input="quick")
+    with pytest.raises(openai.BadRequestError) as caught:
+        team_a.responses.cancel(foreground.id)
+    error = caught.value.body
+    assert isinstance(error, dict) and error["type"] == "invalid_request_error"
+    assert error["message"] == "Only responses created with background=true can be cancelled."
+
+
 def test_keys_are_required(url: str) -> None:
     answer = httpx.get(f"{url}/v1/responses/resp_1")
     assert answer.status_code == 401 and answer.json()["error"]["code"] == "invalid_api_key"

@@ -7,6 +7,14 @@ it was written (the Responses API's own retention is 30 days); an expired entry 
 absent, and every :data:`SWEEP_EVERY` writes of a process the writing tenant's expired
 entries are deleted, so the index stays bounded by what its tenants created within the
 expiry.
+
+Conversations (``conv_…`` ids, created by ``POST /v1/conversations``) are owned the other
+way round: one entry per conversation, naming the tenant that owns it and the upstream
+holding it, so that a tenant can be told a conversation is another's. The first tenant to
+use an id through the gateway (creating it, or naming one the gateway never saw) claims it,
+atomically: of several tenants racing for one id exactly one wins. A conversation does not
+expire at the service, so neither does its entry; deleting the conversation through the
+gateway drops it.
 """
 
 from __future__ import annotations
@@ -69,6 +77,35 @@ class ResponseIndex:
                 await self.backend.delete(key)
                 deleted += 1
         return deleted
+
+    async def claim_conversation(
+        self, tenant: str, conversation_id: str, upstream: str
+    ) -> tuple[str, str]:
+        """The ``(tenant, upstream)`` owning ``conversation_id``: ``tenant`` and
+        ``upstream`` when nobody did yet (this call claims it), else the owner's."""
+        entry = json.dumps({"tenant": tenant, "upstream": upstream}, separators=(",", ":"))
+        key = store_key("conversation", conversation_id)
+        if await self.backend.add(key, entry):
+            return tenant, upstream
+        found = await self.conversation(conversation_id)
+        return found if found is not None else ("", "")
+
+    async def conversation(self, conversation_id: str) -> tuple[str, str] | None:
+        """The ``(tenant, upstream)`` owning ``conversation_id``; ``None`` if unclaimed.
+
+        An unreadable entry reads as owned by nobody that can match a tenant (``""``)."""
+        text = await self.backend.get(store_key("conversation", conversation_id))
+        if text is None:
+            return None
+        try:
+            document = json.loads(text)
+            return str(document["tenant"]), str(document["upstream"])
+        except (ValueError, TypeError, KeyError):
+            return "", ""
+
+    async def forget_conversation(self, conversation_id: str) -> None:
+        """Drop the entry of ``conversation_id`` (deleted upstream)."""
+        await self.backend.delete(store_key("conversation", conversation_id))
 
 
 def _entry(text: str) -> tuple[str, float]:

@@ -36,6 +36,7 @@ Namespace = Literal[
     "replica",
     "usage",
     "response",
+    "conversation",
 ]
 
 

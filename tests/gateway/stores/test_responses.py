@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from interlock.gateway.stores import ResponseIndex, Store
 from interlock.gateway.stores._responses import TTL_SECONDS
 
@@ -48,3 +50,19 @@ async def test_an_unreadable_entry_counts_as_absent(store: Store) -> None:
     await store.backend.set_many({"response/team-a/resp_1": "not json"})
     assert await index.find("team-a", "resp_1") is None
     assert await index.sweep("team-a") == 1
+
+
+async def test_a_conversation_has_one_owner(store: Store) -> None:
+    index = ResponseIndex(store.backend)
+    assert await index.conversation("conv_1") is None
+    claims = await asyncio.gather(
+        *(index.claim_conversation(tenant, "conv_1", "up") for tenant in ("team-a", "team-b"))
+    )
+    assert claims[0] == claims[1] and claims[0][0] in ("team-a", "team-b")  # one winner
+    assert await index.conversation("conv_1") == claims[0]
+    owner = claims[0][0]
+    assert await index.claim_conversation("team-c", "conv_1", "other") == (owner, "up")
+    await index.forget_conversation("conv_1")
+    assert await index.claim_conversation("team-c", "conv_1", "other") == ("team-c", "other")
+    await store.backend.set_many({"conversation/conv_2": "not json"})
+    assert await index.conversation("conv_2") == ("", "")  # unreadable: nobody's
