@@ -76,7 +76,9 @@ class HttpFacts:
     ``opaque_formats`` are the payload formats this dialect replays to their issuer.
     ``stateful_service``: the service keeps conversation state, so the gateway (which
     replays full histories) asks it not to (``store: false``). ``required_headers`` are
-    request headers a client must send, with the service's error text when missing.
+    request headers a client must send, with the service's error text when missing;
+    ``required_fields`` likewise top-level body fields (absent or null), refused at ingress
+    whatever the upstream, so an answer never depends on where a request is routed.
     ``count_tokens`` is ``(ingress path, response key)`` of a token-counting endpoint.
     ``signed_calls``: the service signs tool calls and wants the signatures back on them;
     ``reasoning_issuer``: the issuer of opaque reasoning the service wants back (``openai``…).
@@ -95,6 +97,7 @@ class HttpFacts:
     auth_prefix: str = ""
     upstream_headers: tuple[tuple[str, str], ...] = ()
     required_headers: tuple[tuple[str, str], ...] = ()
+    required_fields: tuple[tuple[str, str], ...] = ()
     model_in_path: bool = False
     model_not_found: str = "The model `{model}` does not exist or you do not have access to it."
     stream_framing: StreamFraming = "sse"

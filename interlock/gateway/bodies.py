@@ -82,6 +82,15 @@ def required_headers(ingress: Dialect, http_request: HttpRequest) -> None:
             raise ProxyError(400, missing, code="missing_header", param=header)
 
 
+def required_fields(ingress: Dialect, payload: JsonObject) -> None:
+    """A 400 in the service's words when the client left out (or nulled) a body field its
+    dialect requires (Anthropic's ``max_tokens``), whichever upstream the request would go
+    to: the answer never depends on routing."""
+    for name, missing in ingress.http.required_fields:
+        if payload.get(name) is None:
+            raise ProxyError(400, missing)
+
+
 def json_response(
     payload: JsonObject,
     status: int,

@@ -27,6 +27,7 @@ from interlock.gateway.bodies import (
     json_response,
     parse_payload,
     read_body,
+    required_fields,
     required_headers,
 )
 from interlock.gateway.chat_usage import ask_for_usage
@@ -219,6 +220,7 @@ class Proxy:
             len(body), self.offload_bytes, lambda: self.parse(ingress, tenant, body)
         )
         payload = parsed.payload
+        required_fields(ingress, payload)
         stream_field = payload.get("stream")
         if stream_field is not None and not isinstance(stream_field, bool):
             raise ProxyError(

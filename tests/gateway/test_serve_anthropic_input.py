@@ -5,7 +5,8 @@ String ``content`` and a ``system`` string or block list are accepted for every 
 and the instructions reach it; a ``system`` message inside ``messages[]`` (newer models'
 mid-conversation instructions) goes to Anthropic in its place; any other role, and content
 that is neither a string nor a list of blocks, is an Anthropic-shaped 400 naming the field,
-and nothing is sent upstream.
+and nothing is sent upstream. So is a request without ``max_tokens``, for every upstream, with
+Anthropic's own 400.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
+import httpx
 import pytest
+from starlette.testclient import TestClient
 
-from interlock.emulators import Emulator
+from interlock.emulators import Emulator, emulator_app
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
 
 MODELS = ["via-anthropic", "via-gemini", "via-responses", "via-chat"]
@@ -121,3 +124,39 @@ def test_what_the_service_refuses_is_a_400_naming_the_field(
     assert body["error"]["type"] == "invalid_request_error"
     assert body["error"]["message"].startswith(f"{field}:")
     assert len(upstream.received) == before  # nothing was sent
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("model", MODELS)
+def test_max_tokens_is_required_whatever_the_upstream(
+    stack: tuple[str, dict[str, Emulator]], model: str, stream: bool
+) -> None:
+    url, emulators = stack
+    headers = {"anthropic-version": "2023-06-01", "x-api-key": "unused"}
+    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
+    body |= {"stream": True} if stream else {}
+    upstream = emulators[UPSTREAM_OF[model]]
+    sent_before = len(upstream.received)
+    for missing in (body, {**body, "max_tokens": None}):
+        answer = httpx.post(f"{url}/v1/messages", json=missing, headers=headers)
+        assert answer.status_code == 400 and answer.headers["x-interlock-translation"] == "none"
+        assert answer.json() == {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"},
+        }
+    assert len(upstream.received) == sent_before  # nothing was sent
+    with anthropic.Anthropic(base_url=url, api_key="unused") as sdk:  # the valid path
+        answer_text = sdk.messages.create(model=model, max_tokens=32, messages=body["messages"])
+        assert answer_text.content and len(upstream.received) == sent_before + 1
+
+
+def test_the_gateways_refusal_is_anthropics_own(stack: tuple[str, dict[str, Emulator]]) -> None:
+    _, emulators = stack
+    body = {"model": "claude-emulated", "messages": [{"role": "user", "content": "hi"}]}
+    with TestClient(emulator_app(emulators["anthropic"])) as direct:
+        answer = direct.post("/v1/messages", json=body, headers={"anthropic-version": "2023-06-01"})
+    assert answer.status_code == 400
+    assert answer.json()["error"] == {
+        "type": "invalid_request_error",
+        "message": "max_tokens: Field required",
+    }

@@ -20,6 +20,7 @@ HTTP = HttpFacts(
     auth_header="x-api-key",
     upstream_headers=(("anthropic-version", API_VERSION),),
     required_headers=(("anthropic-version", "anthropic-version: header is required"),),
+    required_fields=(("max_tokens", "max_tokens: Field required"),),
     model_not_found="model: {model}",
     stream_framing="sse-named",
     error_shape='{"type": "error", "error": {"type", "message"}}',
