@@ -155,6 +155,16 @@ def test_the_owner_continues_streamed_and_not(team_a: OpenAI) -> None:
         if item.type == "message" and item.role == "user"  # type: ignore[union-attr]
     ]
     assert texts == ["first", "second"]
+    added = team_a.conversations.items.create(
+        created.id, items=[{"type": "message", "role": "user", "content": "third"}]
+    )
+    item_id = added.data[0].id
+    item = team_a.conversations.items.retrieve(item_id, conversation_id=created.id)
+    assert item.id == item_id
+    team_a.conversations.items.delete(item_id, conversation_id=created.id)
+    with pytest.raises(openai.NotFoundError):  # the upstream's own 404, passed on
+        team_a.conversations.items.retrieve(item_id, conversation_id=created.id)
+    assert team_a.conversations.retrieve(created.id).id == created.id  # still A's
     team_a.conversations.update(created.id, metadata={"topic": "done"})
     deleted = team_a.conversations.delete(created.id)
     assert deleted.deleted
