@@ -130,7 +130,7 @@ class AguiEventEncoder(StepStreams):
         self._fixed_tools = frozenset(fixed_tools)
         self._phase: _Phase = "new"
         self._step_usage: Usage | None = None
-        self._usage: dict[str | None, Usage] = {}
+        self._usage: dict[tuple[str | None, str | None], Usage] = {}
         self._answered: set[str] = set()
         self._interrupts: list[JsonObject] = []
         self._confirm_calls: list[str] = []
@@ -227,8 +227,8 @@ class AguiEventEncoder(StepStreams):
 
     def _usage_entries(self) -> JsonValue:
         entries: list[JsonValue] = [
-            _events.token_usage(usage, model=model, provider=self._provider)
-            for model, usage in self._usage.items()
+            _events.token_usage(usage, model=model, provider=provider)
+            for (model, provider), usage in self._usage.items()
         ]
         return entries or None
 
@@ -369,10 +369,14 @@ class AguiEventEncoder(StepStreams):
 
     def _commit_usage(self) -> None:
         if self._step_usage is not None:
-            self._usage[self._model] = _events.add_usage(
-                self._usage.get(self._model), self._step_usage
-            )
+            key = (self._model, self._provider)
+            self._usage[key] = _events.add_usage(self._usage.get(key), self._step_usage)
             self._step_usage = None
+
+    def answered_by(self, provider: str | None) -> None:
+        """The provider answering from the next step on (a routed model's fallback may be
+        another provider's): its usage is reported under it, not the first deployment's."""
+        self._provider = provider
 
     def _part_started(self, index: int, part: Part) -> list[JsonObject]:
         message_id = self._ensure_step()

@@ -12,8 +12,9 @@ context variable each run sets to its own :class:`RunCalls` in its task:
   :data:`RATE_LIMITED` (or :data:`LIMITER_UNAVAILABLE` when a shared limiter's Redis is
   unreachable), and :meth:`RunCalls.error_labels` gives the wait for the
   ``RUN_ERROR``'s ``metadata.interlock`` (``retryAfterSeconds``, ``retryAfterMs``);
-* the model notes which deployment answered a call (:func:`answered_by`; a routed
-  model's call may be answered by a retried deployment or a fallback's).
+* the model notes which deployment answered a call, and its provider (:func:`answered_by`;
+  a routed model's call may be answered by a retried deployment or a fallback's); the
+  provider goes to ``on_answer`` (the run's encoder, whose usage entries name it).
 
 The run feeds every loop event to :meth:`RunCalls.observe`, which counts each call that
 was sent, once it ends, in the usage ledger (:mod:`interlock.gateway.usage`) under the
@@ -27,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 import math
+from collections.abc import Callable
 from contextvars import ContextVar
 
 from interlock.core_loop import LoopEvent, ModelUpdate
@@ -59,6 +61,7 @@ class RunCalls:
         "_refused_for",
         "_tenant",
         "_usage",
+        "on_answer",
     )
 
     def __init__(
@@ -74,6 +77,8 @@ class RunCalls:
         self._model = model
         self._deployment = deployment
         self._operations = operations
+        self.on_answer: Callable[[str], None] | None = None
+        """Told the provider of each deployment that answers a call (the run's encoder)."""
         self._answered: str | None = None
         self._usage: Usage | None = None
         self._refused_for: float | None = None
@@ -103,9 +108,12 @@ class RunCalls:
         self._refused_for = refusal.retry_after
         return StreamFailed(code=RATE_LIMITED, message=refusal.message(self._tenant), status=429)
 
-    def answered_by(self, deployment: str) -> None:
-        """The current call is being answered by ``deployment`` (an upstream's name)."""
+    def answered_by(self, deployment: str, provider: str) -> None:
+        """The current call is being answered by ``deployment`` (an upstream's name), of
+        ``provider``."""
         self._answered = deployment
+        if self.on_answer is not None:
+            self.on_answer(provider)
 
     def observe(self, event: LoopEvent) -> None:
         """Note a model call's usage; count and charge the call when it ends (finished or
@@ -147,8 +155,9 @@ async def admit() -> StreamFailed | None:
     return None if calls is None else await calls.admit()
 
 
-def answered_by(deployment: str) -> None:
-    """Note on the current run (if any) that ``deployment`` answers its current call."""
+def answered_by(deployment: str, provider: str) -> None:
+    """Note on the current run (if any) that ``deployment`` (of ``provider``) answers its
+    current call."""
     calls = CURRENT.get()
     if calls is not None:
-        calls.answered_by(deployment)
+        calls.answered_by(deployment, provider)

@@ -133,7 +133,7 @@ class UpstreamChatModel:
                 yield StreamFailed(code=opened.code, message=opened.message, status=opened.status)
                 return
             span.set({"interlock.upstream": opened.upstream.name})
-            answered_by(opened.upstream.name)  # usage is counted under what answered
+            answered_by(opened.upstream.name, opened.upstream.dialect.http.provider)
             async for update in _answer(opened.upstream, opened.response, span, opened.notes):
                 yield update
         finally:

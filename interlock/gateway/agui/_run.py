@@ -194,6 +194,7 @@ class AguiRun:
         self.calls = RunCalls(
             context.usage, tenant, runtime.usage_model, runtime.deployment, context.operations
         )
+        self.calls.on_answer = self.encoder.answered_by  # usage names who answered
 
     @property
     def run_id(self) -> str:

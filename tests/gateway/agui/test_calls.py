@@ -165,6 +165,49 @@ def test_a_routed_runs_usage_is_counted_under_the_deployment_that_answered(
     assert metric(metrics, "interlock_usage_requests_total", **labels, deployment="a-chat") is None
 
 
+GOOGLE_FALLBACK = """
+[[upstreams]]
+name = "b-gemini"
+protocol = "gemini"
+base_url = "{b}"
+
+[[models]]
+name = "to-google"
+retries = 0
+fallbacks = ["on-gemini"]
+deployments = [{{ upstream = "a-chat", model = "togoogle-a" }}]
+
+[[models]]
+name = "on-gemini"
+upstream = "b-gemini"
+model = "gemini-3-backup"
+
+[[agents]]
+name = "to-google"
+model = "to-google"
+"""
+
+
+@pytest.mark.parametrize("transport", ["sse", "ws"])
+def test_a_fallback_to_another_provider_is_named_in_the_runs_usage(
+    emulators: Emulators, tmp_path: Path, transport: str
+) -> None:
+    emulators.a.reset()
+    emulators.b.reset()
+    extra = GOOGLE_FALLBACK.format(b=emulators.b_url)
+    for server in serve_gateway(_config(tmp_path, emulators.a_url, emulators.b_url, extra)):
+        emulators.a.fail(Fault(status=429, retry_after="0", model="togoogle-a"))
+        body = run_input(new_id("thread"), [user("hello")])
+        (finished,) = of_type(run_over(server, "to-google", body, transport), "RUN_FINISHED")
+        assert emulators.a.seen + emulators.b.seen == {"togoogle-a": 1, "gemini-3-backup": 1}
+        # the first deployment is OpenAI's (Chat); Google's model answered: usage says so
+        assert [(entry["provider"], entry["model"]) for entry in finished["usage"]] == [
+            ("google", "gemini-3-backup")
+        ]
+        usage = httpx.get(f"{server.url}/admin/usage", headers=ADMIN).json()["usage"]
+        assert [(row["model"], row["deployment"]) for row in usage] == [("to-google", "b-gemini")]
+
+
 def _limited(state_dir: Path, emulators: Emulators, limit: str) -> Iterator[Server]:
     emulators.a.reset()
     emulators.b.reset()
