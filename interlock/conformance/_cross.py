@@ -43,6 +43,7 @@ from interlock.transcript import (
     Response,
     TextPart,
     ToolResultPart,
+    ToolSpec,
     TranslationWarning,
     fold_updates,
     response_to_updates,
@@ -66,17 +67,29 @@ class Source:
 
 def source_of(vector: str, dialect: str, decoded: Request | Response) -> Source:
     """A request is its own history; a response is the assistant turn after a prompt (and,
-    when it calls tools, before their results — otherwise no dialect accepts the history)."""
+    when it calls tools, before their results — otherwise no dialect accepts the history).
+
+    The tools such a response called are declared, as the request that produced it declared
+    them: a history with tool calls but no tools is refused by Anthropic ("Requests which
+    include `tool_use` or `tool_result` blocks must define tools") although no real request
+    of that conversation lacked them.
+    """
     if isinstance(decoded, Request):
         return Source(vector, dialect, decoded, 0)
+    calls = [call for call in decoded.message.tool_calls if call.owner != "hosted"]
     results = tuple(
         ToolResultPart(call_id=call.call_id, name=call.name, output=(TextPart(text="(result)"),))
-        for call in decoded.message.tool_calls
-        if call.owner != "hosted"
+        for call in calls
     )
     answer = (Message(role="tool", parts=results),) if results else ()
+    tools = tuple(
+        ToolSpec(name=name, parameters={"type": "object"})
+        for name in dict.fromkeys(call.name for call in calls)
+    )
     history = Request(
-        model=decoded.model or "conformance", messages=(PROMPT, decoded.message, *answer)
+        model=decoded.model or "conformance",
+        messages=(PROMPT, decoded.message, *answer),
+        tools=tools,
     )
     return Source(vector, dialect, history, 1, decoded)
 
