@@ -34,6 +34,8 @@ class ItemResult:
     outcome: Outcome | None
     failure: Failure | None = None
     detail: str = ""
+    code: str = ""
+    """Why the item is ``degraded`` (the warning's code) or ``refused`` (the refusal's)."""
 
 
 def covers(warning_location: str, location: str) -> bool:
@@ -68,7 +70,12 @@ def compare_items(
         warning = _warning_for(item.location, warnings)
         if warning is not None:
             results.append(
-                ItemResult(item, "degraded", detail=f"{warning.code}: {warning.message}")
+                ItemResult(
+                    item,
+                    "degraded",
+                    detail=f"{warning.code}: {warning.message}",
+                    code=warning.code,
+                )
             )
         else:
             results.append(
@@ -127,10 +134,12 @@ def joined_texts(items: Sequence[Item]) -> list[Item]:
     return out
 
 
-def refused_items(source: Sequence[Item], location: str, reason: str) -> list[ItemResult]:
+def refused_items(
+    source: Sequence[Item], location: str, reason: str, code: str = ""
+) -> list[ItemResult]:
     """Items at (or under) a refusal's location; the refusal is their outcome."""
     return [
-        ItemResult(item, "refused", detail=f"{location}: {reason}")
+        ItemResult(item, "refused", detail=f"{location}: {reason}", code=code)
         for item in source
         if covers(location, item.location) or item.location == location
     ]

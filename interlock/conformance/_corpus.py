@@ -65,6 +65,11 @@ class CorpusResult:
         default_factory=dict[str, tuple[str, tuple[str, ...]]]
     )
     """payload name → (vendor, the columns it counts in)."""
+    causes: dict[str, frozenset[tuple[str, str]]] = field(
+        default_factory=dict[str, frozenset[tuple[str, str]]]
+    )
+    """payload name → why its translations are no better than its verdict: the (feature,
+    warning or refusal code) pairs of the strict translations with that outcome."""
     found: Collector = field(default_factory=Collector)
 
     @property
@@ -136,6 +141,12 @@ class _Payload:
         self._cross(decoded)
         cross = worst(outcome for outcome in self.outcomes if outcome != "exact")
         failing = ("failing",) if self.found.failures else ()
+        if cross in ("degraded", "refused"):
+            self.into.causes[self.payload.name] = frozenset(
+                (feature, code)
+                for (_, _, feature), outcome, code in self.found.causes
+                if outcome == cross
+            )
         self._finish((*exact, *((cross,) if cross else ()), *failing))
 
     def _finish(self, columns: tuple[str, ...]) -> None:
@@ -253,8 +264,8 @@ class _Payload:
             try:
                 encoded = codec.encode_request(request, policy=replay(mode), **target.options)
                 back = setting_items(codec.decode_request(encoded.payload))
-            except LossyHistoryError:
-                self._record(items, mode, target, "refused")
+            except LossyHistoryError as error:
+                self._record(items, mode, target, "refused", error.code)
                 continue
             except CODEC_ERRORS as error:
                 self._fail(check, "-", f"translation crashed: {error!r}")
@@ -262,8 +273,11 @@ class _Payload:
             results = compare_settings(items, back, encoded.warnings)
             self._results(results, mode, target, check)
 
-    def _record(self, items: Sequence[Item], mode: str, target: Target, outcome: Outcome) -> None:
-        self._results([ItemResult(item, outcome) for item in items], mode, target, "")
+    def _record(
+        self, items: Sequence[Item], mode: str, target: Target, outcome: Outcome, code: str
+    ) -> None:
+        results = [ItemResult(item, outcome, code=code) for item in items]
+        self._results(results, mode, target, "")
 
     def _results(
         self, results: Sequence[ItemResult], mode: str, target: Target, check: str
@@ -274,7 +288,8 @@ class _Payload:
                 self._fail(check, result.item.location, message)
             elif result.outcome is not None:
                 key = (self.payload.dialect, target.name, result.item.feature)
-                self.found.record(key, "strict" if mode == "strict" else "degrade", result.outcome)
+                kept = "strict" if mode == "strict" else "degrade"
+                self.found.record(key, kept, result.outcome, result.code)
                 self.outcomes.append(result.outcome)
 
 

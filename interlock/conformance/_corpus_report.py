@@ -95,8 +95,81 @@ def corpus_markdown(result: CorpusResult, sources: int) -> str:
     for counts in table.values():
         totals.update(counts)
     lines.append(_row(["**all**", *(str(totals[column]) for column in COLUMNS)]))
-    lines += ["", *_settings_rows(result), *_failure_classes(result)]
+    lines += ["", *_cause_rows(result), *_settings_rows(result), *_failure_classes(result)]
     return "\n".join(lines) + "\n"
+
+
+CAUSES: dict[str, str] = {
+    "option_dropped": "the target has no parameter for the setting (Chat: whether to "
+    "return reasoning, a summary level; Responses: `seed`, `stop`; Gemini: a summary level)",
+    "field_dropped": "a vendor setting with no field in the target (penalties, DeepSeek "
+    "`thinking`, Gemini `safetySettings`, `topK`, `candidateCount`)",
+    "setting_dropped": "Anthropic has no field for the setting",
+    "seed_ignored": "Anthropic has no seed",
+    "include_reasoning_ignored": "Anthropic has no switch for returning thinking",
+    "reasoning_effort_ignored": "an effort without a budget has no Anthropic form",
+    "reasoning_summary_ignored": "Anthropic has no summary level",
+    "reasoning_dropped": "reasoning text the target cannot carry: plain Chat has no "
+    "reasoning field; another provider's reasoning is not sent as a Gemini thought or an "
+    "Anthropic thinking block (both need the service's own signature)",
+    "reasoning_summary_dropped": "a summary is not raw reasoning: `reasoning_content` "
+    "would mislabel it",
+    "opaque_dropped": "an opaque payload (encrypted reasoning, a thought signature) goes "
+    "back only to the provider that issued it",
+    "signature_dropped": "Gemini-compat Chat carries signatures on calls and text only",
+    "response_format_dropped": "Anthropic has no structured-output field",
+    "signature_required": "Gemini 3 rejects a current-turn function call without a "
+    "thought signature and the history comes from another provider (degrade sends the "
+    "documented dummy)",
+    "missing_signature": "the same rule on the Gemini-compat Chat endpoint",
+    "reasoning_required": "opaque reasoning bound to a current-turn tool call has no Chat "
+    "Completions field",
+    "reasoning_not_replayable": "reasoning bound to a current-turn tool call has neither a "
+    "Responses item id nor encrypted content",
+    "media_unsupported": "media the target cannot take (Anthropic: audio, video; Chat: a "
+    "Responses `file_id`)",
+    "hosted_item_unsupported": "another provider's hosted-tool item has no form here",
+    "hosted_tool_unsupported": "another provider's hosted tool has no form here",
+    "part_unsupported": "a hosted-tool part has no Chat Completions form",
+    "hosted_item_not_carried": "a Gemini code-execution item has no Responses form",
+    "anthropic_rule": "a request Anthropic's validation rejects (e.g. a tool call id "
+    "outside `[a-zA-Z0-9_-]`)",
+    "continuation_unsupported": "service-side state (`previous_response_id`) the target cannot see",
+    "stateful_history": "service-side state Chat Completions cannot see",
+}
+"""Why each warning or refusal code of the corpus is required (the codecs' rules)."""
+
+
+def _cause_rows(result: CorpusResult) -> list[str]:
+    """Per verdict and code: the features it hit and how many payloads of which vendors."""
+    vendors: dict[tuple[str, str], Counter[str]] = {}
+    features: dict[tuple[str, str], set[str]] = {}
+    for name, causes in result.causes.items():
+        vendor, columns = result.verdicts[name]
+        verdict = "refused" if "refused" in columns else "degraded"
+        for code in {code or "-" for _, code in causes}:
+            vendors.setdefault((verdict, code), Counter())[vendor] += 1
+        for feature, code in causes:
+            features.setdefault((verdict, code or "-"), set()).add(feature)
+    if not vendors:
+        return []
+    lines = [
+        "### Why payloads are degraded or refused",
+        "",
+        "For each payload counted *degraded* or *refused* above: the code of each warning or",
+        "refusal its strict translations met with that outcome, and the features it hit (a",
+        "refusal also refuses the request's settings and tools; a payload counts once per code).",
+        "",
+        _row(["verdict", "code", "why", "features", "payloads", "per vendor"]),
+        _row(["---"] * 6),
+    ]
+    ordered = sorted(vendors.items(), key=lambda entry: (entry[0][0], -entry[1].total(), entry[0]))
+    for (verdict, code), counts in ordered:
+        hit = ", ".join(f"`{feature}`" for feature in sorted(features[verdict, code]))
+        per_vendor = ", ".join(f"{vendor} {count}" for vendor, count in sorted(counts.items()))
+        why = CAUSES.get(code, "")
+        lines.append(_row([verdict, f"`{code}`", why, hit, str(counts.total()), per_vendor]))
+    return [*lines, ""]
 
 
 def _settings_rows(result: CorpusResult) -> list[str]:

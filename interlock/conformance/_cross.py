@@ -130,7 +130,7 @@ class CrossDialect:
                 self.found.fail(self.source.vector, check, result.item.location, message)
             elif result.outcome is not None:
                 for mode in modes:
-                    self.found.record(key, mode, result.outcome)
+                    self.found.record(key, mode, result.outcome, result.code)
         if not any(result.failure for result in results):
             self.found.passed()
 
@@ -140,12 +140,15 @@ class CrossDialect:
         try:
             items, warnings = self._translate_history(mode)
         except LossyHistoryError as error:
-            refused = refused_items(self.items, error.location, error.reason)
+            refused = refused_items(self.items, error.location, error.reason, error.code)
             if not refused:
                 self.found.notes.append(
                     f"{self.source.vector} → {self.target.name} ({mode}) refused at {error.location}: {error.reason}"
                 )
-                refused = [ItemResult(item, "refused", detail=error.reason) for item in self.items]
+                refused = [
+                    ItemResult(item, "refused", detail=error.reason, code=error.code)
+                    for item in self.items
+                ]
             self._record(refused, (mode,), check)
             return {result.item.location for result in refused}
         except CODEC_ERRORS as error:

@@ -74,6 +74,10 @@ class Collector:
         default_factory=dict[CellKey, dict[Mode, set[Outcome]]]
     )
     checks: int = 0
+    causes: set[tuple[CellKey, Outcome, str]] = field(
+        default_factory=set[tuple[CellKey, Outcome, str]]
+    )
+    """Why a strict translation degraded or refused a feature: (cell, outcome, code)."""
 
     def fail(self, vector: str, check: str, field_path: str, message: str) -> None:
         """Record a failure."""
@@ -83,9 +87,12 @@ class Collector:
         """Count one check that held."""
         self.checks += 1
 
-    def record(self, key: CellKey, mode: Mode, outcome: Outcome) -> None:
-        """Record what happened to one feature in one translation."""
+    def record(self, key: CellKey, mode: Mode, outcome: Outcome, code: str = "") -> None:
+        """Record what happened to one feature in one translation (``code``: why it was
+        degraded or refused, kept for strict translations)."""
         self.cells.setdefault(key, {"strict": set(), "degrade": set()})[mode].add(outcome)
+        if mode == "strict" and outcome in ("degraded", "refused"):
+            self.causes.add((key, outcome, code))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -101,7 +101,7 @@ def compare_settings(
         names = _tokens(item.location.removeprefix("settings."))
         warning = next((w for w in warnings if names & _tokens(w.location)), None)
         if warning is not None:
-            results.append(ItemResult(item, "degraded", detail=warning.code))
+            results.append(ItemResult(item, "degraded", detail=warning.code, code=warning.code))
         else:
             results.append(ItemResult(item, None, "lost", "setting missing, no warning"))
     return results

@@ -21,7 +21,7 @@ from interlock.conformance import default_registry, main
 from interlock.conformance._codecs import ProviderCodec, StreamDecoderLike
 from interlock.conformance._corpus import CorpusResult, run_corpus
 from interlock.conformance._corpus_files import CorpusPayload, load_corpus
-from interlock.conformance._corpus_report import corpus_markdown, ledger, read_known
+from interlock.conformance._corpus_report import CAUSES, corpus_markdown, ledger, read_known
 from interlock.conformance._settings import compare_settings, setting_items
 from interlock.conformance._vectors import VectorError
 from interlock.transcript import (
@@ -276,3 +276,23 @@ def test_the_cli_runs_the_corpus_and_fails_on_an_unknown_failure(
     assert "FAIL (new) test/one#0 [decode]" in capsys.readouterr().out
     assert main(["--format", "gemini", "--corpus", str(tmp_path), "--write-known"]) == 0
     assert main(["--format", "gemini", "--corpus", str(tmp_path)]) == 0
+
+
+def test_every_degraded_or_refused_payload_says_why_and_every_reason_is_explained() -> None:
+    result = corpus_run()
+    for name, (_, columns) in result.verdicts.items():
+        if {"degraded", "refused"} & set(columns):
+            assert result.causes[name], name
+    codes = {code for causes in result.causes.values() for _, code in causes}
+    assert codes <= set(CAUSES)
+
+
+def test_an_xai_answer_is_degraded_by_its_encrypted_reasoning_and_summary() -> None:
+    result = corpus_run()
+    name = "xai/crmne+ruby_llm__vcr_cassettes__chat_basic_chat_functionality_xai_grok-4-1-fast-non-reasoning_can_have_a_basic_conver#1"
+    assert result.verdicts[name] == ("xai", ("exact", "degraded"))
+    assert result.causes[name] == {
+        ("reasoning_encrypted", "opaque_dropped"),
+        ("reasoning_summary", "reasoning_dropped"),
+        ("reasoning_summary", "reasoning_summary_dropped"),
+    }
