@@ -126,7 +126,10 @@ def _output_item(output: OutputPart, call_id: str, location: str) -> Item:
 
 
 def _media_key(part: MediaPart) -> Key:
-    return (part.media_type or "", part.data or "", part.uri or "")
+    """Type, data and URI; a wildcard type (``image/*``: the kind without the type) counts as
+    no type, since no wire can carry it (a dialect with a kind of its own keeps the kind)."""
+    media_type = part.media_type or ""
+    return ("" if media_type.endswith("/*") else media_type, part.data or "", part.uri or "")
 
 
 def part_items(part: Part, role: Role, location: str) -> Iterator[Item]:

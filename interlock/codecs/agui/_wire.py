@@ -22,6 +22,7 @@ from ag_ui.core import (
 )
 from ag_ui.core import TextPart as AguiTextPart
 
+from interlock.codecs._media_kind import KINDS, concrete, wildcard
 from interlock.transcript import JsonObject, JsonPart, JsonValue, MediaPart, OutputPart, TextPart
 
 DIALECT = "agui"
@@ -63,14 +64,15 @@ def _media_kind(part: MediaPart) -> MediaKind:
 def _media_source(part: MediaPart) -> JsonObject:
     own = agui_extra(part.extra)
     if part.data is not None:
-        return {"type": "data", "value": part.data, "mimeType": part.media_type or _DEFAULT_MIME}
+        mime = concrete(part.media_type) or _DEFAULT_MIME
+        return {"type": "data", "value": part.data, "mimeType": mime}
     source_type = "file" if own.get("sourceType") == "file" else "url"
     provider = own.get("provider") if source_type == "file" else None
     return without_none(
         {
             "type": source_type,
             "value": part.uri or "",
-            "mimeType": part.media_type,
+            "mimeType": concrete(part.media_type),
             "provider": provider,
         }
     )
@@ -138,6 +140,7 @@ def content_part_to_part(part: AguiContentPart) -> TextPart | MediaPart:
             own["provider"] = source.provider
     else:
         assert isinstance(source, UrlSource)
-    return MediaPart(
-        uri=source.value, media_type=source.mime_type, filename=name, extra={DIALECT: own}
-    )
+    media_type = source.mime_type
+    if media_type is None and isinstance(source, UrlSource) and part.type in KINDS:
+        media_type = wildcard(part.type)  # a URL without a type: the part type names its kind
+    return MediaPart(uri=source.value, media_type=media_type, filename=name, extra={DIALECT: own})

@@ -22,6 +22,7 @@ import binascii
 import json
 from typing import Final
 
+from interlock.codecs._media_kind import wildcard
 from interlock.codecs.anthropic._citations import decode_citations
 from interlock.codecs.anthropic._wire import (
     DIALECT,
@@ -122,6 +123,8 @@ def decode_media(block: JsonObject, path: str) -> MediaPart | JsonPart:
     media_type = source.get("media_type")
     media = None if media_type is None else as_str(media_type, f"{path}.source.media_type")
     is_image = block["type"] == "image"
+    if media is None and is_image and source_type == "url":
+        media = wildcard("image")  # a URL source has no media type: the block says image
     own = marks(
         fields=rest,
         block=block["type"] if is_image != (media or "").startswith("image/") else "",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import assert_never
 
+from interlock.codecs._media_kind import concrete
 from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
 from interlock.codecs.anthropic._blocks import text_source
 from interlock.codecs.anthropic._citations import encode_citations
@@ -253,7 +254,7 @@ class PartEncoder:
         block = media_block(part)
         source = block.get("source")
         by_reference = isinstance(source, dict) and source.get("type") in ("url", "file")
-        if by_reference and part.media_type and DIALECT not in part.extra:
+        if by_reference and concrete(part.media_type) and DIALECT not in part.extra:
             self.warn(
                 "media_type_dropped",
                 location,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from interlock.codecs._media_kind import concrete
 from interlock.codecs.gemini._wire import DIALECT, as_object, as_str, split_fields
 from interlock.transcript import JsonObject, JsonValue, MediaPart
 
@@ -48,7 +49,7 @@ def encode_media(part: MediaPart) -> JsonObject | None:
     media_unknown = own.get("media")
     body: JsonObject = dict(media_unknown) if isinstance(media_unknown, dict) else {}
     if part.data is not None:
-        media_type = part.media_type or _by_extension(part.filename)
+        media_type = concrete(part.media_type) or _by_extension(part.filename)
         if media_type is not None:
             body["mimeType"] = media_type
         body["data"] = part.data
@@ -59,7 +60,7 @@ def encode_media(part: MediaPart) -> JsonObject | None:
             body["mimeType"], body["data"] = inline
             key = "inlineData"
         else:
-            if part.media_type is not None:
+            if concrete(part.media_type) is not None:
                 body["mimeType"] = part.media_type
             body["fileUri"] = part.uri
             key = "fileData"

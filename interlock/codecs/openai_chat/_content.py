@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 
+from interlock.codecs._media_kind import wildcard
 from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._thinking import decode_thinking
@@ -85,8 +86,9 @@ def _decode_image(item: JsonObject, path: str, kind: str) -> MediaPart:
     unknown = shadow(rest(item, {"type", kind}), kind, rest(inner, {"url"}))
     media_type, data = split_data_uri(url)
     layout: JsonObject = {"type": kind}
-    if data is None:
-        return MediaPart(uri=url, extra=with_extra(unknown, layout))
+    if data is None:  # a URL: the part type is all that says what it is
+        named = wildcard("image" if kind == "image_url" else "video")
+        return MediaPart(media_type=named, uri=url, extra=with_extra(unknown, layout))
     return MediaPart(media_type=media_type, data=data, extra=with_extra(unknown, layout))
 
 

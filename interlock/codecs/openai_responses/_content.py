@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from interlock.codecs._media_kind import wildcard
 from interlock.codecs.openai_responses._citations import decode_citations, encode_annotations
 from interlock.codecs.openai_responses._wire import (
     as_list,
@@ -64,6 +65,8 @@ def _decode_image(data: JsonObject, path: str) -> MediaPart:
     url = data.get("image_url")
     if isinstance(url, str):
         part = _media_from(url, fields, None)
+        if part.media_type is None:  # a URL: only the part type says it is an image
+            part = MediaPart(media_type=wildcard("image"), uri=part.uri, extra=part.extra)
     elif isinstance(data.get("file_id"), str):
         fields[_REF] = "file_id"
         part = MediaPart(uri=string(data["file_id"], f"{path}.file_id"), extra=wrap(fields))

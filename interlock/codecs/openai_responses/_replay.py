@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, cast
 
+from interlock.codecs._media_kind import wildcard
 from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
 from interlock.codecs.openai_responses._items import HOSTED
 from interlock.codecs.openai_responses._render import (
@@ -190,9 +191,12 @@ def _media_type_lost(part: MediaPart) -> bool:
 
     Inline data carries it in its ``data:`` URL; a URL or file id reference
     (``image_url`` / ``file_url`` / ``file_id``) has no media type field, and guessing one
-    back from a file name would invent types for media that never had one.
+    back from a file name would invent types for media that never had one. The wildcard
+    ``image/*`` (an image of unknown type) is carried whole by ``input_image``.
     """
-    return part.data is None and part.media_type is not None
+    if part.data is not None or part.media_type is None:
+        return False
+    return part.media_type != wildcard("image")
 
 
 def _warn_media_type(part: MediaPart, location: str, context: ReplayContext) -> None:

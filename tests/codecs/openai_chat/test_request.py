@@ -145,7 +145,7 @@ def test_decoded_request_is_canonical() -> None:
     media = [p for p in user.parts if p.kind == "media"]
     assert [(m.media_type, m.data, m.uri) for m in media] == [
         ("image/png", "iVBORw0KGgo=", None),
-        (None, None, "https://example.com/map.png"),
+        ("image/*", None, "https://example.com/map.png"),
         ("audio/wav", "UklGRg==", None),
         ("application/pdf", "JVBERi0=", None),
         (None, None, "openai-file:file-abc123"),
