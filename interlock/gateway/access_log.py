@@ -3,7 +3,8 @@
 Only fixed fields are logged: the path without its query string (``?key=`` carries API
 keys), status, timing, tenant, route and translation. Never headers, bodies or keys.
 
-Writing a line costs one JSON encode and one write. While the logger is as
+Writing a line costs one JSON encode (orjson, falling back to ``json`` for the rare line
+orjson would write differently) and one write. While the logger is as
 :func:`configure` left it (its one stderr handler, no filters, nothing else attached), the
 line goes straight to that handler's stream under the handler's lock: the same bytes a
 ``LogRecord`` through ``Logger.handle`` and ``Formatter("%(message)s")`` would produce,
@@ -20,6 +21,8 @@ import sys
 import time
 from dataclasses import dataclass
 from typing import TextIO
+
+import orjson
 
 LOGGER = logging.getLogger("interlock.access")
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -54,6 +57,24 @@ def _direct() -> _Handler | None:
     ):
         return None
     return handler
+
+
+def _encoded(fields: dict[str, object]) -> str:
+    """``fields`` as ``json.dumps`` writes them (ASCII, ``\\u`` escapes, no spaces).
+
+    orjson writes the same text for strings of printable ASCII and for numbers Python
+    writes without an exponent, in a tenth of the time; anything else (a non-ASCII path or
+    tenant, which orjson would write as UTF-8, a DEL character, a float such as 1e+16) goes
+    through ``json``.
+    """
+    for value in fields.values():
+        if type(value) is float and value != 0 and not 1e-4 <= abs(value) < 1e16:
+            return _ENCODER.encode(fields)
+    try:
+        text = orjson.dumps(fields).decode()
+    except TypeError:  # a lone surrogate, say: json escapes it
+        return _ENCODER.encode(fields)
+    return text if text.isascii() and "\x7f" not in text else _ENCODER.encode(fields)
 
 
 def _written(handler: _Handler, text: str) -> bool:
@@ -93,7 +114,7 @@ class AccessRecord:
         """Log the record (a no-op when access logs are off)."""
         if not LOGGER.isEnabledFor(logging.INFO):
             return
-        text = _ENCODER.encode(self.fields())
+        text = _encoded(self.fields())
         handler = _direct()
         if handler is not None and _written(handler, text):
             return

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interlock.gateway import access_log
-from interlock.gateway.access_log import LOGGER, AccessRecord
+from interlock.gateway.access_log import LOGGER, AccessRecord, _encoded
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
 
 FIELDS = [
@@ -142,3 +144,24 @@ def test_serve_writes_one_json_line_per_request(tmp_path: Path) -> None:
     assert list(done) == FIELDS and done["status"] == 200 and done["model"] == "via-chat"
     assert done["upstream"] == "up-chat" and done["duration_ms"] > 0
     assert missing["status"] == 404 and missing["error"]
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
+_NUMBER = st.one_of(
+    st.floats(0, 1e10).map(lambda value: round(value, 3)), st.floats(allow_nan=False)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    texts=st.lists(st.one_of(_TEXT, st.text(st.characters(max_codepoint=127))), min_size=3),
+    numbers=st.lists(_NUMBER, min_size=2, max_size=2),
+    events=st.integers(0, 10**9),
+)
+def test_lines_are_what_json_dumps_writes(
+    texts: list[str], numbers: list[float], events: int
+) -> None:
+    fields: dict[str, object] = {"ts": numbers[0], "duration_ms": numbers[1], "events": events}
+    fields |= {f"text{index}": text for index, text in enumerate(texts)}
+    fields["stream"] = events % 2 == 0
+    assert _encoded(fields) == json.dumps(fields, separators=(",", ":"))
