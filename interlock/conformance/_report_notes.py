@@ -29,10 +29,19 @@ the `openai` and `anthropic` SDKs keep it in `model_extra` (`response.model_extr
 `google-genai` drops members it does not know and, for Gemini API answers, reads
 `finishMessage` on Vertex AI only: `response.model_status.message` is the field its users
 get. It names every warning of the call: those of its request (a history the target could
-not carry) and what the answer lost on the way to the client's dialect, which is
-`citation_dropped` (another provider's citation to an Anthropic client; a citation of a
-document to the others): a streamed answer's folded updates are checked as a whole answer
-is. A stream within one dialect is relayed as the upstream sent it and loses nothing on the
+not carry) and what the answer lost on the way to the client's dialect (the answer, decoded
+back in that dialect, holds less of it; a streamed answer's folded updates are checked as a
+whole answer is, at its end):
+
+| code | what the client's dialect has no form for in an answer |
+| --- | --- |
+| `citation_dropped` | another provider's citation (Anthropic clients); a citation of a request's document (the others) |
+| `hosted_tool_dropped` | another provider's server-side tool call or result (e.g. Anthropic's web search) |
+| `hosted_approval_dropped` | a hosted tool's approval request (Responses MCP) |
+| `reasoning_dropped` | reasoning text it cannot show (summaries to Chat clients; unsigned reasoning to Anthropic clients) |
+| `refusal_as_text` | a refusal (Gemini and Anthropic): it arrives as text |
+
+A stream within one dialect is relayed as the upstream sent it and loses nothing on the
 way. Operators see the losses in `interlock_answer_warnings_total{dialect,code,streamed}`
 and the access log's `translation`.
 """

@@ -1,11 +1,13 @@
 """What an answer loses on its way to the client's dialect, and where the client reads it.
 
 ``encode_response`` has no warning channel in the codec contract; the gateway checks the
-answer it encoded instead. Citations are the one kind of content a client dialect may have no
-form for in an answer (Anthropic cites only its own search results and documents; OpenAI
-annotations are URL citations): when the encoded answer, decoded back in the client's
-dialect, holds fewer citations than the upstream's answer, a ``citation_dropped`` warning is
-added to the call (:func:`answer_losses`).
+answer it encoded instead (:func:`answer_losses`). When the encoded answer, decoded back in
+the client's dialect, holds fewer of a kind of content than the upstream's answer, a warning
+is added to the call: ``citation_dropped`` (Anthropic cites only its own search results and
+documents; OpenAI annotations are URL citations), ``hosted_tool_dropped`` (another
+provider's server-side tool parts), ``hosted_approval_dropped``, ``reasoning_dropped``
+(reasoning text the dialect cannot show) and ``refusal_as_text`` (no refusal form: sent as
+text) — the codes the request encoders use for the same losses in a history.
 
 Where a client finds the call's warnings (request-side and answer-side alike), in every
 dialect, as :func:`warnings_field` / :func:`label_answer` write them:
@@ -24,6 +26,7 @@ headers leave before its answer).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from starlette.responses import Response as HttpResponse
@@ -35,7 +38,16 @@ from interlock.gateway.headers import (
     translation_label,
     warning_list,
 )
-from interlock.transcript import JsonObject, Response, TextPart, TranslationWarning
+from interlock.transcript import (
+    ApprovalRequestPart,
+    HostedToolPart,
+    JsonObject,
+    ReasoningPart,
+    RefusalPart,
+    Response,
+    TextPart,
+    TranslationWarning,
+)
 
 if TYPE_CHECKING:
     from interlock.gateway.dialects import Dialect
@@ -52,20 +64,62 @@ def citations(response: Response) -> int:
     return sum(len(part.citations) for part in parts if isinstance(part, TextPart))
 
 
+@dataclass(frozen=True, slots=True)
+class _Loss:
+    """One kind of answer content a client dialect may have no form for."""
+
+    code: str
+    what: str
+
+
+_CITATION = _Loss("citation_dropped", "citations")
+_HOSTED_TOOL = _Loss("hosted_tool_dropped", "hosted tool calls and results")
+_APPROVAL = _Loss("hosted_approval_dropped", "hosted tool approval requests")
+_REASONING = _Loss("reasoning_dropped", "reasoning parts with text")
+_REFUSAL = _Loss("refusal_as_text", "refusals (sent as text)")
+_LOSSES = (_CITATION, _HOSTED_TOOL, _APPROVAL, _REASONING, _REFUSAL)
+
+
+def inventory(response: Response) -> dict[_Loss, int]:
+    """How much of each kind in :data:`_LOSSES` ``response`` holds (kinds it has none of
+    are absent)."""
+    counts: dict[_Loss, int] = {}
+    for part in response.message.parts:
+        kind, many = None, 1
+        if isinstance(part, TextPart):
+            kind, many = _CITATION, len(part.citations)
+        elif isinstance(part, HostedToolPart):
+            kind = _HOSTED_TOOL
+        elif isinstance(part, ApprovalRequestPart):
+            kind = _APPROVAL
+        elif isinstance(part, ReasoningPart) and part.text:
+            kind = _REASONING
+        elif isinstance(part, RefusalPart):
+            kind = _REFUSAL
+        if kind is not None and many:
+            counts[kind] = counts.get(kind, 0) + many
+    return counts
+
+
 def answer_losses(
     ingress: Dialect, decoded: Response, answer: JsonObject | None = None
 ) -> tuple[TranslationWarning, ...]:
     """The warnings for what ``decoded`` loses as ``answer`` (its encoding in ``ingress``;
-    encoded here when not given). Empty when nothing is lost."""
-    sent = citations(decoded)
+    encoded here when not given): the answer decoded back in ``ingress`` holds fewer
+    citations, hosted tool parts, approval requests, reasoning parts with text or refusals
+    (a refusal arrives as text). Empty when nothing is lost."""
+    sent = inventory(decoded)
     if not sent:
         return ()
     encoded = ingress.encode_response(decoded) if answer is None else answer
-    arrived = citations(ingress.decode_response(encoded))
-    if arrived >= sent:
-        return ()
-    message = f"{sent - arrived} of {sent} citations have no {ingress.name} form"
-    return (TranslationWarning(code="citation_dropped", location="message", message=message),)
+    arrived = inventory(ingress.decode_response(encoded))
+    warnings: list[TranslationWarning] = []
+    for loss in _LOSSES:
+        before, after = sent.get(loss, 0), arrived.get(loss, 0)
+        if after < before:
+            message = f"{before - after} of {before} {loss.what}: no {ingress.name} form"
+            warnings.append(TranslationWarning(code=loss.code, location="message", message=message))
+    return tuple(warnings)
 
 
 def adopt(call: ProxyCall, losses: tuple[TranslationWarning, ...]) -> None:

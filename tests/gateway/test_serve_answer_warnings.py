@@ -17,7 +17,10 @@ the losses by client dialect, code and whether streamed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -27,6 +30,8 @@ from google import genai
 from google.genai import types
 from openai import OpenAI
 
+from interlock.emulators._brain import DefaultBrain
+from interlock.transcript import Message, RefusalPart, Request, Response, load_response
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
 from tests.gateway.test_serve_grounding import QUESTION, GroundedBrain, SearchingBrain
 
@@ -128,8 +133,29 @@ def test_an_openai_client_reads_a_dropped_document_citation(
 def test_an_anthropic_client_reads_a_dropped_url_citation(
     url: str, model: str, stream: bool
 ) -> None:
-    field = _anthropic(url, model, stream)
-    assert _said(field) == (DROPPED_DOCUMENT, DROPPED)
+    said = _said(_anthropic(url, model, stream))
+    assert said is not None
+    label, warnings = said
+    assert DROPPED[0] in warnings
+    assert "citation_dropped at message" in label
+    if model == "via-chat":  # the emulated Chat model reasons in reasoning_content, unsigned
+        assert {"code": "reasoning_dropped", "location": "message"} in warnings
+
+
+@pytest.mark.parametrize(
+    ("client_dialect", "model"),
+    [
+        ("anthropic", "via-chat"),
+        ("anthropic", "via-gemini"),
+        ("chat", "via-anthropic"),
+        ("responses", "via-anthropic"),
+        ("gemini", "via-anthropic"),
+    ],
+)
+def test_streamed_and_plain_answers_say_the_same(url: str, client_dialect: str, model: str) -> None:
+    ask = _gemini if client_dialect == "gemini" else OPENAI_LIKE[client_dialect]
+    plain, streamed = ask(url, model, False), ask(url, model, True)
+    assert plain is not None and plain == streamed
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
@@ -183,3 +209,75 @@ def test_the_losses_are_counted_by_dialect_code_and_streaming(url: str) -> None:
     ):
         key = labels.format(dialect, streamed)
         assert after.get(key, 0) - before.get(key, 0) == more, key
+
+
+REFUSAL = "I can't help with that."
+HOSTED = load_response(
+    json.loads(
+        (
+            Path(__file__).parents[2]
+            / "conformance/vectors/anthropic/response_web_search_citations.json"
+        ).read_text()
+    )["canonical"]
+)
+
+
+class RefusingBrain(DefaultBrain):
+    """Refuses every request."""
+
+    def respond(self, request: Request) -> Response:
+        response = super().respond(request)
+        refusal = Message(role="assistant", parts=(RefusalPart(text=REFUSAL),))
+        return replace(response, message=refusal, finish_reason="stop")
+
+
+class SearchingServerSideBrain(DefaultBrain):
+    """Answers as Anthropic's web search does: a hosted tool call and its result (server
+    side), then the cited text (a recorded answer's parts)."""
+
+    def respond(self, request: Request) -> Response:
+        response = super().respond(request)
+        return replace(response, message=HOSTED.message, finish_reason="stop")
+
+
+@pytest.fixture(scope="module")
+def other_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("serve-answer-kinds")
+    with emulators_on_loopback() as (emulator_url, emulators):
+        emulators["openai-chat"].brain = RefusingBrain(call_prefix="call_chat")  # type: ignore[union-attr]  # every emulator has a brain
+        emulators["anthropic"].brain = SearchingServerSideBrain(call_prefix="call_anthropic")  # type: ignore[union-attr]
+        config = directory / "interlock.toml"
+        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
+        with serve(config, directory) as served:
+            yield served
+
+
+def _codes(client_dialect: str, url: str, model: str, stream: bool) -> list[str]:
+    if client_dialect == "gemini":
+        said = _gemini(url, model, stream)
+        assert said is not None and said.startswith("interlock: degraded; ")
+        return [entry.split(" at ")[0] for entry in said.split("; ", 1)[1].split(", ")]
+    field = OPENAI_LIKE[client_dialect](url, model, stream)
+    assert field is not None
+    return [warning["code"] for warning in field["warnings"]]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("client_dialect", ["gemini", "anthropic"])
+def test_a_refusal_sent_as_text_is_said(other_url: str, client_dialect: str, stream: bool) -> None:
+    assert "refusal_as_text" in _codes(client_dialect, other_url, "via-chat", stream)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("client_dialect", ["responses", "chat", "gemini"])
+def test_a_dropped_hosted_tool_call_is_said(
+    other_url: str, client_dialect: str, stream: bool
+) -> None:
+    assert "hosted_tool_dropped" in _codes(client_dialect, other_url, "via-anthropic", stream)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_a_refusal_reaches_an_openai_client_as_a_refusal_unlabelled(
+    other_url: str, stream: bool
+) -> None:
+    assert _responses(other_url, "via-chat", stream) is None

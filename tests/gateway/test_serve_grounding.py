@@ -272,9 +272,14 @@ def test_another_providers_citation_is_not_sent_to_an_anthropic_client_and_is_wa
     blocks = [block.model_dump(exclude_none=True) for block in raw.parse().content]
     assert [block.get("citations") for block in blocks if block["type"] == "text"] == [None]
     label = raw.headers["x-interlock-translation"]
-    assert label == "degraded; citation_dropped at message", label
+    # the emulated Chat model's unsigned reasoning_content has no Anthropic form either
+    expected = "degraded; citation_dropped at message, reasoning_dropped at message"
+    assert label == expected, label
     warnings = raw.http_response.json()["interlock"]["warnings"]
-    assert [(w["code"], w["location"]) for w in warnings] == [("citation_dropped", "message")]
+    assert [(w["code"], w["location"]) for w in warnings] == [
+        ("citation_dropped", "message"),
+        ("reasoning_dropped", "message"),
+    ]
 
 
 def test_a_document_citation_dropped_for_an_openai_client_is_warned(url: str) -> None:
