@@ -27,17 +27,13 @@ from interlock.gateway.agui._agents import (
 from interlock.gateway.agui._attach import handle_events, handle_thread
 from interlock.gateway.agui._binding import KEEPALIVE_SECONDS, AguiBinding
 from interlock.gateway.agui._cancel import CANCEL_POLL_SECONDS, handle_cancel, request_cancel
+from interlock.gateway.agui._context import OUTBOX_LIMIT, STALL_SECONDS, RunContext
 from interlock.gateway.agui._lease import ThreadLocks
 from interlock.gateway.agui._model import UPSTREAM_CODES, UpstreamChatModel
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._playground import handle_agents, handle_page, handle_script
 from interlock.gateway.agui._routed import RoutedModel
-from interlock.gateway.agui._run import (
-    OUTBOX_LIMIT,
-    STALL_SECONDS,
-    AguiRun,
-    RunContext,
-)
+from interlock.gateway.agui._run import AguiRun
 from interlock.gateway.agui._server import (
     SEND_BATCH,
     SERVER_OPTIONS,

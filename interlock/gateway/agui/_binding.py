@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from interlock.codecs.agui import RunInput, SealError, decode_run_input
 from interlock.gateway.agui._agents import AgentRuntime
-from interlock.gateway.agui._run import AguiRun, RunContext
+from interlock.gateway.agui._context import RunContext
+from interlock.gateway.agui._run import AguiRun
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.lifecycle import RUN_SHUTDOWN_CODE, RUN_SHUTDOWN_MESSAGE, Lifecycle

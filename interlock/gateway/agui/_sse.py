@@ -22,8 +22,9 @@ from starlette.responses import StreamingResponse
 
 from interlock.codecs.agui import RunInput
 from interlock.gateway.agui._binding import AguiBinding, error_event
+from interlock.gateway.agui._context import dumps
 from interlock.gateway.agui._observe import RunAccount
-from interlock.gateway.agui._run import AguiRun, dumps
+from interlock.gateway.agui._run import AguiRun
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import Unauthorized
 from interlock.gateway.proxy import ProxyError, json_response, parse_payload, read_body

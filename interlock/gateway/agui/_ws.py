@@ -44,8 +44,9 @@ from interlock.codecs.agui import RunInput
 from interlock.gateway.agui._agents import AgentRuntime
 from interlock.gateway.agui._binding import AguiBinding, error_event
 from interlock.gateway.agui._cancel import request_cancel
+from interlock.gateway.agui._context import dumps
 from interlock.gateway.agui._observe import RunAccount
-from interlock.gateway.agui._run import AguiRun, dumps
+from interlock.gateway.agui._run import AguiRun
 from interlock.gateway.agui._server import SEND_BATCH
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import SUBPROTOCOL, Unauthorized

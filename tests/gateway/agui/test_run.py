@@ -17,7 +17,7 @@ from websockets.asyncio.client import connect
 from interlock.codecs.agui import RunInput
 from interlock.core_loop import Agent, ChatModel, ScriptedModel, ScriptEntry, Tool
 from interlock.gateway.agui import AgentRuntime, AguiBinding, AguiRun, RunContext
-from interlock.gateway.agui._run import dumps
+from interlock.gateway.agui._context import dumps
 from interlock.gateway.auth import KeyRing
 from interlock.gateway.stores import open_store
 from interlock.transcript import (
