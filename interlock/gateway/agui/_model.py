@@ -77,15 +77,45 @@ class UpstreamChatModel:
 
     async def stream(self, request: Request) -> AsyncIterator[Update]:
         """The updates of one model call; the last one is a ``StreamFailed`` on failure.
-        A call the run's rate limits refuse is not sent (see :mod:`._calls`)."""
+        A call the run's rate limits refuse is not sent (see :mod:`._calls`).
+
+        One generator from the upstream's bytes to the loop: the answer is opened by
+        plain coroutines and decoded chunk by chunk into lists (:class:`_Answer`), so an
+        update passes through no generator but this one.
+        """
         refused = await admit()
         if refused is not None:
             yield refused
             return
         if self.routed is not None:
-            async for update in self._routed(self.routed, replace(request, stream=True)):
-                yield update
+            opened = await self._open_routed(self.routed, replace(request, stream=True))
+        else:
+            opened = await self._open(request)
+        if isinstance(opened, StreamFailed):
+            yield opened
             return
+        answer = opened
+        try:
+            if answer.response.status_code >= 400:
+                yield await answer.refused()
+                return
+            try:
+                async for chunk in answer.response.aiter_bytes():
+                    for update in answer.feed(chunk):
+                        yield update
+                for update in answer.finish():
+                    yield update
+            except (DecodeError, httpx.HTTPError) as error:
+                for update in answer.failed(error):
+                    yield update
+        finally:
+            try:
+                await answer.response.aclose()
+            finally:
+                answer.span.end()
+
+    async def _open(self, request: Request) -> _Answer | StreamFailed:
+        """The upstream's open answer to ``request``, or why there is none."""
         upstream = self.upstream
         prepared = self.prepare(request)
         try:
@@ -94,20 +124,11 @@ class UpstreamChatModel:
             )
             encoded = upstream.dialect.encode_request(prepared, policy)
         except LossyHistoryError as error:
-            yield StreamFailed(code="LOSSY_HISTORY", message=str(error), status=400)
-            return
+            return StreamFailed(code="LOSSY_HISTORY", message=str(error), status=400)
         body = compact_json(encoded.payload)
         span = tracing.NULL_SPAN
         if tracing.active() is not None:
             span = tracing.start(f"chat {prepared.model}", "client", self._attributes(prepared))
-        try:
-            async for update in self._call(prepared, body, span):
-                yield update
-        finally:
-            span.end()
-
-    async def _call(self, prepared: Request, body: bytes, span: Span) -> AsyncIterator[Update]:
-        upstream = self.upstream
         path = upstream.dialect.upstream_path(prepared.model, True)
         try:
             with tracing.within(span):
@@ -115,12 +136,14 @@ class UpstreamChatModel:
         except UpstreamUnavailable as error:
             code = "UPSTREAM_TIMEOUT" if error.kind == "timeout" else "UPSTREAM_UNAVAILABLE"
             span.fail(code, error.message)
-            yield StreamFailed(code=code, message=error.message, status=error.status)
-            return
-        async for update in _answer(upstream, response, span, ""):
-            yield update
+            span.end()
+            return StreamFailed(code=code, message=error.message, status=error.status)
+        except BaseException:
+            span.end()
+            raise
+        return _Answer(upstream, response, span, "")
 
-    async def _routed(self, routed: RoutedModel, request: Request) -> AsyncIterator[Update]:
+    async def _open_routed(self, routed: RoutedModel, request: Request) -> _Answer | StreamFailed:
         """A call through the router: the answering deployment decodes its own answer."""
         span = tracing.NULL_SPAN
         if tracing.active() is not None:
@@ -128,16 +151,16 @@ class UpstreamChatModel:
         try:
             with tracing.within(span):
                 opened = await routed.open(request)
-            if isinstance(opened, Refused):
-                span.fail(opened.code, opened.message)
-                yield StreamFailed(code=opened.code, message=opened.message, status=opened.status)
-                return
-            span.set({"interlock.upstream": opened.upstream.name})
-            answered_by(opened.upstream.name, opened.upstream.dialect.http.provider)
-            async for update in _answer(opened.upstream, opened.response, span, opened.notes):
-                yield update
-        finally:
+        except BaseException:
             span.end()
+            raise
+        if isinstance(opened, Refused):
+            span.fail(opened.code, opened.message)
+            span.end()
+            return StreamFailed(code=opened.code, message=opened.message, status=opened.status)
+        span.set({"interlock.upstream": opened.upstream.name})
+        answered_by(opened.upstream.name, opened.upstream.dialect.http.provider)
+        return _Answer(opened.upstream, opened.response, span, opened.notes)
 
     def _attributes(self, prepared: Request) -> tracing.Attributes:
         upstream = self.upstream
@@ -149,62 +172,88 @@ class UpstreamChatModel:
         }
 
 
-async def _answer(
-    upstream: Upstream, response: httpx.Response, span: Span, notes: str
-) -> AsyncIterator[Update]:
-    """The updates of an open answer (closed at the end); ``notes`` end a refusal's message."""
-    try:
-        if response.status_code >= 400:
-            refused = await _refused(upstream, response, notes)
-            span.fail(refused.code, refused.message)
-            yield refused
-            return
-        async for update in _decode(upstream, response):
-            _observe(span, update)
-            yield update
-    finally:
-        await response.aclose()
+class _Answer:
+    """An open upstream answer being decoded: SSE framing, then the dialect's decoder.
 
+    :meth:`feed` and :meth:`finish` return the updates of a chunk as a list (relabelled,
+    and observed onto ``span`` when tracing); ``notes`` end a refusal's message.
+    """
 
-async def _refused(upstream: Upstream, response: httpx.Response, notes: str) -> StreamFailed:
-    text = upstream.scrub((await response.aread()).decode("utf-8", "replace"))
-    upstream.metrics.upstream_errors[upstream.name, "status"] += 1
-    return StreamFailed(
-        code="UPSTREAM_ERROR",
-        message=f"upstream {upstream.name} answered HTTP {response.status_code}: "
-        f"{_error_message(text)}{notes}",
-        status=response.status_code,
-    )
+    __slots__ = ("decoded", "decoder", "notes", "parser", "response", "span", "upstream")
 
+    def __init__(
+        self, upstream: Upstream, response: httpx.Response, span: Span, notes: str
+    ) -> None:
+        self.upstream = upstream
+        self.response = response
+        self.span = span
+        self.notes = notes
+        self.parser = SseParser()
+        self.decoder = upstream.dialect.stream_decoder()
+        self.decoded: list[Update] = []
+        """The updates of the chunk being decoded: :meth:`failed` still delivers them."""
 
-async def _decode(upstream: Upstream, response: httpx.Response) -> AsyncIterator[Update]:
-    parser = SseParser()
-    decoder = upstream.dialect.stream_decoder()
-    name = upstream.name
-    try:
-        async for chunk in response.aiter_bytes():
-            for event in parser.feed(chunk):
-                for update in decoder.feed(event):
-                    yield _relabel(update, name)
-        for event in parser.finish():
-            for update in decoder.feed(event):
-                yield _relabel(update, name)
-        for update in decoder.finish():
-            yield _relabel(update, name)
-    except DecodeError as error:
-        yield StreamFailed(
-            code="UPSTREAM_INVALID_STREAM",
-            message=f"upstream {name} sent a malformed stream: {error}",
-            status=502,
+    def feed(self, chunk: bytes) -> list[Update]:
+        """The updates completed by ``chunk``."""
+        decoder = self.decoder
+        updates = self.decoded = []
+        for event in self.parser.feed(chunk):
+            updates += decoder.feed(event)
+        self.decoded = []
+        return self._checked(updates)
+
+    def finish(self) -> list[Update]:
+        """The updates of the stream's end."""
+        decoder = self.decoder
+        updates = self.decoded = []
+        for event in self.parser.finish():
+            updates += decoder.feed(event)
+        updates += decoder.finish()
+        self.decoded = []
+        return self._checked(updates)
+
+    def _checked(self, updates: list[Update]) -> list[Update]:
+        """``updates`` with a provider's own error relabelled, observed onto the span."""
+        if any(type(update) is StreamFailed for update in updates):
+            updates = [_relabel(update, self.upstream.name) for update in updates]
+        if self.span is not tracing.NULL_SPAN:
+            for update in updates:
+                _observe(self.span, update)
+        return updates
+
+    async def refused(self) -> StreamFailed:
+        """The failure of an answer with an HTTP error status."""
+        upstream, response = self.upstream, self.response
+        text = upstream.scrub((await response.aread()).decode("utf-8", "replace"))
+        upstream.metrics.upstream_errors[upstream.name, "status"] += 1
+        refused = StreamFailed(
+            code="UPSTREAM_ERROR",
+            message=f"upstream {upstream.name} answered HTTP {response.status_code}: "
+            f"{_error_message(text)}{self.notes}",
+            status=response.status_code,
         )
-    except httpx.TimeoutException:
-        yield StreamFailed(
-            code="UPSTREAM_TIMEOUT", message=f"upstream {name} timed out", status=504
-        )
-    except httpx.HTTPError:
-        yield StreamFailed(
-            code="UPSTREAM_ERROR", message=f"upstream {name}: the stream broke off", status=502
-        )
+        self.span.fail(refused.code, refused.message)
+        return refused
+
+    def failed(self, error: DecodeError | httpx.HTTPError) -> list[Update]:
+        """What a stream that broke off or was malformed still delivers, then its failure."""
+        name = self.upstream.name
+        if isinstance(error, DecodeError):
+            failure = StreamFailed(
+                code="UPSTREAM_INVALID_STREAM",
+                message=f"upstream {name} sent a malformed stream: {error}",
+                status=502,
+            )
+        elif isinstance(error, httpx.TimeoutException):
+            failure = StreamFailed(
+                code="UPSTREAM_TIMEOUT", message=f"upstream {name} timed out", status=504
+            )
+        else:
+            failure = StreamFailed(
+                code="UPSTREAM_ERROR", message=f"upstream {name}: the stream broke off", status=502
+            )
+        decoded, self.decoded = self.decoded, []
+        return self._checked([*decoded, failure])
 
 
 def _observe(span: Span, update: Update) -> None:
