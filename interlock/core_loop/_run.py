@@ -122,14 +122,33 @@ class Run(BatchSettler):
         )
 
     async def events(self) -> AsyncIterator[LoopEvent]:
-        """The run's events; the last one is always :class:`RunFinished`."""
+        """The run's events; the last one is always :class:`RunFinished`.
+
+        A model call's stream is consumed here, in this generator (see :class:`_Call`), so
+        each model update reaches the caller through no other generator.
+        """
         async for event in self._resume():
             yield event
         while True:
             step = self.step
             match step:
                 case RunAgain():
-                    async for event in self._model_step():
+                    call = self._call()
+                    try:
+                        async for raw in call.stream:
+                            event = call.event(self._assign(raw, call.occurrences))
+                            if event is None:
+                                continue
+                            yield event
+                            if type(event.update) is StreamFailed:
+                                update = event.update
+                                raise ModelStreamError(update.code, update.message, update.status)
+                    except Exception:
+                        await self.ledger.save_budget(self.thread_id, self.counters.frozen())
+                        raise
+                    finally:
+                        await _close(call.stream)
+                    async for event in self._after_call(call):
                         yield event
                 case (
                     FinalAnswer()
@@ -144,29 +163,19 @@ class Run(BatchSettler):
                 case _:
                     assert_never(step)
 
-    async def _model_step(self) -> AsyncIterator[LoopEvent]:
-        """One model call and the batch of local calls it returns."""
+    def _call(self) -> _Call:
+        """Start one model call (the first half of a model step)."""
         tools_enabled = self._next_call()
-        message_id = self.ids("msg")
-        builder = ResponseBuilder()
-        occurrences: dict[int, tuple[Part, ToolCallPart]] = {}
-        dropped: set[int] | None = None if tools_enabled else set()
-        stream = self.model.stream(self._request(tools_enabled))
-        try:
-            async for raw in stream:
-                update = self._assign(raw, occurrences)
-                if dropped is not None and _actionable(update, dropped):
-                    continue
-                builder.add(update)
-                yield ModelUpdate(iteration=self.calls_made, message_id=message_id, update=update)
-                if type(update) is StreamFailed:
-                    raise ModelStreamError(update.code, update.message, update.status)
-        except Exception:
-            await self.ledger.save_budget(self.thread_id, self.counters.frozen())
-            raise
-        finally:
-            await _close(stream)
-        batch = await self._answered(builder.build(), message_id, tools_enabled)
+        return _Call(
+            message_id=self.ids("msg"),
+            iteration=self.calls_made,
+            tools_enabled=tools_enabled,
+            stream=self.model.stream(self._request(tools_enabled)),
+        )
+
+    async def _after_call(self, call: _Call) -> AsyncIterator[LoopEvent]:
+        """The second half of a model step: the answer and the batch of local calls."""
+        batch = await self._answered(call.builder.build(), call.message_id, call.tools_enabled)
         for event in self._drain():
             yield event
         if batch is not None:
@@ -316,8 +325,10 @@ class Run(BatchSettler):
         The assignment is remembered per index with the part it was made for, so a
         finished part that is the started one (or equal to it) is not rebuilt.
         """
-        if not isinstance(update, PartStarted | PartFinished):
+        kind = type(update)
+        if kind is not PartStarted and kind is not PartFinished:
             return update
+        assert isinstance(update, PartStarted | PartFinished)
         part = update.part
         if type(part) is not ToolCallPart or part.owner == "hosted":
             return update
@@ -379,6 +390,48 @@ class Run(BatchSettler):
             pending_inputs=stop.inputs if isinstance(stop, AwaitingInput) else (),
             pending_calls=stop.calls if isinstance(stop, AwaitingClient) else (),
         )
+
+
+class _Call:
+    """One model call of a run while its stream is consumed (see :meth:`Run.events`).
+
+    Once tools are disabled (``tools_enabled`` false) the updates of locally actionable
+    content are dropped (``dropped`` holds their part indices); every other update joins
+    ``builder`` and reaches the caller as a :class:`ModelUpdate`.
+    """
+
+    __slots__ = (
+        "builder",
+        "dropped",
+        "iteration",
+        "message_id",
+        "occurrences",
+        "stream",
+        "tools_enabled",
+    )
+
+    def __init__(
+        self,
+        *,
+        message_id: str,
+        iteration: int,
+        tools_enabled: bool,
+        stream: AsyncIterator[Update],
+    ) -> None:
+        self.message_id = message_id
+        self.iteration = iteration
+        self.tools_enabled = tools_enabled
+        self.stream = stream
+        self.builder = ResponseBuilder()
+        self.occurrences: dict[int, tuple[Part, ToolCallPart]] = {}
+        self.dropped: set[int] | None = None if tools_enabled else set()
+
+    def event(self, update: Update) -> ModelUpdate | None:
+        """The event of one (assigned) update; ``None`` when it is dropped."""
+        if self.dropped is not None and _actionable(update, self.dropped):
+            return None
+        self.builder.add(update)
+        return ModelUpdate(iteration=self.iteration, message_id=self.message_id, update=update)
 
 
 async def _close(stream: AsyncIterator[Update]) -> None:
