@@ -46,18 +46,29 @@ async def _acquire(
 
 
 async def _renew(
-    store: Store, tenant: str, thread_id: str, owner: str, seconds: float, stopped: asyncio.Event
+    store: Store,
+    tenant: str,
+    thread_id: str,
+    owner: str,
+    seconds: float,
+    stopped: asyncio.Event,
+    *,
+    wait_first: bool = True,
 ) -> None:
-    """Renew the lease every third of ``seconds`` until ``stopped`` is set.
+    """Renew the lease every third of ``seconds`` until ``stopped`` is set (at once
+    first when not ``wait_first``: the first third has passed already).
 
     Stopped by the event, never cancelled: a store call may swallow its task's cancellation
     (see :func:`~interlock.gateway.stores.stop_if_cancelled`), and then the loop would renew
     forever while the run waits for it; and a renewal in flight lands before the release.
     """
+    wait = wait_first
     while True:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(seconds / 3):
-                await stopped.wait()
+        if wait:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(seconds / 3):
+                    await stopped.wait()
+        wait = True
         if stopped.is_set():
             return
         try:
@@ -82,14 +93,40 @@ async def thread_lease(
     """Hold the thread's lease for the block (raises ``THREAD_BUSY`` if it stays taken)."""
     owner = uuid.uuid4().hex
     await _acquire(store, tenant, thread_id, owner, seconds, wait_seconds)
-    stopped = asyncio.Event()
-    renewer = asyncio.create_task(_renew(store, tenant, thread_id, owner, seconds, stopped))
+    renewal = _Renewal(store, tenant, thread_id, owner, seconds)
     try:
         yield
     finally:
-        stopped.set()
-        await asyncio.shield(renewer)  # ends at once, or when a renewal in flight lands
+        await renewal.stop()
         await asyncio.shield(store.release_lease(tenant, thread_id, owner))
+
+
+class _Renewal:
+    """The renewals of one held lease: a timer until the first one is due, then a task.
+
+    A run shorter than a third of the lease (most) never starts a task: :meth:`stop`
+    only cancels the timer. Once started, the task is stopped by its event (see
+    :func:`_renew`), and a renewal in flight lands before :meth:`stop` returns.
+    """
+
+    __slots__ = ("_arguments", "_renewer", "_stopped", "_timer")
+
+    def __init__(self, store: Store, tenant: str, thread_id: str, owner: str, seconds: float):
+        self._arguments = (store, tenant, thread_id, owner, seconds)
+        self._stopped = asyncio.Event()
+        self._renewer: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(seconds / 3, self._start)
+
+    def _start(self) -> None:
+        renew = _renew(*self._arguments, self._stopped, wait_first=False)
+        self._renewer = asyncio.create_task(renew)
+
+    async def stop(self) -> None:
+        """No renewal after this returns."""
+        self._timer.cancel()
+        self._stopped.set()
+        if self._renewer is not None:
+            await asyncio.shield(self._renewer)
 
 
 class ThreadLocks:
