@@ -40,6 +40,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast
 
+from interlock.gateway.model_field import compact_json
 from interlock.gateway.stores._backend import KeyValueBackend, stop_if_cancelled
 from interlock.gateway.stores._store import store_key
 from interlock.transcript import JsonObject, JsonValue
@@ -403,8 +404,9 @@ class RunLog:
 class RunLogWriter:
     """Appends one run's frames to its log; see :class:`RunLog`.
 
-    :meth:`append` only buffers (no I/O); a background task flushes the buffer every
-    ``flush_seconds``; :meth:`close` flushes the rest and marks the run ended.
+    :meth:`append` only buffers (no I/O); ``flush_seconds`` after the first frame buffered
+    since the last timed flush, a task flushes the buffer (a timer until then: a run that
+    ends sooner never starts one); :meth:`close` flushes the rest and marks the run ended.
     """
 
     def __init__(self, log: RunLog, key: RunKey) -> None:
@@ -412,7 +414,8 @@ class RunLogWriter:
         self.key = key
         self.head = _Head()
         self._pending: list[str] = []
-        self._dirty = asyncio.Event()
+        self._dirty = False
+        self._timer: asyncio.TimerHandle | None = None
         self._flusher: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -426,23 +429,26 @@ class RunLogWriter:
         if not frames:
             return
         self._pending += frames
-        if self._flusher is None:
-            self._flusher = asyncio.create_task(self._flush_loop())
-        self._dirty.set()
+        self._dirty = True
+        if self._timer is None and self._flusher is None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self.log.flush_seconds, self._due)
 
-    async def _flush_loop(self) -> None:
-        while True:
-            await self._dirty.wait()
-            await asyncio.sleep(self.log.flush_seconds)
-            self._dirty.clear()
-            if not self._pending:
-                continue  # an explicit flush wrote them: rewriting the head would undo
-                # what another process wrote since (a follower ending a dead owner's log)
-            try:
-                await self.flush()
-            except Exception:  # a store hiccup costs re-attachment, never the run
-                LOGGER.exception("writing the event log of run %s failed", self.key.run_id)
-            stop_if_cancelled()
+    def _due(self) -> None:
+        self._timer = None
+        self._dirty = False
+        if self._pending:  # else an explicit flush wrote them: rewriting the head would undo
+            # what another process wrote since (a follower ending a dead owner's log)
+            self._flusher = asyncio.create_task(self._timed_flush())
+
+    async def _timed_flush(self) -> None:
+        try:
+            await self.flush()
+        except Exception:  # a store hiccup costs re-attachment, never the run
+            LOGGER.exception("writing the event log of run %s failed", self.key.run_id)
+        self._flusher = None
+        if self._dirty and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.log.flush_seconds, self._due)
 
     async def flush(self, *, ended: bool = False) -> None:
         """Write what is buffered (and the head); ``ended`` marks the run's end."""
@@ -452,15 +458,15 @@ class RunLogWriter:
             items: dict[str, str] = {}
             if frames:
                 start = head.next
-                items[self.key.chunk(start)] = json.dumps(frames, ensure_ascii=False)
+                items[self.key.chunk(start)] = _dumps(cast(JsonValue, frames))
                 head.chunks.append([start, len(frames), sum(map(len, frames))])
                 head.next += len(frames)
             doomed = self._trim()
             head.ended = head.ended or ended
             head.touched_at = self.log.clock()
-            items[self.key.head()] = json.dumps(head.document())
-            latest = {"runId": self.key.run_id, "ended": head.ended}
-            items[store_key("runlog", self.key.tenant, self.key.thread_id)] = json.dumps(latest)
+            items[self.key.head()] = _dumps(head.document())
+            latest: JsonObject = {"runId": self.key.run_id, "ended": head.ended}
+            items[store_key("runlog", self.key.tenant, self.key.thread_id)] = _dumps(latest)
             await self.log.backend.set_many(items)
             for doomed_key in doomed:
                 await self.log.backend.delete(doomed_key)
@@ -477,10 +483,20 @@ class RunLogWriter:
         return doomed
 
     async def close(self) -> None:
-        """Flush everything and mark the run ended; stop the background flusher."""
+        """Flush everything and mark the run ended; stop the timed flushes."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         flusher, self._flusher = self._flusher, None
         if flusher is not None:
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
+        self._dirty = False
         await self.flush(ended=True)
+
+
+def _dumps(value: JsonValue) -> str:
+    """Compact JSON text of a log document (frames are JSON text: only ever strings here;
+    the head holds integers, booleans, short strings and a finite time)."""
+    return compact_json(value).decode()
