@@ -23,6 +23,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias, assert_never
 
+import orjson
+
 from interlock.codecs.agui import (
     AguiEventEncoder,
     RunInput,
@@ -202,7 +204,10 @@ class AguiRun:
                 return
 
     async def _emit(self, frames: Sequence[JsonObject]) -> None:
-        texts = [dumps(frame) for frame in frames]
+        try:
+            texts = [orjson.dumps(frame).decode() for frame in frames]
+        except TypeError:  # what orjson refuses: as dumps writes it (see compact_json)
+            texts = [dumps(frame) for frame in frames]
         if self.writer is not None:
             self.writer.append(texts)
         await self.outbox.put(texts)
@@ -362,6 +367,11 @@ class AguiRun:
 
     def _encode(self, event: LoopEvent) -> list[JsonObject]:
         encoder = self.encoder
+        if type(event) is ModelUpdate:  # most events: matched first without a pattern
+            update = event.update
+            if type(update) is StreamFailed:
+                return []  # ends the loop with ModelStreamError: reported once, at the end
+            return encoder.encode(update, message_id=event.message_id)
         match event:
             case ModelUpdate(update=update, message_id=message_id):
                 if isinstance(update, StreamFailed):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from interlock.codecs.agui import RunInput
 from interlock.gateway.agui._binding import AguiBinding, error_event
@@ -120,11 +121,34 @@ async def handle_post(binding: AguiBinding, http_request: HttpRequest) -> HttpRe
     account.record.tenant = tenant
     account.record.run_id = run_input.run_id[:128]
     run = binding.start(runtime, run_input, tenant)
-    return StreamingResponse(
-        run_stream(run, binding.keepalive_seconds, account),
-        media_type="text/event-stream",
-        headers=SSE_HEADERS,
-    )
+    return RunResponse(run, run_stream(run, binding.keepalive_seconds, account))
+
+
+class RunResponse(StreamingResponse):
+    """A run's SSE body (``text/event-stream``, :data:`SSE_HEADERS`), ended early when
+    the client disconnects.
+
+    Starlette's own response watches for the disconnect in an extra task group and
+    cancels the body; this one watches in one plain task and closes the run's outbox
+    instead, which ends the body at its next wait the same way (the body's ``finally``
+    then leaves the run detached or cancels it) at a fraction of the cost per request.
+    """
+
+    def __init__(self, run: AguiRun, body: AsyncIterator[bytes]) -> None:
+        super().__init__(body, media_type="text/event-stream", headers=SSE_HEADERS)
+        self.run = run
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        listener = asyncio.get_running_loop().create_task(self._until_disconnect(receive))
+        try:
+            await self.stream_response(send)
+        finally:
+            listener.cancel()
+
+    async def _until_disconnect(self, receive: Receive) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self.run.outbox.close()
 
 
 @dataclass(frozen=True, slots=True)
