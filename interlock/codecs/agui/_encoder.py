@@ -340,6 +340,8 @@ class AguiEventEncoder(StepStreams):
         self._require_running()
         if message_id is not None:
             self._step_base = message_id
+        if type(update) is PartDelta:  # most updates: matched first without a pattern
+            return self._part_delta(update.index, update.delta)
         match update:
             case ResponseStarted():
                 events = self._end_step()

@@ -73,13 +73,27 @@ class Outbox:
 
     async def put(self, frames: Sequence[str]) -> None:
         """Queue ``frames``, first waiting while the outbox is full (see the module doc)."""
+        if self.offer(frames):
+            return
+        await self._wait_for_room()
+        self._queue(frames)
+
+    def offer(self, frames: Sequence[str]) -> bool:
+        """Queue ``frames`` now unless the outbox is full: ``False`` then, and nothing was
+        queued (:meth:`put` them, which waits). What :meth:`put` does when it need not wait."""
         if self._size >= self.limit and not self._closed:
-            await self._wait_for_room()
+            return False
+        self._queue(frames)
+        return True
+
+    def _queue(self, frames: Sequence[str]) -> None:
         if self._closed or not frames:
             return
         self._frames += frames
         self._size += sum(map(len, frames))
-        _wake(self._getter)
+        getter = self._getter
+        if getter is not None and not getter.done():
+            getter.set_result(None)
 
     def end(self) -> None:
         """No more frames: :meth:`take` returns ``None`` once the rest is taken."""

@@ -70,6 +70,7 @@ from interlock.transcript import (
     JsonObject,
     JsonValue,
     Message,
+    PartDelta,
     StreamFailed,
     assign_occurrences,
 )
@@ -204,13 +205,17 @@ class AguiRun:
                 return
 
     async def _emit(self, frames: Sequence[JsonObject]) -> None:
+        await self.outbox.put(self._serialized(frames))
+
+    def _serialized(self, frames: Sequence[JsonObject]) -> list[str]:
+        """``frames`` as JSON text (:func:`dumps`), logged when the run has a log."""
         try:
             texts = [orjson.dumps(frame).decode() for frame in frames]
         except TypeError:  # what orjson refuses: as dumps writes it (see compact_json)
             texts = [dumps(frame) for frame in frames]
         if self.writer is not None:
             self.writer.append(texts)
-        await self.outbox.put(texts)
+        return texts
 
     async def _open_log(self) -> None:
         log = self.context.run_log
@@ -321,7 +326,7 @@ class AguiRun:
             return
         messages = assign_occurrences([*thread.messages, *plan.accepted])
         events: list[LoopEvent] = []
-        ending = _Ending()
+        ending = _Ending(thread)
         self.phase = "looping"
         loop = run_loop(
             agent,
@@ -332,26 +337,11 @@ class AguiRun:
             exclusive=True,
             state=self.state,
         )
-        checkpointed: str | None = None
         try:
             # A cancel may land while the run waits for its client, outside the loop's own
             # awaits: closing the loop explicitly still closes the model stream and tools.
             async with _closing(loop):
-                async for event in loop:
-                    events.append(event)
-                    self.trace.observe(event)
-                    self.calls.observe(event)
-                    if isinstance(event, ToolStarted) and event.message_id != checkpointed:
-                        # Before the batch's first tool runs (its journal entry is written).
-                        checkpointed = event.message_id
-                        revision = await self._checkpoint(
-                            messages, events, self.state.value, thread
-                        )
-                        thread = replace(thread, revision=revision)
-                    await self._emit(self._encode(event) + self._state_delta())
-                    if self.outbox.closed and not self.detach():  # client gone or stalled
-                        ending.cancelled = True
-                        break
+                await self._consume(loop, messages, events, ending)
         except DecisionRefusedError as error:
             raise RunRefusedError(error.code.upper(), str(error)) from None
         except ModelStreamError as error:
@@ -363,7 +353,42 @@ class AguiRun:
                 current.uncancel()
             ending.cancelled = True
         self.phase = "saving"
-        await self._save_and_finish(thread, messages, events, self.state.value, ending)
+        await self._save_and_finish(ending.thread, messages, events, self.state.value, ending)
+
+    async def _consume(
+        self,
+        loop: AsyncIterator[LoopEvent],
+        messages: Sequence[Message],
+        events: list[LoopEvent],
+        ending: _Ending,
+    ) -> None:
+        """Collect, encode and queue the loop's events until it ends or the client is gone
+        (``ending.cancelled``); ``ending.thread`` follows the checkpoints."""
+        checkpointed: str | None = None
+        outbox, encoder, state = self.outbox, self.encoder, self.state
+        async for event in loop:
+            events.append(event)
+            if type(event) is ModelUpdate and type(event.update) is PartDelta:
+                # most events: no span, no usage, no checkpoint to look at
+                frames = encoder.encode(event.update, message_id=event.message_id)
+            else:
+                self.trace.observe(event)
+                self.calls.observe(event)
+                if isinstance(event, ToolStarted) and event.message_id != checkpointed:
+                    # Before the batch's first tool runs (its journal entry is written).
+                    checkpointed = event.message_id
+                    thread = ending.thread
+                    revision = await self._checkpoint(messages, events, state.value, thread)
+                    ending.thread = replace(thread, revision=revision)
+                frames = self._encode(event)
+            if state.version != self._sent_state[0]:
+                frames = frames + self._state_delta()
+            texts = self._serialized(frames)
+            if not outbox.offer(texts):
+                await outbox.put(texts)
+            if outbox.closed and not self.detach():  # client gone or stalled
+                ending.cancelled = True
+                break
 
     def _encode(self, event: LoopEvent) -> list[JsonObject]:
         encoder = self.encoder
@@ -539,7 +564,9 @@ async def _closing(iterator: AsyncIterator[LoopEvent]) -> AsyncGenerator[None]:
 
 @dataclass(slots=True)
 class _Ending:
-    """How the loop stopped when it did not reach ``RunFinished`` normally."""
+    """How the loop stopped when it did not reach ``RunFinished`` normally, and the thread
+    as last saved (each checkpoint gives it a new revision)."""
 
+    thread: ThreadRecord
     failure: tuple[str, str] | None = None
     cancelled: bool = False
