@@ -281,3 +281,24 @@ def test_a_refusal_reaches_an_openai_client_as_a_refusal_unlabelled(
     other_url: str, stream: bool
 ) -> None:
     assert _responses(other_url, "via-chat", stream) is None
+
+
+def test_a_chat_client_asking_for_usage_reads_the_warnings_on_the_finishing_chunk(
+    url: str,
+) -> None:
+    """The usage chunk comes after the finishing chunk; the warnings stay on the latter."""
+    messages: Any = [{"role": "user", "content": QUESTION}]
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        chunks = list(
+            client.chat.completions.create(
+                model="via-anthropic",
+                messages=messages,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
+    assert chunks[-1].usage is not None and not chunks[-1].choices
+    said = [(c.model_extra or {}).get("interlock") for c in chunks]
+    (finishing,) = [i for i, c in enumerate(chunks) if c.choices and c.choices[0].finish_reason]
+    assert [i for i, field in enumerate(said) if field is not None] == [finishing]
+    assert _said(said[finishing]) == (DROPPED_DOCUMENT, DROPPED)
