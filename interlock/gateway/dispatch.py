@@ -20,6 +20,8 @@ guard, in that order) around :class:`DirectRoutes`, which answers those requests
 - everything else (no route, a method the route does not allow, a ``root_path``, a
   WebSocket, a synchronous endpoint, lifespan) goes to Starlette's full stack, unchanged:
   404 and 405 in the caller's dialect, redirects, the lifespan.
+  Middleware added with ``add_middleware`` turns the direct path off (it must see every
+  request).
 
 An exception escaping a direct route reaches uvicorn, which answers ``500 Internal Server
 Error`` (plain text) when nothing was sent yet and closes the connection, as Starlette's
@@ -181,6 +183,10 @@ class GatewayApp(Starlette):
         self.front = front
 
     def build_middleware_stack(self) -> ASGIApp:
-        """``front`` around the direct routes around Starlette's stack."""
+        """``front`` around the direct routes around Starlette's stack; with middleware
+        added through ``add_middleware``, ``front`` around Starlette's stack alone, so that
+        middleware sees every request."""
         full = super().build_middleware_stack()
+        if self.user_middleware:
+            return self.front(full)
         return self.front(DirectRoutes(self.router, full, self.exception_handlers))

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from interlock.gateway.app import Gateway, create_app
 from interlock.gateway.dispatch import DirectRoutes
@@ -156,3 +156,32 @@ def test_the_plan_leaves_shadowed_and_unusual_routes_to_starlette(server: Server
         stack = stack.app  # type: ignore[attr-defined]  # the drain gate and the guard
     assert "/v1/chat/completions" in stack.fixed and "/test/bare" in stack.fixed
     assert "/v1/models/shadowed" not in stack.fixed and "/test/sync" not in stack.fixed
+
+
+class _Stamp:
+    """Middleware adding ``x-stamp`` to every answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def stamped(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), (b"x-stamp", b"1")]
+            await send(message)
+
+        await self.app(scope, receive, stamped)
+
+
+def test_added_middleware_sees_every_request() -> None:
+    app = create_app(gateway({"chat": Recorder(_ok_chat)}))
+    app.add_middleware(_Stamp)
+    running = Server(app, options={"lifespan": "on"}).start()
+    try:
+        body = {"model": "to-chat", "messages": [{"role": "user", "content": "hi"}]}
+        answer = httpx.post(f"{running.url}/v1/chat/completions", json=body, timeout=20)
+        missing = httpx.get(f"{running.url}/nothing", timeout=20)
+    finally:
+        running.stop()
+    assert answer.status_code == 200 and answer.headers["x-stamp"] == "1"
+    assert missing.status_code == 404 and missing.headers["x-stamp"] == "1"
