@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import httpx
@@ -31,42 +31,23 @@ from interlock.gateway.bodies import (
     required_headers,
 )
 from interlock.gateway.chat_usage import ask_for_usage
-from interlock.gateway.config import ModelRoute
 from interlock.gateway.dialects import (
     Dialect,
     chat_ingress_with_usage,
     error_details,
     stream_usage_asked,
 )
-from interlock.gateway.headers import (
-    TRANSLATION_HEADER,
-    header_value,
-    passed_headers,
-    translation_label,
-)
-from interlock.gateway.history_cache import (
-    HISTORY_KEYS,
-    Entry,
-    HistoryCache,
-    ParsedBody,
-    checks_alone,
-    continue_body,
-    decodes_alone,
-    hold,
-    split_body,
-)
+from interlock.gateway.headers import translation_label
+from interlock.gateway.history_cache import HistoryCache
 from interlock.gateway.lifecycle import Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.model_field import compact_json, rewrite_model
 from interlock.gateway.offload import OFFLOAD_BYTES, encode_in_pieces, off_loop
 from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.pairing import refuse_unpaired
-from interlock.gateway.translation_cache import (
-    SPLICES,
-    Translation,
-    splice,
-    translated_whole,
-)
+from interlock.gateway.proxy_call import ProxyCall, Route
+from interlock.gateway.proxy_history import decode, parse, remember, suffix_checks
+from interlock.gateway.translation_cache import SPLICES, splice, translated_whole
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import (
     Lookup,
@@ -80,78 +61,24 @@ from interlock.transcript import (
     Continuation,
     DecodeError,
     Encoded,
-    JsonObject,
     LossyHistoryError,
     ReplayPolicy,
     Request,
-    TranslationWarning,
 )
 
 if TYPE_CHECKING:
     from interlock.gateway.routing import Router
 
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """A client-facing model name and the upstream that serves it."""
-
-    model: ModelRoute
-    upstream: Upstream
-
-
-@dataclass(slots=True, kw_only=True)
-class ProxyCall:
-    """One proxied request, as far as it got."""
-
-    ingress: Dialect
-    route: Route
-    tenant: str
-    request: Request
-    body: bytes
-    payload: JsonObject
-    passthrough: bool
-    translation: str
-    record: AccessRecord
-    json_array: bool = False
-    """Gemini ``streamGenerateContent`` without ``?alt=sse``: answer a streamed JSON array."""
-    hide_usage: bool = False
-    """The gateway asked a relayed Chat stream for usage the client did not ask for."""
-    parsed: ParsedBody | None = None
-    warnings: tuple[TranslationWarning, ...] = ()
-    client_model: str = ""
-    """The model name as the client wrote it."""
-    source: Request | None = None
-    """The decoded request before any upstream's vault or encoding (:meth:`Proxy.retarget`)."""
-    source_body: bytes = b""
-    translated: Translation | None = None
-    """This request's history as translated for its upstream, to keep with its prefix."""
-
-    @property
-    def upstream(self) -> Upstream:
-        """The upstream serving this call."""
-        return self.route.upstream
-
-    def headers(self, response: httpx.Response | None = None) -> dict[str, str]:
-        """The answer's headers: the bounded translation outcome, the upstream's passed ones."""
-        headers = passed_headers(response.headers.multi_items()) if response is not None else {}
-        headers[TRANSLATION_HEADER] = header_value(self.translation, self.warnings)
-        return headers
-
-
-def _full_parse(ingress: Dialect, body: bytes) -> ParsedBody:
-    """``body`` parsed without the history cache (its prefix can still be remembered)."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return ParsedBody(parse_payload(body))
-    return _split(body, text, HISTORY_KEYS[ingress.name])
-
-
-def _split(body: bytes, text: str, key: str) -> ParsedBody:
-    split = split_body(text, key)
-    if split is None:
-        return ParsedBody(parse_payload(body))
-    return ParsedBody(split.payload, body, split.head, split.head_bytes, split.prefix_end)
+__all__ = [
+    "Proxy",
+    "ProxyCall",
+    "ProxyError",
+    "Route",
+    "json_response",
+    "parse_payload",
+    "read_body",
+]
+"""Re-exported: the pipeline's call, route and HTTP edges are imported from here."""
 
 
 class Proxy:
@@ -217,7 +144,7 @@ class Proxy:
         required_headers(ingress, http_request)
         body = await read_body(http_request, self.max_body_bytes)
         parsed = await off_loop(
-            len(body), self.offload_bytes, lambda: self.parse(ingress, tenant, body)
+            len(body), self.offload_bytes, lambda: parse(self.history, ingress, tenant, body)
         )
         payload = parsed.payload
         required_fields(ingress, payload)
@@ -232,7 +159,7 @@ class Proxy:
         route = self.route(model, ingress)
         record.model, record.upstream = route.model.name, route.upstream.name
         parsed, request = await off_loop(
-            len(body), self.offload_bytes, lambda: self._decode(ingress, parsed, body)
+            len(body), self.offload_bytes, lambda: decode(self.history, ingress, parsed, body)
         )
         wants_stream = stream if stream is not None else payload.get("stream") is True
         record.stream = wants_stream
@@ -273,81 +200,6 @@ class Proxy:
         await self._encode(target, call.client_model)
         return target
 
-    def parse(self, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:
-        """``body`` parsed and checked (or a 400); continued from a known history prefix
-        when one fits."""
-        parsed = self._parse(ingress, tenant, body)
-        try:
-            strict_json.check_body_surrogates(body, parsed.payload, parsed.known_bytes)
-        except strict_json.StrictJsonError as error:
-            if parsed.continuation is not None:  # answered with its place in the whole body
-                return self._checked(_full_parse(ingress, body), body)
-            raise ProxyError(400, str(error), code="invalid_json", param=error.path) from error
-        return parsed
-
-    @staticmethod
-    def _checked(parsed: ParsedBody, body: bytes) -> ParsedBody:
-        try:
-            strict_json.check_body_surrogates(body, parsed.payload)
-        except strict_json.StrictJsonError as error:
-            raise ProxyError(400, str(error), code="invalid_json", param=error.path) from error
-        return parsed
-
-    def _parse(self, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:
-        key = HISTORY_KEYS.get(ingress.name)
-        if key is None or len(body) < self.history.min_bytes:
-            return ParsedBody(parse_payload(body))
-        entry = self.history.find((tenant, ingress.name), body)
-        if entry is not None:
-            continuation = continue_body(entry, body, key)
-            if continuation is not None:
-                payload, end = continuation.payload, continuation.prefix_end
-                parsed = ParsedBody(payload, body, entry.head, entry.head_bytes, end, continuation)
-                # The known prefix passed the surrogate check already: only the rest is searched.
-                parsed.known_bytes = entry.size
-                parsed.continued = entry
-                return parsed
-        return _full_parse(ingress, body)
-
-    def _decode(
-        self, ingress: Dialect, parsed: ParsedBody, body: bytes
-    ) -> tuple[ParsedBody, Request]:
-        """The canonical request: only the new messages decoded after a known prefix."""
-        continuation = parsed.continuation
-        held = continuation is None or continuation.entry.messages is not None
-        if not held:
-            parsed = _full_parse(ingress, body)  # a second request: decoded whole, once
-            parsed.continues = True
-            parsed.continued = continuation.entry if continuation is not None else None
-        elif continuation is not None:
-            entry = continuation.entry
-            try:
-                suffix = ingress.decode_request(parsed.payload)
-            except DecodeError:
-                suffix = None
-            items = parsed.payload.get(HISTORY_KEYS[ingress.name])
-            if (
-                suffix is not None
-                and isinstance(items, list)
-                and decodes_alone(entry, suffix.messages, items)
-            ):
-                parsed.new = suffix.messages
-                parsed.messages = (entry.messages or ()) + suffix.messages
-                self.history.reused += 1
-                return parsed, replace(suffix, messages=parsed.messages)
-            # Not separable here: the full path, as if nothing were known.
-            parsed = _full_parse(ingress, body)
-            parsed.continues = True
-        try:
-            request = ingress.decode_request(parsed.payload)
-        except DecodeError as error:
-            raise ProxyError(400, str(error), code="invalid_request", param=error.path) from error
-        parsed.messages = request.messages
-        if not held and continuation is not None:
-            items = parsed.payload.get(HISTORY_KEYS[ingress.name])
-            hold(continuation, request.messages, items)
-        return parsed, request
-
     async def _encode(self, call: ProxyCall, client_model: str) -> None:
         upstream = call.upstream
         same = call.ingress.name == upstream.dialect.name
@@ -385,9 +237,9 @@ class Proxy:
         if same and marker and marker in call.body:
             same = False  # ids the gateway minted: the decoder dropped them, re-encode
         if same and not restored:
-            if not self._suffix_checks(call, checked, policy):
+            if not suffix_checks(self.history, call, checked, policy):
                 self.encode_checked(upstream, request, policy)
-            self._remember(call, checked)
+            remember(self.history, call, checked)
             call.passthrough = True
             call.translation = "exact"
             if not call.ingress.model_in_path:
@@ -409,7 +261,7 @@ class Proxy:
         self, call: ProxyCall, encoded: Encoded, restored: int, body: bytes | None = None
     ) -> None:
         """The translated body: ``body`` when given (written from pieces), else encoded."""
-        self._remember(call, None)
+        remember(self.history, call, None)
         call.warnings = call.warnings + encoded.warnings  # vault misses first
         call.translation = translation_label(call.warnings, restored)
         if body is None:
@@ -431,57 +283,6 @@ class Proxy:
                 code=error.code,
                 param=error.location,
             ) from error
-
-    def _suffix_checks(
-        self, call: ProxyCall, checked: tuple[str, str], policy: ReplayPolicy
-    ) -> bool:
-        """True when the new messages alone passed the replay check standing for all.
-
-        Any refusal here is left to the full check, which then answers with its own
-        error and locations.
-        """
-        parsed = call.parsed
-        continuation = parsed.continuation if parsed is not None else None
-        if parsed is None or continuation is None:
-            return False
-        entry = continuation.entry
-        if entry.checked_for != checked or not checks_alone(entry, parsed.new):
-            return False
-        try:
-            call.upstream.dialect.encode_request(replace(call.request, messages=parsed.new), policy)
-        except LossyHistoryError:
-            return False
-        self.history.checks_reused += 1
-        return True
-
-    def _remember(self, call: ProxyCall, checked: tuple[str, str] | None) -> None:
-        """Keep this request's history prefix for the next request of the conversation."""
-        parsed = call.parsed
-        if parsed is None or parsed.source is None or parsed.head is None or not parsed.prefix_end:
-            return
-        continuation = parsed.continuation
-        if continuation is not None:
-            if not continuation.new_items:
-                return  # the same history again: its prefix is kept already
-            known = continuation.entry.call_ids
-            new = parsed.new
-        elif not parsed.continues:
-            known, new = frozenset[str](), ()
-        else:
-            known, new = frozenset[str](), parsed.messages
-        call_ids = known | {part.call_id for message in new for part in message.tool_calls}
-        held = continuation is not None or parsed.continues
-        entry = Entry(
-            source=parsed.source,
-            size=parsed.prefix_end,
-            head=parsed.head,
-            head_bytes=parsed.head_bytes,
-            messages=parsed.messages if held else None,
-            call_ids=call_ids,
-            checked_for=checked,
-            translation=call.translated if held else None,
-        )
-        self.history.keep((call.tenant, call.ingress.name), entry)
 
     @staticmethod
     def _cross_dialect(request: Request, upstream: Upstream) -> Request:

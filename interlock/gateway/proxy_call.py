@@ -1,0 +1,63 @@
+"""One proxied request as the pipeline carries it (:class:`ProxyCall`) and its route."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from interlock.gateway.access_log import AccessRecord
+from interlock.gateway.config import ModelRoute
+from interlock.gateway.dialects import Dialect
+from interlock.gateway.headers import TRANSLATION_HEADER, header_value, passed_headers
+from interlock.gateway.history_cache import ParsedBody
+from interlock.gateway.translation_cache import Translation
+from interlock.gateway.upstream import Upstream
+from interlock.transcript import JsonObject, Request, TranslationWarning
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A client-facing model name and the upstream that serves it."""
+
+    model: ModelRoute
+    upstream: Upstream
+
+
+@dataclass(slots=True, kw_only=True)
+class ProxyCall:
+    """One proxied request, as far as it got."""
+
+    ingress: Dialect
+    route: Route
+    tenant: str
+    request: Request
+    body: bytes
+    payload: JsonObject
+    passthrough: bool
+    translation: str
+    record: AccessRecord
+    json_array: bool = False
+    """Gemini ``streamGenerateContent`` without ``?alt=sse``: answer a streamed JSON array."""
+    hide_usage: bool = False
+    """The gateway asked a relayed Chat stream for usage the client did not ask for."""
+    parsed: ParsedBody | None = None
+    warnings: tuple[TranslationWarning, ...] = ()
+    client_model: str = ""
+    """The model name as the client wrote it."""
+    source: Request | None = None
+    """The decoded request before any upstream's vault or encoding (:meth:`Proxy.retarget`)."""
+    source_body: bytes = b""
+    translated: Translation | None = None
+    """This request's history as translated for its upstream, to keep with its prefix."""
+
+    @property
+    def upstream(self) -> Upstream:
+        """The upstream serving this call."""
+        return self.route.upstream
+
+    def headers(self, response: httpx.Response | None = None) -> dict[str, str]:
+        """The answer's headers: the bounded translation outcome, the upstream's passed ones."""
+        headers = passed_headers(response.headers.multi_items()) if response is not None else {}
+        headers[TRANSLATION_HEADER] = header_value(self.translation, self.warnings)
+        return headers
