@@ -31,6 +31,9 @@ measured in the same rounds, interleaved, so the two columns are comparable.
 (16 connections, cycling through 50 continuations of one history), server CPU per request:
 the saturating driver next to the one-at-a-time pairs.
 
+``--callgrind N``: instructions per request instead of CPU time (each gateway under
+``valgrind --tool=callgrind``, ``N`` requests per case; see ``history_callgrind.py``).
+
 ``--litellm BIN``: LiteLLM's proxy (``BIN`` is its ``litellm`` command, installed in a
 virtual environment of its own) measured alongside in the same rounds, one worker, model
 ``same`` routed to the same Chat emulator: same-dialect cases only (the size sweep, the
@@ -38,7 +41,7 @@ tool result, the small request), CPU of its process and children.
 
 Usage: python bench/history_bench.py [--sizes 10,100,1000,2000] [--rounds 5]
        [--requests 100] [--turns 500] [--baseline DIR] [--wrk SECONDS] [--saturate SECONDS]
-       [--litellm BIN]
+       [--litellm BIN] [--callgrind N]
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import history_callgrind
 import proxy_bench as pb
 
 from interlock.codecs import openai_chat, openai_responses
@@ -437,14 +441,20 @@ def saturated(
     print(f"{line}   [load {pb.load_average()}]", flush=True)
 
 
-def start_gateway(arguments: list[str], work: Path, source: str | None) -> subprocess.Popen[bytes]:
-    """``interlock serve`` with its errors kept in ``work`` (access lines are dropped)."""
+def start_gateway(
+    arguments: list[str], work: Path, source: str | None, prefix: tuple[str, ...] = ()
+) -> subprocess.Popen[bytes]:
+    """``interlock serve`` (after ``prefix``: valgrind) with its errors kept in ``work``."""
     environment = dict(os.environ)
     if source is not None:
         environment["PYTHONPATH"] = source
     errors = (work / f"gateway-{len(arguments)}-{time.monotonic_ns()}.err").open("wb")
     return subprocess.Popen(
-        [*pb.INTERLOCK, *arguments], cwd=work, env=environment, stdout=errors, stderr=errors
+        [*prefix, *pb.INTERLOCK, *arguments],
+        cwd=work,
+        env=environment,
+        stdout=errors,
+        stderr=errors,
     )
 
 
@@ -462,7 +472,10 @@ def main() -> int:
         "--saturate", type=float, default=0, help="seconds of wrk per continued case (0: skip)"
     )
     parser.add_argument("--litellm", help="LiteLLM's litellm command: measured alongside")
+    parser.add_argument("--callgrind", type=int, default=0, help="instructions over N requests")
     arguments = parser.parse_args()
+    if arguments.callgrind:
+        history_callgrind.arguments_valid(arguments)
     work = Path(tempfile.mkdtemp(prefix="interlock-history-bench-"))
     ports = {"chat": pb.free_port(), "responses": pb.free_port()}
     processes = [
@@ -477,9 +490,10 @@ def main() -> int:
         for name, source in sources:
             port = pb.free_port()
             arguments_list = ["serve", "--config", str(config), "--port", str(port)]
-            process = start_gateway(arguments_list, work, source)
+            grind = history_callgrind.prefix(work, name) if arguments.callgrind else ()
+            process = start_gateway(arguments_list, work, source, grind)
             processes.append(process)
-            pb.wait_healthy(port, "/healthz", process)
+            pb.wait_healthy(port, "/healthz", process, timeout=600 if grind else 30)
             variants.append(Variant(name, port, process.pid))
         if arguments.litellm:
             port = pb.free_port()
@@ -487,7 +501,10 @@ def main() -> int:
             processes.append(process)
             pb.wait_healthy(port, "/health/liveliness", process, timeout=180)
             variants.append(Variant("litellm", port, process.pid))
-        run_cases(ports, variants, arguments)
+        if arguments.callgrind:
+            run_callgrind(variants, arguments, work)
+        else:
+            run_cases(ports, variants, arguments)
     finally:
         for process in processes:
             pb.stop(process)
@@ -527,6 +544,34 @@ def run_cases(
         for cross in (False, True):
             label = "tool200k " + ("cross" if cross else "same")
             saturated(label, tool_result_history(200_000), cross, variants, arguments.saturate)
+
+
+def run_callgrind(variants: list[Variant], arguments: argparse.Namespace, work: Path) -> None:
+    """``--callgrind N``: the continued cases and the conversation in instructions."""
+    only = set(filter(None, arguments.only.split(",")))
+    named = [(variant.name, variant.port, variant.pid) for variant in variants]
+    cases: list[tuple[str, list[JsonObject]]] = []
+    if not only or "sweep" in only:
+        cases += [(f"history {size}", history(int(size))) for size in arguments.sizes.split(",")]
+    if not only or "tool" in only:
+        cases.append(("tool200k", tool_result_history(200_000)))
+    for label, messages in cases:
+        for cross in (False, True):
+            model = "cross" if cross else "same"
+            bodies = bodies_for(messages, cross, model, arguments.vary)
+            history_callgrind.case(f"{label} {model}", bodies, named, arguments.callgrind, work)
+    if arguments.turns and (not only or "conversation" in only):
+        for cross in (False, True):
+            model = "cross" if cross else "same"
+            messages: list[JsonObject] = [
+                {"role": "system", "content": "You answer briefly."},
+                {"role": "user", "content": "Check the weather in many cities."},
+            ]
+            turn_bodies: list[bytes] = []
+            for turn in range(1, arguments.turns + 1):
+                messages.extend(step(turn))
+                turn_bodies.append(chat_body(messages, model))
+            history_callgrind.conversation(f"conversation {model}", turn_bodies, named, work)
 
 
 if __name__ == "__main__":
