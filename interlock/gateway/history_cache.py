@@ -101,6 +101,12 @@ class Entry:
     translation: Translation | None = None
     """The prefix as translated for another dialect's upstream (:mod:`.translation_cache`);
     kept, like ``messages``, only for a history a request continued."""
+    last_item: JsonValue = None
+    """The prefix's last history item as parsed (where a continuation's first new item
+    must start a message, :mod:`.history_ingress`)."""
+    lead: int = 0
+    """How many leading messages came from outside the history (Responses
+    ``instructions``): a continuation must have the same ones."""
 
     @property
     def prefix(self) -> memoryview:
@@ -229,18 +235,12 @@ def continue_body(entry: Entry, body: bytes, history_key: str) -> Continuation |
     return Continuation(entry, payload, len(items), prefix_end)
 
 
-def hold(continuation: Continuation, messages: tuple[Message, ...], items: JsonValue) -> None:
-    """Give a continued entry its messages: the leading ones of the whole request's decode.
-
-    Chat decodes one message per history item, each from the items before it only, so the
-    prefix's messages are the first messages of the whole decode (checked: one per item).
-    """
-    count = len(messages) - continuation.new_items
-    if isinstance(items, list) and len(items) == len(messages) and count > 0:
-        kept = messages[:count]
-        continuation.entry.messages = kept
-        ids = {part.call_id for message in kept for part in message.tool_calls}
-        continuation.entry.call_ids = frozenset(ids)
+def hold(continuation: Continuation, kept: tuple[Message, ...]) -> None:
+    """Give a continued entry its messages: ``kept``, the leading messages of the whole
+    request's decode that are its prefix's (:func:`.history_ingress.prefix_count`)."""
+    continuation.entry.messages = kept
+    ids = {part.call_id for message in kept for part in message.tool_calls}
+    continuation.entry.call_ids = frozenset(ids)
 
 
 def _skip(text: str, position: int) -> int:
@@ -283,6 +283,9 @@ def checks_alone(entry: Entry, new: tuple[Message, ...]) -> bool:
     system or developer message among the new ones it stays where it was, so the prefix
     is judged as before and every new message is current, as when alone) and approval
     ids (only plain text, reasoning, refusal, call and result parts are allowed here).
+    The Responses encoder's are the same plus the leading ``instructions`` message (never
+    among new assistant and tool messages); its pairing is the gateway's, checked on the
+    new messages by the caller (a prefix that passed leaves no call waiting).
     """
     for message in new:
         if message.role not in ("assistant", "tool"):
@@ -384,8 +387,9 @@ class HistoryCache:
             del self._scopes[scope]
 
 
-HISTORY_KEYS: dict[str, str] = {"openai-chat": "messages"}
-"""Ingress dialects whose history prefixes are remembered (:mod:`.history_cache`)."""
+HISTORY_KEYS: dict[str, str] = {"openai-chat": "messages", "openai-responses": "input"}
+"""Ingress dialects whose history prefixes are remembered, and their history member
+(the rules for each: :mod:`.history_ingress`)."""
 
 
 @dataclass(slots=True)

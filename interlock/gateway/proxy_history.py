@@ -20,10 +20,11 @@ from interlock.gateway.history_cache import (
     ParsedBody,
     checks_alone,
     continue_body,
-    decodes_alone,
     hold,
     split_body,
 )
+from interlock.gateway.history_ingress import lead_count, new_messages, prefix_count
+from interlock.gateway.pairing import find_unpaired
 from interlock.gateway.proxy_call import ProxyCall
 from interlock.transcript import DecodeError, LossyHistoryError, ReplayPolicy, Request
 
@@ -98,14 +99,10 @@ def decode(
             suffix = ingress.decode_request(parsed.payload)
         except DecodeError:
             suffix = None
-        items = parsed.payload.get(HISTORY_KEYS[ingress.name])
-        if (
-            suffix is not None
-            and isinstance(items, list)
-            and decodes_alone(entry, suffix.messages, items)
-        ):
-            parsed.new = suffix.messages
-            parsed.messages = (entry.messages or ()) + suffix.messages
+        new = None if suffix is None else new_messages(ingress, entry, suffix, parsed.payload)
+        if suffix is not None and new is not None:
+            parsed.new = new
+            parsed.messages = (entry.messages or ()) + new
             history.reused += 1
             return parsed, replace(suffix, messages=parsed.messages)
         # Not separable here: the full path, as if nothing were known.
@@ -118,7 +115,9 @@ def decode(
     parsed.messages = request.messages
     if not held and continuation is not None:
         items = parsed.payload.get(HISTORY_KEYS[ingress.name])
-        hold(continuation, request.messages, items)
+        count = prefix_count(ingress, continuation, request.messages, items)
+        if count is not None:
+            hold(continuation, request.messages[:count])
     return parsed, request
 
 
@@ -137,8 +136,14 @@ def suffix_checks(
     entry = continuation.entry
     if entry.checked_for != checked or not checks_alone(entry, parsed.new):
         return False
+    request = replace(call.request, messages=parsed.new)
+    state = request.continuation
+    if state.previous_response_id or state.conversation_id:
+        return False  # the encoder starts where the stored state ends: the full check
+    if call.upstream.dialect.name != "openai-chat" and find_unpaired(request) is not None:
+        return False  # (the Chat encoder checks its own pairing)
     try:
-        call.upstream.dialect.encode_request(replace(call.request, messages=parsed.new), policy)
+        call.upstream.dialect.encode_request(request, policy)
     except LossyHistoryError:
         return False
     history.checks_reused += 1
@@ -162,6 +167,7 @@ def remember(history: HistoryCache, call: ProxyCall, checked: tuple[str, str] | 
         known, new = frozenset[str](), parsed.messages
     call_ids = known | {part.call_id for message in new for part in message.tool_calls}
     held = continuation is not None or parsed.continues
+    items = parsed.payload.get(HISTORY_KEYS[call.ingress.name])
     entry = Entry(
         source=parsed.source,
         size=parsed.prefix_end,
@@ -171,5 +177,7 @@ def remember(history: HistoryCache, call: ProxyCall, checked: tuple[str, str] | 
         call_ids=call_ids,
         checked_for=checked,
         translation=call.translated if held else None,
+        last_item=items[-1] if isinstance(items, list) and items else None,
+        lead=lead_count(call.ingress.name, parsed.payload),
     )
     history.keep((call.tenant, call.ingress.name), entry)
