@@ -147,12 +147,14 @@ def _without_reasoning(message: JsonObject) -> JsonObject:
     return {key: value for key, value in message.items() if key != "reasoning_content"}
 
 
-def responses_body(messages: list[JsonObject], *, placeholder: bool = False) -> bytes:
+def responses_body(
+    messages: list[JsonObject], *, placeholder: bool = False, model: str = "M"
+) -> bytes:
     """The same history in Responses' form (what the gateway sends, encoded by the codec)."""
     messages = [_without_reasoning(message) for message in messages]
     request = openai_chat.decode_request({"model": "M", "messages": messages})
     payload = openai_responses.encode_request(request, policy=ReplayPolicy()).payload
-    payload["model"] = "M"
+    payload["model"] = model
     payload["store"] = False
     payload["tools"] = [{"type": "function", **WEATHER_TOOL["function"]}]  # type: ignore[dict-item]
     if placeholder:
@@ -246,7 +248,7 @@ def bodies_for(
             return direct.replace(MARK.encode(), tag), proxy.replace(MARK.encode(), tag)
 
         return first
-    plain = [_without_mark(message) for message in messages]
+    plain = [without_mark(message) for message in messages]
     direct = (
         responses_body(plain, placeholder=True)
         if cross
@@ -259,7 +261,7 @@ def bodies_for(
         if index == 0:
             return direct.replace(cut, b""), proxy.replace(cut, b"")
         new = step(1_000_000 + index)
-        wire = _responses_items(new) if cross else _chat_items(new, reasoning=True)
+        wire = responses_items(new) if cross else _chat_items(new, reasoning=True)
         items = b", " + b", ".join(json.dumps(item).encode() for item in wire)
         own = b", " + b", ".join(
             json.dumps(item).encode() for item in _chat_items(new, reasoning=not cross)
@@ -269,7 +271,7 @@ def bodies_for(
     return continued
 
 
-def _without_mark(message: JsonObject) -> JsonObject:
+def without_mark(message: JsonObject) -> JsonObject:
     content = message.get("content")
     if isinstance(content, str):
         return {**message, "content": content.replace(f" {MARK}", "")}
@@ -280,7 +282,7 @@ def _chat_items(messages: list[JsonObject], *, reasoning: bool) -> list[JsonObje
     return messages if reasoning else [_without_reasoning(message) for message in messages]
 
 
-def _responses_items(messages: list[JsonObject]) -> list[JsonObject]:
+def responses_items(messages: list[JsonObject]) -> list[JsonObject]:
     return json.loads(responses_body(messages))["input"]
 
 
@@ -473,6 +475,9 @@ def main() -> int:
     )
     parser.add_argument("--litellm", help="LiteLLM's litellm command: measured alongside")
     parser.add_argument("--callgrind", type=int, default=0, help="instructions over N requests")
+    parser.add_argument(
+        "--ingress", choices=["chat", "responses"], default="chat", help="the client (callgrind)"
+    )
     arguments = parser.parse_args()
     if arguments.callgrind:
         history_callgrind.arguments_valid(arguments)
@@ -483,7 +488,10 @@ def main() -> int:
         pb.emulator("openai-responses", ports["responses"], work, 2),
     ]
     config = work / "interlock.toml"
-    config.write_text(pb.config_text(ports["chat"], ports["responses"]))
+    config.write_text(
+        pb.config_text(ports["chat"], ports["responses"])
+        + history_callgrind.RESPONSES_CLIENT_MODELS
+    )
     variants: list[Variant] = []
     sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])
     try:
@@ -502,7 +510,8 @@ def main() -> int:
             pb.wait_healthy(port, "/health/liveliness", process, timeout=180)
             variants.append(Variant("litellm", port, process.pid))
         if arguments.callgrind:
-            run_callgrind(variants, arguments, work)
+            named = [(variant.name, variant.port, variant.pid) for variant in variants]
+            history_callgrind.run(named, arguments, work)
         else:
             run_cases(ports, variants, arguments)
     finally:
@@ -544,34 +553,6 @@ def run_cases(
         for cross in (False, True):
             label = "tool200k " + ("cross" if cross else "same")
             saturated(label, tool_result_history(200_000), cross, variants, arguments.saturate)
-
-
-def run_callgrind(variants: list[Variant], arguments: argparse.Namespace, work: Path) -> None:
-    """``--callgrind N``: the continued cases and the conversation in instructions."""
-    only = set(filter(None, arguments.only.split(",")))
-    named = [(variant.name, variant.port, variant.pid) for variant in variants]
-    cases: list[tuple[str, list[JsonObject]]] = []
-    if not only or "sweep" in only:
-        cases += [(f"history {size}", history(int(size))) for size in arguments.sizes.split(",")]
-    if not only or "tool" in only:
-        cases.append(("tool200k", tool_result_history(200_000)))
-    for label, messages in cases:
-        for cross in (False, True):
-            model = "cross" if cross else "same"
-            bodies = bodies_for(messages, cross, model, arguments.vary)
-            history_callgrind.case(f"{label} {model}", bodies, named, arguments.callgrind, work)
-    if arguments.turns and (not only or "conversation" in only):
-        for cross in (False, True):
-            model = "cross" if cross else "same"
-            messages: list[JsonObject] = [
-                {"role": "system", "content": "You answer briefly."},
-                {"role": "user", "content": "Check the weather in many cities."},
-            ]
-            turn_bodies: list[bytes] = []
-            for turn in range(1, arguments.turns + 1):
-                messages.extend(step(turn))
-                turn_bodies.append(chat_body(messages, model))
-            history_callgrind.conversation(f"conversation {model}", turn_bodies, named, work)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import re
 import subprocess
@@ -24,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import proxy_bench as pb
+
+from interlock.transcript import JsonObject
 
 CONTROL = "callgrind_control"
 
@@ -51,17 +54,18 @@ class Client:
     """A keep-alive connection, opened again when the gateway closed it while idle (after
     5 s: ``callgrind_control`` can take that long on a loaded machine)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, path: str = pb.CHAT_PATH) -> None:
         self.port = port
+        self.path = path
         self.connection = pb.Connection(port)
 
     def post(self, body: bytes) -> None:
         try:
-            self.connection.post(pb.CHAT_PATH, body)
+            self.connection.post(self.path, body)
         except ConnectionError:
             self.connection.close()
             self.connection = pb.Connection(self.port)
-            self.connection.post(pb.CHAT_PATH, body)
+            self.connection.post(self.path, body)
 
     def close(self) -> None:
         self.connection.close()
@@ -78,22 +82,24 @@ def counted(pid: int, work: Path, name: str, client: Client, bodies: list[bytes]
 
 def case(
     label: str,
-    bodies: Callable[[int], tuple[bytes, bytes]],
+    bodies: Callable[[int], bytes],
+    path: str,
     variants: list[tuple[str, int, int]],
     requests: int,
     work: Path,
 ) -> None:
-    """Instructions per proxied request of one case, every variant (name, port, pid)."""
-    line = f"{label:<22} instructions per request ({requests} requests, callgrind)"
+    """Instructions per proxied request (``bodies(index)`` posted to ``path``) of one case,
+    every variant (name, port, pid)."""
+    line = f"{label:<30} instructions per request ({requests} requests, callgrind)"
     for name, port, pid in variants:
-        client = Client(port)
+        client = Client(port, path)
         try:
             for index in range(10):
-                client.post(bodies(index)[1])
+                client.post(bodies(index))
             control(pid, "-i", "on")
             for index in range(10, 15):
-                client.post(bodies(index)[1])
-            sent = [bodies(index)[1] for index in range(15, 15 + requests)]
+                client.post(bodies(index))
+            sent = [bodies(index) for index in range(15, 15 + requests)]
             per_request = counted(pid, work, name, client, sent)
             control(pid, "-i", "off")
         finally:
@@ -138,3 +144,76 @@ def arguments_valid(arguments: argparse.Namespace) -> None:
         raise SystemExit("--callgrind measures Interlock gateways only (no --litellm / wrk)")
     if arguments.turns and arguments.turns < 25:
         raise SystemExit("--callgrind with --turns needs at least 25 turns")
+
+
+RESPONSES_CLIENT_MODELS = """
+[[models]]
+name = "r-same"
+upstream = "responses"
+model = "M"
+[[models]]
+name = "r-cross"
+upstream = "chat"
+model = "M"
+"""
+"""A Responses client's models (``--ingress responses``): same dialect, and to Chat."""
+
+
+def responses_client_bodies(messages: list[JsonObject], cross: bool) -> Callable[[int], bytes]:
+    """Request ``index`` of a Responses client continuing ``messages`` (``--vary continue``):
+    the history in Responses' form, then one new step per request."""
+    import history_bench as hb  # (it imports this module)
+
+    plain = [hb.without_mark(message) for message in messages]
+    model = "r-cross" if cross else "r-same"
+    proxy = hb.responses_body(plain, placeholder=True, model=model)
+    cut = b', "%s"' % hb.STEP.encode()
+
+    def continued(index: int) -> bytes:
+        if index == 0:
+            return proxy.replace(cut, b"")
+        items = hb.responses_items(hb.step(1_000_000 + index))
+        return proxy.replace(cut, b", " + b", ".join(json.dumps(item).encode() for item in items))
+
+    return continued
+
+
+def proxied(bodies: Callable[[int], tuple[bytes, bytes]]) -> Callable[[int], bytes]:
+    """The proxied body of each (direct, proxied) pair."""
+    return lambda index: bodies(index)[1]
+
+
+def run(named: list[tuple[str, int, int]], arguments: argparse.Namespace, work: Path) -> None:
+    """``--callgrind N``: the continued cases and the conversation in instructions, every
+    gateway (name, port, pid)."""
+    import history_bench as hb  # (it imports this module)
+
+    only = set(filter(None, arguments.only.split(",")))
+    cases: list[tuple[str, list[JsonObject]]] = []
+    if not only or "sweep" in only:
+        cases += [(f"history {size}", hb.history(int(size))) for size in arguments.sizes.split(",")]
+    if not only or "tool" in only:
+        cases.append(("tool200k", hb.tool_result_history(200_000)))
+    responses = arguments.ingress == "responses"
+    path = pb.RESPONSES_PATH if responses else pb.CHAT_PATH
+    for label, messages in cases:
+        for cross in (False, True):
+            model = "cross" if cross else "same"
+            if responses:
+                bodies = responses_client_bodies(messages, cross)
+            else:
+                bodies = proxied(hb.bodies_for(messages, cross, model, arguments.vary))
+            label_now = f"{arguments.ingress} {label} {model}"
+            case(label_now, bodies, path, named, arguments.callgrind, work)
+    if arguments.turns and (not only or "conversation" in only):
+        for cross in (False, True):
+            model = "cross" if cross else "same"
+            messages: list[JsonObject] = [
+                {"role": "system", "content": "You answer briefly."},
+                {"role": "user", "content": "Check the weather in many cities."},
+            ]
+            turn_bodies: list[bytes] = []
+            for turn in range(1, arguments.turns + 1):
+                messages.extend(hb.step(turn))
+                turn_bodies.append(hb.chat_body(messages, model))
+            conversation(f"conversation {model}", turn_bodies, named, work)
