@@ -37,6 +37,7 @@ from typing import cast
 
 from interlock.gateway import strict_json
 from interlock.gateway.translation_cache import Translation
+from interlock.gateway.vault import Lookup
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -107,6 +108,9 @@ class Entry:
     lead: int = 0
     """How many leading messages came from outside the history (Responses
     ``instructions``): a continuation must have the same ones."""
+    vault_lookup: tuple[str, Lookup] | None = None
+    """(upstream name, the vault lookup of the prefix's messages for it): a continuation
+    to that upstream builds only its new messages' keys (``proxy_history.vault_read``)."""
 
     @property
     def prefix(self) -> memoryview:

@@ -46,7 +46,7 @@ from interlock.gateway.offload import OFFLOAD_BYTES, encode_in_pieces, off_loop
 from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.pairing import refuse_unpaired
 from interlock.gateway.proxy_call import ProxyCall, Route
-from interlock.gateway.proxy_history import decode, parse, remember, suffix_checks
+from interlock.gateway.proxy_history import decode, parse, remember, suffix_checks, vault_read
 from interlock.gateway.translation_cache import SPLICES, splice, translated_whole
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import (
@@ -214,8 +214,10 @@ class Proxy:
                     call.warnings = spliced.misses
                     self._translated(call, spliced.encoded, spliced.restored, spliced.body)
                     return
-        keys = wanted_keys(request.messages, upstream.config)
-        lookup = await self.vault.look(call.tenant, upstream.config, keys)
+        known, unread = vault_read(call, request)
+        keys = wanted_keys(unread, upstream.config)
+        lookup = await self.vault.look(call.tenant, upstream.config, keys, known)
+        call.vault_lookup = (upstream.name, lookup)
         if lookup.found:
             request = replace(request, messages=restore_messages(request.messages, lookup.found))
         call.request = request

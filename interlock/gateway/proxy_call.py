@@ -13,6 +13,7 @@ from interlock.gateway.headers import TRANSLATION_HEADER, header_value, passed_h
 from interlock.gateway.history_cache import ParsedBody
 from interlock.gateway.translation_cache import Translation
 from interlock.gateway.upstream import Upstream
+from interlock.gateway.vault import Lookup
 from interlock.transcript import JsonObject, Request, TranslationWarning
 
 
@@ -50,6 +51,9 @@ class ProxyCall:
     source_body: bytes = b""
     translated: Translation | None = None
     """This request's history as translated for its upstream, to keep with its prefix."""
+    vault_lookup: tuple[str, Lookup] | None = None
+    """(upstream name, the vault lookup of this request's whole history for it), to keep
+    with its prefix."""
 
     @property
     def upstream(self) -> Upstream:

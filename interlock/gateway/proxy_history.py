@@ -26,7 +26,8 @@ from interlock.gateway.history_cache import (
 from interlock.gateway.history_ingress import lead_count, new_messages, prefix_count
 from interlock.gateway.pairing import find_unpaired
 from interlock.gateway.proxy_call import ProxyCall
-from interlock.transcript import DecodeError, LossyHistoryError, ReplayPolicy, Request
+from interlock.gateway.vault import Lookup, wanted_keys
+from interlock.transcript import DecodeError, LossyHistoryError, Message, ReplayPolicy, Request
 
 
 def full_parse(ingress: Dialect, body: bytes) -> ParsedBody:
@@ -156,6 +157,7 @@ def remember(history: HistoryCache, call: ProxyCall, checked: tuple[str, str] | 
     if parsed is None or parsed.source is None or parsed.head is None or not parsed.prefix_end:
         return
     continuation = parsed.continuation
+    _hold_lookup(call, parsed)
     if continuation is not None:
         if not continuation.new_items:
             return  # the same history again: its prefix is kept already
@@ -178,6 +180,41 @@ def remember(history: HistoryCache, call: ProxyCall, checked: tuple[str, str] | 
         checked_for=checked,
         translation=call.translated if held else None,
         last_item=items[-1] if isinstance(items, list) and items else None,
+        vault_lookup=call.vault_lookup if held else None,
         lead=lead_count(call.ingress.name, parsed.payload),
     )
     history.keep((call.tenant, call.ingress.name), entry)
+
+
+def vault_read(call: ProxyCall, request: Request) -> tuple[Lookup | None, tuple[Message, ...]]:
+    """The vault lookup a continued prefix had for this call's upstream (its keys are not
+    built again: each message's keys depend on that message alone) and the messages of
+    ``request`` whose keys are still to be built; ``(None, all of them)`` otherwise."""
+    parsed = call.parsed
+    continuation = parsed.continuation if parsed is not None else None
+    if parsed is None or continuation is None:
+        return None, request.messages
+    entry = continuation.entry
+    kept = entry.vault_lookup
+    held = entry.messages
+    if kept is None or kept[0] != call.upstream.name or held is None:
+        return None, request.messages
+    if len(request.messages) != len(held) + len(parsed.new):
+        return None, request.messages
+    return kept[1], parsed.new
+
+
+def _hold_lookup(call: ProxyCall, parsed: ParsedBody) -> None:
+    """Give the entry this request continued but decoded whole (it just got its messages,
+    see ``hold``) its prefix's vault lookup: this request's, without its new keys."""
+    entry, whole = parsed.continued, call.vault_lookup
+    if entry is None or entry.vault_lookup is not None or entry.messages is None or whole is None:
+        return
+    if parsed.continuation is not None or whole[0] != call.upstream.name:
+        return
+    held = entry.messages
+    if parsed.messages[: len(held)] != held:
+        return
+    new_keys = len(wanted_keys(parsed.messages[len(held) :], call.upstream.config))
+    if new_keys <= len(whole[1].ids):
+        entry.vault_lookup = (whole[0], whole[1].head(len(whole[1].ids) - new_keys))

@@ -14,6 +14,7 @@ from interlock.gateway.dialects import dialect
 from interlock.gateway.history_cache import Continuation, Entry, HistoryCache
 from interlock.gateway.history_ingress import lead_count, new_messages, prefix_count
 from interlock.transcript import JsonObject, JsonValue
+from tests.gateway import test_translation_cache as translation
 from tests.gateway.test_history_cache import replay
 
 RESPONSES = dialect("openai-responses")
@@ -119,6 +120,23 @@ async def test_a_changed_earlier_item_is_decoded_again() -> None:
         [*conversation, (responses_body(items, "to-responses"), PATH)]
     )
     assert cache.reused == 2
+
+
+@pytest.mark.parametrize("model", ["to-responses", "to-chat"])
+async def test_a_vault_entry_for_the_prefix_that_appeared_or_changed_is_restored(
+    model: str,
+) -> None:
+    """A continuation builds only its new messages' vault keys; the prefix's are read again."""
+    turns = growing(model, 10)
+    cache = HistoryCache(min_bytes=0)
+    with_cache = await translation.replay(cache, turns, translation.vault_entry_for_call_2)
+    assert with_cache == await translation.replay(
+        HistoryCache(min_bytes=10**9), turns, translation.vault_entry_for_call_2
+    )
+    sent = with_cache[1]
+    if model == "to-responses":
+        assert [b"enc-call_2" in body for body in sent[5:9]] == [False, True, True, False]
+    assert cache.reused == 8
 
 
 # ---------------------------------------------------------------- the rule itself

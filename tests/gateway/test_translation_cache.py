@@ -114,7 +114,7 @@ def _reasoning(call_id: str) -> dict[str, JsonValue]:
     return {_key(call_id): [to_json(ReasoningPart(reasoning_kind="encrypted", opaque=opaque))]}
 
 
-async def _vault_entry_for_a_prefix_call(number: int, store: Store) -> None:
+async def vault_entry_for_call_2(number: int, store: Store) -> None:
     if number == 6:  # an entry appears for a call the known prefix holds
         await store.vault_put("default", "responses", _reasoning("call_2"))
     if number == 8:  # and changes
@@ -123,12 +123,12 @@ async def _vault_entry_for_a_prefix_call(number: int, store: Store) -> None:
 
 async def test_a_vault_entry_for_the_prefix_that_appeared_or_changed_misses() -> None:
     turns = growing("to-responses", 10)
-    cache = await same_with_and_without(turns, _vault_entry_for_a_prefix_call)
+    cache = await same_with_and_without(turns, vault_entry_for_call_2)
     upstream = Recorder(responses_answer)
     gateway = built(HistoryCache(min_bytes=0), upstream)
     async with client(gateway) as http:
         for number, (content, path) in enumerate(turns):
-            await _vault_entry_for_a_prefix_call(number, gateway.store)
+            await vault_entry_for_call_2(number, gateway.store)
             await http.post(path, content=content)
     assert b"enc-call_2" not in upstream.requests[5].content
     assert b"enc-call_2" in upstream.requests[6].content
