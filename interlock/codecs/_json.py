@@ -2,7 +2,39 @@
 
 from __future__ import annotations
 
+import json
+import re
+from typing import cast
+
+import orjson
+
 from interlock.transcript import DecodeError, JsonObject, JsonValue
+
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_BRACKETS_ORJSON_TAKES = 256
+
+
+def loads(text: str) -> JsonValue:
+    """``json.loads(text)`` exactly: the same value, or the same exception; parsed by
+    orjson (3-5x faster) whenever orjson cannot answer differently.
+
+    Where the two differ, the text goes to ``json``: orjson turns an integer beyond 64 bits
+    into a float (any run of 19 digits, even inside a string, goes to ``json``); it refuses
+    ``NaN`` / ``Infinity``, a number overflowing to infinity, a lone surrogate escape,
+    invalid UTF-8 and everything ``json`` refuses too (on any refusal ``json`` parses again
+    and decides); ``json`` refuses nesting deeper than the interpreter's recursion limit
+    while orjson takes 1,024 levels (a text with more than 256 brackets goes to ``json``).
+    Both keep the last of repeated keys, members in order and floats correctly rounded.
+    """
+    if (
+        text.count("[") + text.count("{") <= _BRACKETS_ORJSON_TAKES
+        and _LONG_DIGITS.search(text) is None
+    ):
+        try:
+            return cast(JsonValue, orjson.loads(text))
+        except orjson.JSONDecodeError:
+            pass
+    return cast(JsonValue, json.loads(text))
 
 
 def type_name(value: object) -> str:

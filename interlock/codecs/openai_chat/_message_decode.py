@@ -16,8 +16,10 @@ from dataclasses import replace
 
 from interlock.codecs.openai_chat._content import decode_content
 from interlock.codecs.openai_chat._reasoning import decode_reasoning, take_google_signature
-from interlock.codecs.openai_chat._tools import check_arguments, decode_tool_call
+from interlock.codecs.openai_chat._tools import check_arguments, decode_tool_call, plain_tool_call
 from interlock.codecs.openai_chat._wire import (
+    DIALECT,
+    LAYOUT,
     as_list,
     as_object,
     as_str,
@@ -33,7 +35,9 @@ from interlock.transcript import (
     Message,
     Opaque,
     Part,
+    ReasoningPart,
     RefusalPart,
+    Role,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -42,6 +46,12 @@ from interlock.transcript import (
 _TEXT_ONLY = frozenset({"text"})
 _USER_PARTS = frozenset({"text", "image_url", "video_url", "input_audio", "file"})
 _ASSISTANT_PARTS = frozenset({"text", "refusal", "thinking"})
+_PLAIN_ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "developer",
+    "user": "user",
+    "assistant": "assistant",
+}
 
 
 def decode_messages(value: JsonValue, path: str) -> tuple[Message, ...]:
@@ -55,13 +65,68 @@ def decode_messages(value: JsonValue, path: str) -> tuple[Message, ...]:
     names: dict[str, str] = {}
     messages: list[Message] = []
     for i, item in enumerate(items):
-        message = decode_message(as_object(item, f"{path}[{i}]"), f"{path}[{i}]", i, function_calls)
-        for call in message.tool_calls:
-            names[call.call_id] = call.name
-        if message.role == "tool":
-            message = _named_result(message, names)
+        message = common_message(item, names)
+        if message is None:
+            where = f"{path}[{i}]"
+            message = decode_message(as_object(item, where), where, i, function_calls)
+            if message.role == "tool":
+                message = _named_result(message, names)
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                names[call.call_id] = call.name
         messages.append(message)
     return tuple(messages)
+
+
+def common_message(item: JsonValue, names: dict[str, str]) -> Message | None:
+    """A message of one of the commonest shapes, decoded directly: a system, developer,
+    user or assistant message of string content and nothing else, a tool result of string
+    content, an assistant message of plain tool calls (with ``content`` null or a string and
+    DeepSeek's ``reasoning_content``). ``None`` for any other message, which
+    :func:`decode_message` then decodes. Equal to what :func:`decode_message` (and the
+    naming of a tool result after its call, from ``names``) gives for the same message."""
+    if not isinstance(item, dict):
+        return None
+    role, content, size = item.get("role"), item.get("content"), len(item)
+    if isinstance(content, str) and size == 2:
+        plain = _PLAIN_ROLES.get(role) if isinstance(role, str) else None
+        return None if plain is None else Message(role=plain, parts=(TextPart(text=content),))
+    if role == "tool":
+        call_id = item.get("tool_call_id")
+        if size != 3 or not isinstance(content, str) or not isinstance(call_id, str):
+            return None
+        result = ToolResultPart(
+            call_id=call_id, output=(TextPart(text=content),), name=names.get(call_id)
+        )
+        return Message(role="tool", parts=(result,))
+    if role == "assistant" and "content" in item:
+        return _called(item, content, size)
+    return None
+
+
+def _called(item: JsonObject, content: JsonValue, size: int) -> Message | None:
+    """An assistant message ``{"role", "content": null | str, "reasoning_content"?: str,
+    "tool_calls": [plain calls]}`` (see :func:`common_message`)."""
+    calls, reasoning = item.get("tool_calls"), item.get("reasoning_content")
+    if not isinstance(calls, list) or not calls or size != 3 + (reasoning is not None):
+        return None
+    parts: list[Part] = []
+    if reasoning is not None:
+        if not isinstance(reasoning, str):
+            return None
+        carrier: dict[str, JsonObject] = {LAYOUT: {"carrier": "reasoning_content"}}
+        parts.append(ReasoningPart(reasoning_kind="raw", text=reasoning, extra=carrier))
+    if isinstance(content, str):
+        parts.append(TextPart(text=content))
+    elif content is not None:
+        return None
+    for call in calls:
+        part = plain_tool_call(call)
+        if part is None:
+            return None
+        parts.append(part)
+    extra: dict[str, JsonObject] = {DIALECT: {"content": None}} if content is None else {}
+    return Message(role="assistant", parts=tuple(parts), extra=extra)
 
 
 def _named_result(message: Message, names: dict[str, str]) -> Message:

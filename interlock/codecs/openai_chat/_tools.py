@@ -8,9 +8,9 @@ custom tool calls map onto :class:`ToolSpec` / :class:`ToolCallPart` with
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
+from interlock.codecs._json import loads
 from interlock.codecs.openai_chat._fields import AS_DECODED, FieldPolicy
 from interlock.codecs.openai_chat._reasoning import take_google_signature
 from interlock.codecs.openai_chat._wire import (
@@ -228,9 +228,30 @@ def check_arguments(arguments: str, path: str) -> None:
     if not arguments.strip():
         return
     try:
-        json.loads(arguments)
+        loads(arguments)
     except ValueError as error:
         raise DecodeError(path, f"malformed JSON arguments: {error}") from None
+
+
+def plain_tool_call(call: JsonValue) -> ToolCallPart | None:
+    """The commonest ``tool_calls[]`` entry, ``{"id", "type": "function", "function":
+    {"name", "arguments"}}`` with well-formed arguments and nothing else, decoded directly;
+    ``None`` for any other entry (:func:`decode_tool_call` then decodes it, or names what
+    is wrong). Equal to what :func:`decode_tool_call` gives for the same entry."""
+    if not isinstance(call, dict) or len(call) != 3 or call.get("type") != "function":
+        return None
+    function, call_id = call.get("function"), call.get("id")
+    if not isinstance(function, dict) or len(function) != 2 or not isinstance(call_id, str):
+        return None
+    name, arguments = function.get("name"), function.get("arguments")
+    if not isinstance(name, str) or not isinstance(arguments, str):
+        return None
+    if arguments.strip():
+        try:
+            loads(arguments)
+        except ValueError:
+            return None
+    return ToolCallPart(call_id=call_id, name=name, arguments=arguments)
 
 
 def encode_tool_call(

@@ -1,0 +1,90 @@
+"""codecs/_json.loads answers exactly as json.loads: the same value or the same error."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from interlock.codecs._json import loads
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text()
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=12,
+)
+
+
+def _same(text: str) -> None:
+    """``loads`` and ``json.loads`` agree on ``text``: equal values (NaN-aware, by repr)
+    of equal types, or the same exception type and message."""
+    try:
+        expected: object = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        with pytest.raises(type(error)) as raised:
+            loads(text)
+        assert str(raised.value) == str(error)
+        return
+    assert repr(loads(text)) == repr(expected)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES, st.booleans())
+def test_any_json_text_decodes_as_json_loads_does(value: object, compact: bool) -> None:
+    separators = (",", ":") if compact else (", ", ": ")
+    _same(json.dumps(value, separators=separators, ensure_ascii=False))
+    _same(json.dumps(value))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES, st.integers(min_value=0, max_value=60), st.text(max_size=3))
+def test_damaged_json_text_fails_or_decodes_as_json_loads_does(
+    value: object, cut: int, junk: str
+) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    _same(text[:cut] + junk + text[cut:])
+    _same(text[:cut])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',  # the last of repeated keys
+        "18446744073709551616",  # beyond 64 bits: orjson would give a float
+        "-9223372036854775809",
+        '{"n": 123456789012345678901234567890}',
+        "NaN",
+        "[Infinity, -Infinity]",
+        "1e400",
+        '"\\ud800"',  # a lone surrogate escape
+        '"\\ud83d\\ude00"',
+        "\ufeff{}",  # a BOM: json.loads's own message
+        '"\ud800"',  # a lone surrogate in the text itself
+        "[" * 300 + "]" * 300,  # deeper than orjson is asked to go
+        "[" * 5000 + "]" * 5000,  # deeper than json's recursion limit
+        " {} ",
+        "",
+        "[1,]",
+        '"\x01"',
+        "-0",
+        "0.1e-400",
+        "5e-324",
+    ],
+)
+def test_where_orjson_and_json_differ_json_decides(text: str) -> None:
+    _same(text)
+
+
+def test_a_nan_decodes_as_a_nan() -> None:
+    value = loads('{"x": NaN}')
+    assert isinstance(value, dict) and isinstance(value["x"], float) and math.isnan(value["x"])
