@@ -1,4 +1,5 @@
-"""codecs/_json.loads answers exactly as json.loads: the same value or the same error."""
+"""codecs/_json.loads answers exactly as json.loads: the same value or the same error;
+check_json raises exactly what json.loads raises."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlock.codecs._json import loads
+from interlock.codecs._json import check_json, loads
 
 _SCALARS = (
     st.none()
@@ -31,11 +32,13 @@ def _same(text: str) -> None:
     try:
         expected: object = json.loads(text)
     except (ValueError, RecursionError) as error:
-        with pytest.raises(type(error)) as raised:
-            loads(text)
-        assert str(raised.value) == str(error)
+        for action in (loads, check_json):
+            with pytest.raises(type(error)) as raised:
+                action(text)
+            assert str(raised.value) == str(error)
         return
     assert repr(loads(text)) == repr(expected)
+    check_json(text)
 
 
 @settings(max_examples=400, deadline=None)
@@ -71,6 +74,8 @@ def test_damaged_json_text_fails_or_decodes_as_json_loads_does(
         "\ufeff{}",  # a BOM: json.loads's own message
         '"\ud800"',  # a lone surrogate in the text itself
         "[" * 300 + "]" * 300,  # deeper than orjson is asked to go
+        "[" * 200 + "]" * 200,  # a long text, not too deep
+        '{"a": [' + "0," * 300 + "0]}",
         "[" * 5000 + "]" * 5000,  # deeper than json's recursion limit
         " {} ",
         "",

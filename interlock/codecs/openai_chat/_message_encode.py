@@ -88,6 +88,10 @@ class MessageEncoder:
         self.origins.append(origin)
 
     def _message(self, message: Message, index: int) -> None:
+        plain = None if self.response else plain_wire(message)
+        if plain is not None:
+            self._emit(plain, index)
+            return
         location = f"messages[{index}]"
         parts: list[tuple[int, Part]] = []
         for i, part in enumerate(message.parts):
@@ -339,6 +343,28 @@ class MessageEncoder:
             self.degrade.lossy("signature_required", where, reason)
             return self.degrade.policy.gemini_dummy_signature
         return None
+
+
+def plain_wire(message: Message) -> JsonObject | None:
+    """The wire form of a message of the commonest shapes, built directly: one plain text
+    part (no signature, citations or extra) of a system, developer, user or assistant
+    message, or one tool result of text outputs; no name, no extra. ``None`` for any other
+    message. Equal to what the general path writes for it in a request, with no warning."""
+    if message.extra or message.name is not None or len(message.parts) != 1:
+        return None
+    part, role = message.parts[0], message.role
+    if isinstance(part, TextPart):
+        if role == "tool" or part.signature is not None or part.citations or part.extra:
+            return None
+        return {"role": role, "content": part.text}
+    if isinstance(part, ToolResultPart) and role == "tool":
+        texts: list[str] = []
+        for output in part.output:
+            if not isinstance(output, TextPart):
+                return None
+            texts.append(output.text)
+        return {"role": "tool", "tool_call_id": part.call_id, "content": "".join(texts)}
+    return None
 
 
 def _as_decoded(text: str, layout: JsonObject) -> JsonValue:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from interlock.codecs._json import loads
+from interlock.codecs._json import check_json
 from interlock.codecs.openai_chat._fields import AS_DECODED, FieldPolicy
 from interlock.codecs.openai_chat._reasoning import take_google_signature
 from interlock.codecs.openai_chat._wire import (
@@ -228,7 +228,7 @@ def check_arguments(arguments: str, path: str) -> None:
     if not arguments.strip():
         return
     try:
-        loads(arguments)
+        check_json(arguments)
     except ValueError as error:
         raise DecodeError(path, f"malformed JSON arguments: {error}") from None
 
@@ -248,7 +248,7 @@ def plain_tool_call(call: JsonValue) -> ToolCallPart | None:
         return None
     if arguments.strip():
         try:
-            loads(arguments)
+            check_json(arguments)
         except ValueError:
             return None
     return ToolCallPart(call_id=call_id, name=name, arguments=arguments)

@@ -1,6 +1,6 @@
 """The Chat codec's fast paths give exactly what its general paths give.
 
-Generated messages and chunks of the shapes a fast path takes, and of near-miss shapes
+Generated wire messages, canonical messages and chunks of the shapes a fast path takes, and of near-miss shapes
 (one key more, a null where a string goes, a wrong type, malformed arguments), are
 decoded with the fast path and with it switched off: the results (or errors) are equal.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,10 +17,35 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interlock.codecs._sse import SseEvent
-from interlock.codecs.openai_chat import StreamDecoder, decode_request
+from interlock.codecs.openai_chat import (
+    REASONING_DIALECTS,
+    ReasoningDialect,
+    StreamDecoder,
+    decode_request,
+    encode_request,
+)
 from interlock.codecs.openai_chat import _message_decode as message_decode
+from interlock.codecs.openai_chat import _message_encode as message_encode
 from interlock.codecs.openai_chat import _stream_decode as stream_decode
-from interlock.transcript import DecodeError, JsonValue
+from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
+    Citation,
+    DecodeError,
+    JsonObject,
+    JsonPart,
+    JsonValue,
+    LossyHistoryError,
+    MediaPart,
+    Message,
+    Opaque,
+    ReasoningPart,
+    ReplayMode,
+    ReplayPolicy,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 _TEXT = st.text(max_size=8)
 _ID = st.sampled_from(["c", "d"])  # few ids: results meet the calls they answer
@@ -309,3 +335,120 @@ def test_plain_chunks_take_the_fast_path() -> None:
     ]
     for line in near_misses:
         assert stream_decode._plain_delta(json.loads(line)) is None
+
+
+_EXTRAS: list[dict[str, JsonObject]] = [
+    {"openai-chat": {"x": 1}},
+    {"openai-chat:layout": {"content": "parts"}},
+    {"openai-chat:layout": {"role": "function"}},
+]
+_OUTPUT = st.one_of(
+    st.builds(TextPart, text=_TEXT),
+    st.builds(TextPart, text=_TEXT, extra=st.just({"openai-chat": {"x": 1}})),
+    st.builds(JsonPart, value=st.just({"a": 1})),
+    st.builds(MediaPart, uri=st.just("https://example.com/a.png")),
+)
+_TEXT_VARIANT = st.one_of(
+    st.builds(TextPart, text=_TEXT, item_id=st.just("i")),
+    st.builds(
+        TextPart,
+        text=_TEXT,
+        signature=st.just(Opaque(provider="google", format=GEMINI_THOUGHT_SIGNATURE, data="s")),
+    ),
+    st.builds(TextPart, text=_TEXT, citations=st.just((Citation(url="https://example.com"),))),
+    st.builds(
+        TextPart,
+        text=_TEXT,
+        extra=st.sampled_from(
+            [{"openai-chat": {"x": 1}}, {"openai-chat:layout": {"carrier": True}}]
+        ),
+    ),
+)
+"""Text parts a fast path does not take (but the general path may ignore the difference)."""
+_PART = st.one_of(
+    st.builds(TextPart, text=_TEXT),
+    _TEXT_VARIANT,
+    st.builds(ToolResultPart, call_id=_ID, output=st.lists(_OUTPUT, max_size=3).map(tuple)),
+    st.builds(
+        ToolResultPart,
+        call_id=_ID,
+        output=st.just((TextPart(text="r"),)),
+        outcome=st.just("failed"),
+    ),
+    st.builds(ToolCallPart, call_id=_ID, name=st.just("f"), arguments=st.just("{}")),
+    st.builds(ReasoningPart, reasoning_kind=st.just("raw"), text=_TEXT),
+)
+_CANONICAL = st.builds(
+    Message,
+    role=st.sampled_from(["system", "developer", "user", "assistant", "tool"]),
+    parts=st.one_of(st.lists(_PART, min_size=1, max_size=1), st.lists(_PART, max_size=3)).map(
+        tuple
+    ),
+    name=st.sampled_from([None, "n"]),
+    extra=st.sampled_from([{}, {}, *_EXTRAS]),
+)
+
+
+_PLAIN_CANONICAL = st.one_of(
+    st.builds(
+        lambda role, text: Message(role=role, parts=(TextPart(text=text),)),
+        st.sampled_from(["system", "developer", "user", "assistant"]),
+        _TEXT,
+    ),
+    st.builds(
+        lambda call_id, texts: Message(
+            role="tool",
+            parts=(ToolResultPart(call_id=call_id, output=tuple(TextPart(text=t) for t in texts)),),
+        ),
+        _ID,
+        st.lists(_TEXT, max_size=3),
+    ),
+)
+
+
+@st.composite
+def _near_miss_canonical(draw: st.DrawFn) -> Message:
+    """A plain message with one thing changed: its role, name or extra, a part more, the
+    part's signature, citations or extra, or a non-text tool output."""
+    message = draw(_PLAIN_CANONICAL)
+    part = message.parts[0]
+    change = draw(st.sampled_from(["role", "name", "extra", "more", "part"]))
+    if change == "role":
+        return replace(message, role=draw(st.sampled_from(["user", "assistant", "tool"])))
+    if change == "name":
+        return replace(message, name="n")
+    if change == "extra":
+        return replace(message, extra=draw(st.sampled_from(_EXTRAS)))
+    if change == "more":
+        return replace(message, parts=(part, draw(_PART)))
+    if isinstance(part, ToolResultPart):
+        output = (*part.output, draw(_OUTPUT))
+        return replace(message, parts=(replace(part, output=output),))
+    return replace(message, parts=(draw(_TEXT_VARIANT),))
+
+
+_MESSAGES = st.one_of(_PLAIN_CANONICAL, _near_miss_canonical(), _CANONICAL)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(_MESSAGES, min_size=1, max_size=5),
+    st.sampled_from([None, *REASONING_DIALECTS]),
+    st.sampled_from(["strict", "lenient"]),
+)
+def test_a_history_encodes_alike_with_and_without_the_fast_path(
+    messages: list[Message], dialect: ReasoningDialect | None, mode: ReplayMode
+) -> None:
+    request = Request(model="m", messages=tuple(messages))
+    policy = ReplayPolicy(mode=mode)
+
+    def encode() -> object:
+        try:
+            return encode_request(request, policy=policy, reasoning_dialect=dialect)
+        except LossyHistoryError as error:
+            return ("LossyHistoryError", error.location, error.code, str(error))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(message_encode, "plain_wire", lambda message: None)
+        general = encode()
+    assert encode() == general
