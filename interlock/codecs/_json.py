@@ -44,6 +44,11 @@ def loads(text: str) -> JsonValue:
     return cast(JsonValue, json.loads(text))
 
 
+compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, the same text, with
+one encoder built once (``json.dumps`` with options builds one per call)."""
+
+
 def check_json(text: str) -> None:
     """Raise what ``json.loads(text)`` raises, if anything (its ``ValueError`` for text it
     refuses); orjson decides faster when it takes the text, as ``json`` then does too (the

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Final
 
+from interlock.codecs._json import compact as compact_json
 from interlock.codecs._media_kind import wildcard
 from interlock.codecs.anthropic._citations import decode_citations
 from interlock.codecs.anthropic._wire import (
@@ -62,7 +62,7 @@ _SOURCE_KEYS: Final = {"base64": ("media_type", "data"), "url": ("url",), "file"
 
 def compact(value: JsonValue) -> str:
     """A tool ``input`` as the JSON text a tool call carries."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return compact_json(value)
 
 
 def decode_block(value: JsonValue, path: str) -> Part:

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from interlock.codecs._json import loads
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.anthropic._blocks import compact, decode_block
 from interlock.codecs.anthropic._response import finish_reason
@@ -72,7 +73,7 @@ class StreamDecoder:
     def feed(self, event: SseEvent) -> list[Update]:
         """The updates one event carries; raises :class:`DecodeError` on malformed data."""
         try:
-            data = json.loads(event.data)
+            data = loads(event.data)
         except json.JSONDecodeError as error:
             raise DecodeError("event.data", f"not JSON: {error.msg}") from error
         body = as_object(data, "event")
@@ -251,7 +252,7 @@ def _finished_part(block: _Block) -> Part:
             whole = dict(start)
             if joined.strip():
                 try:
-                    whole["input"] = json.loads(joined)
+                    whole["input"] = loads(joined)
                 except json.JSONDecodeError as error:
                     raise DecodeError("content_block.input", f"not JSON: {error.msg}") from error
             return decode_block(whole, "content_block")

@@ -13,10 +13,10 @@ What Anthropic cannot show (another provider's opaque-only reasoning) is left ou
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import assert_never
 
+from interlock.codecs._json import compact
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._errors import error_type
@@ -58,9 +58,7 @@ _ERROR_TYPES = frozenset(
 
 
 def _event(data: JsonObject) -> SseEvent:
-    return SseEvent(
-        data=json.dumps(data, ensure_ascii=False, separators=(",", ":")), event=str(data["type"])
-    )
+    return SseEvent(data=compact(data), event=str(data["type"]))
 
 
 @dataclass(slots=True)

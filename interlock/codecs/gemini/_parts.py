@@ -20,9 +20,9 @@ a deterministic minted id and the marker ``mintedId`` so that re-encoding omits 
 
 from __future__ import annotations
 
-import json
 from typing import Final, cast
 
+from interlock.codecs._json import compact, loads
 from interlock.codecs.gemini._media import decode_media
 from interlock.codecs.gemini._results import decode_function_response
 from interlock.codecs.gemini._wire import (
@@ -72,7 +72,7 @@ signed). Only Gemini can replay them."""
 
 def canonical_arguments(args: JsonObject) -> str:
     """The canonical JSON text of a Gemini ``args`` object (compact, key order kept)."""
-    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    return compact(args)
 
 
 def decode_part(value: JsonValue, path: str, minted_id: str) -> Part:
@@ -209,7 +209,7 @@ def require_object_arguments(part: ToolCallPart, location: str) -> JsonObject | 
     if not part.arguments.strip():
         return None
     try:
-        parsed = json.loads(part.arguments)
+        parsed = loads(part.arguments)
     except ValueError as error:
         raise LossyHistoryError(
             location,

@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import assert_never
 
+from interlock.codecs._json import loads
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.gemini._citations import (
     CITATION,
@@ -163,7 +164,7 @@ class StreamDecoder:
         if self._finished:
             raise DecodeError("", "stream data after the chunk that carried finishReason")
         try:
-            payload = json.loads(event.data)
+            payload = loads(event.data)
         except ValueError as error:
             raise DecodeError("data", f"malformed JSON in stream chunk: {error}") from error
         return self.feed_chunk(as_object(payload, "data"))

@@ -7,10 +7,10 @@ came in (``image_url`` / ``input_audio`` / ``file``) is kept in ``extra[LAYOUT][
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
+from interlock.codecs._json import compact
 from interlock.codecs._media_kind import wildcard
 from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
 from interlock.codecs.openai_chat._policy import Degradations
@@ -194,7 +194,7 @@ def encode_user_content(
 
 def json_text(value: JsonValue) -> str:
     """The compact JSON text of ``value`` (the canonical tool-result serialization)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return compact(value)
 
 
 def encode_media(part: MediaPart, location: str, degrade: Degradations) -> JsonObject | None:

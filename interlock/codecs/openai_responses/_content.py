@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from interlock.codecs._json import compact
 from interlock.codecs._media_kind import wildcard
 from interlock.codecs.openai_responses._citations import decode_citations, encode_annotations
 from interlock.codecs.openai_responses._wire import (
@@ -143,9 +144,8 @@ def encode_input_part(part: OutputPart) -> JsonObject:
 
 
 def _json_text(value: JsonValue) -> str:
-    import json
 
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return compact(value)
 
 
 def _location(part: MediaPart) -> str:

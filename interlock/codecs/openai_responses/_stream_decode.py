@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from interlock.codecs._json import loads
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_responses._items import decode_output_item, function_call
 from interlock.codecs.openai_responses._response import response_fields
@@ -32,7 +33,6 @@ from interlock.codecs.openai_responses._wire import (
 from interlock.transcript import (
     DecodeError,
     JsonObject,
-    JsonValue,
     Part,
     PartDelta,
     PartFinished,
@@ -299,32 +299,18 @@ class StreamDecoder:
         return [StreamFailed(code="failed", message="response failed")]
 
 
-_raw_decode = json.JSONDecoder().raw_decode
 _DONE: JsonObject = {"type": "[DONE]"}
 """``data: [DONE]`` read as an event no handler knows: it changes nothing."""
 
 
 def _parse_event(text: str) -> JsonObject:
-    """The event's JSON object; ``json.loads`` semantics and errors, without its layers.
-
-    Well-formed input (the usual case) is decoded in one call; anything else (leading or
-    trailing whitespace, a BOM, malformed JSON) goes through ``json.loads``, which
-    accepts it or raises exactly as it always does.
-    """
-    value: JsonValue = None
-    end = -1
-    if type(text) is str:
-        try:
-            value, end = _raw_decode(text)
-        except json.JSONDecodeError:
-            end = -1
-    if end < 0 or end != len(text):
+    """The event's JSON object; ``json.loads`` semantics and errors (:func:`loads`)."""
+    try:
+        value = loads(text)
+    except json.JSONDecodeError as error:
         if text.strip() == "[DONE]":
             return _DONE  # Chat's end marker, sent after a Responses stream by OpenRouter
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise DecodeError("event.data", f"malformed JSON: {error.msg}") from error
+        raise DecodeError("event.data", f"malformed JSON: {error.msg}") from error
     return as_object(value, "event")
 
 
