@@ -59,6 +59,14 @@ class _Block:
     citations: list[JsonValue] = field(default_factory=list[JsonValue])
 
 
+_DELTA_TEXT = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "input_json_delta": "partial_json",
+}
+"""The field holding the text of each streamed delta type."""
+
+
 class StreamDecoder:
     """Feed SSE events in order; get canonical updates back."""
 
@@ -158,11 +166,7 @@ class StreamDecoder:
                 "content_block_delta.index", f"delta for block {index} before its start"
             )
         delta = as_object(body.get("delta"), "content_block_delta.delta")
-        key = {
-            "text_delta": "text",
-            "thinking_delta": "thinking",
-            "input_json_delta": "partial_json",
-        }
+        key = _DELTA_TEXT
         kind = delta.get("type")
         if kind == "signature_delta":
             block.signature += str(delta.get("signature") or "")

@@ -434,7 +434,7 @@ _MESSAGES = st.one_of(_PLAIN_CANONICAL, _near_miss_canonical(), _CANONICAL)
 @given(
     st.lists(_MESSAGES, min_size=1, max_size=5),
     st.sampled_from([None, *REASONING_DIALECTS]),
-    st.sampled_from(["strict", "lenient"]),
+    st.sampled_from(["strict", "degrade"]),
 )
 def test_a_history_encodes_alike_with_and_without_the_fast_path(
     messages: list[Message], dialect: ReasoningDialect | None, mode: ReplayMode
