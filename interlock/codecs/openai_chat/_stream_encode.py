@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import assert_never
 
 from interlock.codecs._sse import SseEvent
@@ -55,6 +56,8 @@ DONE = SseEvent(data="[DONE]")
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 """Compact JSON, with one encoder built once (``json.dumps`` with options builds one per call)."""
+_string = encode_basestring
+"""A string as :data:`_dumps` writes it (the function it calls for every string)."""
 
 
 @dataclass(slots=True)
@@ -101,6 +104,10 @@ class StreamEncoder:
         reason = "null" if finish is None else _dumps(finish)
         body = f'[{{"index":0,"delta":{_dumps(delta)},"finish_reason":{reason}}}]}}'
         return SseEvent(data=self._head + body)
+
+    def _written(self, delta: str) -> SseEvent:
+        """:meth:`_chunk` of a delta already written as compact JSON (no finish reason)."""
+        return SseEvent(data=f'{self._head}[{{"index":0,"delta":{delta},"finish_reason":null}}]}}')
 
     def encode(self, update: Update) -> list[SseEvent]:
         """The events for one update."""
@@ -223,14 +230,18 @@ class StreamEncoder:
         state.sent += text
         self._content_length += len(text) if state.carrier == "content" else 0
         if state.carrier == "call":
+            piece = _string(text)
+            call = f'{{"index":{state.call_index},"function":{{"arguments":{piece}}}}}'
+            return [self._written(f'{{"tool_calls":[{call}]}}')]
+        if state.carrier == "details":
             delta: JsonObject = {
-                "tool_calls": [{"index": state.call_index, "function": {"arguments": text}}]
+                "reasoning": text,
+                "reasoning_details": [self._fragment(state, text)],
             }
-        elif state.carrier == "details":
-            delta = {"reasoning": text, "reasoning_details": [self._fragment(state, text)]}
-        else:
-            delta = self._piece(state, text)
-        return [self._chunk(delta)]
+            return [self._chunk(delta)]
+        if state.carrier == CARRIER:
+            return [self._chunk(delta_piece(text))]
+        return [self._written(f"{{{_string(state.carrier)}:{_string(text)}}}")]
 
     @staticmethod
     def _piece(state: _Open, text: str) -> JsonObject:
