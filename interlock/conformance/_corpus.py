@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from interlock.codecs.openai_chat import vendor_response_fields
 from interlock.conformance._codecs import ProviderCodec, Registry, Target, replay
 from interlock.conformance._compare import (
     ItemResult,
@@ -31,8 +32,10 @@ from interlock.conformance._runner import all_targets
 from interlock.conformance._same import CODEC_ERRORS, decode_stream, encode_stream, sse_event
 from interlock.conformance._settings import compare_settings, setting_items
 from interlock.conformance._wire_citations import response_citations, stream_citations
+from interlock.conformance._wire_vendor import response_runs, stream_runs
 from interlock.transcript import (
     DecodeError,
+    HostedToolPart,
     JsonValue,
     LossyHistoryError,
     Request,
@@ -131,6 +134,7 @@ class _Payload:
             self._finish(("rejected", "failing"))
             return
         self._citations(decoded)
+        self._vendor_runs(decoded)
         if (
             isinstance(decoded, Response)
             and decoded.usage is None
@@ -185,6 +189,22 @@ class _Payload:
         found = sum(len(part.citations) for part in parts if isinstance(part, TextPart))
         if found < on_wire:
             self._fail("citations", "-", f"{on_wire - found} of {on_wire} citations not decoded")
+
+    def _vendor_runs(self, decoded: Request | Response) -> None:
+        """Groq's tool runs and vendor answer fields on the wire (counted without the
+        codecs) must have been decoded: as hosted parts, and kept in ``extra``."""
+        if not isinstance(decoded, Response) or self.payload.dialect != "openai_chat":
+            return
+        if self.payload.kind == "response":
+            runs, fields = response_runs(self.payload.body)
+        else:
+            runs, fields = stream_runs([event.data for event in self.payload.events])
+        parts = decoded.message.parts
+        found = sum(1 for part in parts if isinstance(part, HostedToolPart))
+        if found < runs:
+            self._fail("vendor", "executed_tools", f"{runs - found} of {runs} runs not decoded")
+        for name in sorted(fields - set(vendor_response_fields(decoded.extra))):
+            self._fail("vendor", name, f"{name} not kept")
 
     def _restream(self, decoded: Response, codec: ProviderCodec, target: Target) -> None:
         """The updates decoded from the recorded stream, re-streamed as the target's stream

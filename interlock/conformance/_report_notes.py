@@ -2,7 +2,8 @@
 which request formats keep citations in a history.
 
 They describe the gateway and the codecs (tested by
-``tests/gateway/test_serve_answer_warnings.py``, ``tests/gateway/test_stream_losses.py`` and
+``tests/gateway/test_serve_answer_warnings.py``, ``tests/gateway/test_stream_losses.py``,
+``tests/gateway/test_serve_executed_tools.py`` and
 ``tests/codecs/test_history_citations.py``); the runner only prints them with the matrix.
 """
 
@@ -36,10 +37,11 @@ whole answer is, at its end):
 | code | what the client's dialect has no form for in an answer |
 | --- | --- |
 | `citation_dropped` | another provider's citation (Anthropic clients); a citation of a request's document (the others) |
-| `hosted_tool_dropped` | another provider's server-side tool call or result (e.g. Anthropic's web search) |
+| `hosted_tool_dropped` | another provider's server-side tool call or result (e.g. Anthropic's web search; Groq's `executed_tools` runs for any client but Chat) |
 | `hosted_approval_dropped` | a hosted tool's approval request (Responses MCP) |
 | `reasoning_dropped` | reasoning text it cannot show (summaries to Chat clients; unsigned reasoning to Anthropic clients) |
 | `refusal_as_text` | a refusal (Gemini and Anthropic): it arrives as text |
+| `vendor_field_dropped` | Groq's `usage_breakdown` / `mcp_list_tools`, which have no canonical home (any client but Chat; location: the field) |
 
 A stream within one dialect is relayed as the upstream sent it and loses nothing on the
 way. Operators see the losses in `interlock_answer_warnings_total{dialect,code,streamed}`

@@ -7,7 +7,9 @@ is added to the call: ``citation_dropped`` (Anthropic cites only its own search 
 documents; OpenAI annotations are URL citations), ``hosted_tool_dropped`` (another
 provider's server-side tool parts), ``hosted_approval_dropped``, ``reasoning_dropped``
 (reasoning text the dialect cannot show) and ``refusal_as_text`` (no refusal form: sent as
-text) — the codes the request encoders use for the same losses in a history.
+text) — the codes the request encoders use for the same losses in a history. Groq's answer
+fields with no canonical home (``usage_breakdown``, ``mcp_list_tools``) are a
+``vendor_field_dropped`` warning for a client of another dialect than Chat.
 
 Where a client finds the call's warnings (request-side and answer-side alike), in every
 dialect, as :func:`warnings_field` / :func:`label_answer` write them:
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from starlette.responses import Response as HttpResponse
 
+from interlock.codecs.openai_chat import vendor_response_fields
 from interlock.gateway.bodies import json_response
 from interlock.gateway.headers import (
     TRANSLATION_HEADER,
@@ -107,19 +110,34 @@ def answer_losses(
     """The warnings for what ``decoded`` loses as ``answer`` (its encoding in ``ingress``;
     encoded here when not given): the answer decoded back in ``ingress`` holds fewer
     citations, hosted tool parts, approval requests, reasoning parts with text or refusals
-    (a refusal arrives as text). Empty when nothing is lost."""
+    (a refusal arrives as text), or Groq vendor fields it cannot carry. Empty when nothing is
+    lost."""
+    warnings = _vendor_fields(ingress, decoded)
     sent = inventory(decoded)
     if not sent:
-        return ()
+        return tuple(warnings)
     encoded = ingress.encode_response(decoded) if answer is None else answer
     arrived = inventory(ingress.decode_response(encoded))
-    warnings: list[TranslationWarning] = []
     for loss in _LOSSES:
         before, after = sent.get(loss, 0), arrived.get(loss, 0)
         if after < before:
             message = f"{before - after} of {before} {loss.what}: no {ingress.name} form"
             warnings.append(TranslationWarning(code=loss.code, location="message", message=message))
     return tuple(warnings)
+
+
+def _vendor_fields(ingress: Dialect, decoded: Response) -> list[TranslationWarning]:
+    """Groq's answer fields with no canonical home, for a client of another dialect."""
+    if ingress.name == "openai-chat":
+        return []
+    return [
+        TranslationWarning(
+            code="vendor_field_dropped",
+            location=name,
+            message=f"the Chat Completions field {name!r} has no {ingress.name} form; not sent",
+        )
+        for name in vendor_response_fields(decoded.extra)
+    ]
 
 
 def adopt(call: ProxyCall, losses: tuple[TranslationWarning, ...]) -> None:

@@ -296,3 +296,51 @@ def test_an_xai_answer_is_degraded_by_its_encrypted_reasoning_and_summary() -> N
         ("reasoning_summary", "reasoning_dropped"),
         ("reasoning_summary", "reasoning_summary_dropped"),
     }
+
+
+_GROQ_RUN: JsonObject = {"index": 0, "type": "search", "arguments": "{}", "output": "Sunny"}
+_GROQ_COMPOUND: JsonObject = {
+    "id": "c",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "groq/compound",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Sunny.", "executed_tools": [_GROQ_RUN]},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage_breakdown": {"models": [{"model": "m", "usage": {"total_tokens": 1}}]},
+}
+"""A Groq compound answer, hand-written from Groq's documented types (no public recording has
+``executed_tools``): a test payload, not a corpus one."""
+
+
+def test_a_decoder_that_drops_groq_runs_is_caught_by_the_wire_count(tmp_path: Path) -> None:
+    """The runs and the usage breakdown are counted on the wire: a decoder that ignores them
+    fails the payload; the real one decodes them, and every other target refuses or warns
+    about the run (no silent drop)."""
+    _write_corpus(
+        tmp_path,
+        [{"dialect": "openai_chat", "vendor": "test", "kind": "response", "wire": _GROQ_COMPOUND}],
+    )
+    registry, _ = default_registry()
+    result = run_corpus(load_corpus(tmp_path), registry)
+    assert result.ok, result.failures
+    assert result.table()["test"]["refused"] == 1
+    real = registry["openai_chat"]
+    assert isinstance(real, ProviderCodec)
+
+    def blind(payload: JsonObject) -> Response:
+        response = real.decode_response(payload)
+        parts = tuple(p for p in response.message.parts if p.kind != "hosted_tool")
+        message = dataclasses.replace(response.message, parts=parts)
+        return dataclasses.replace(response, message=message, extra={})
+
+    doubled = {**registry, "openai_chat": dataclasses.replace(real, decode_response=blind)}
+    failures = run_corpus(load_corpus(tmp_path), doubled).failures
+    assert {(f.check, f.field, f.message) for f in failures} >= {
+        ("vendor", "executed_tools", "1 of 1 runs not decoded"),
+        ("vendor", "usage_breakdown", "usage_breakdown not kept"),
+    }

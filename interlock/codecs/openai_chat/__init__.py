@@ -7,6 +7,7 @@ Pure and synchronous. Reasoning travels per upstream *reasoning dialect*
 
 from interlock.codecs.openai_chat._codec import HTTP, wire_codec
 from interlock.codecs.openai_chat._errors import encode_error
+from interlock.codecs.openai_chat._executed import vendor_response_fields
 from interlock.codecs.openai_chat._pairing import PairingViolation, find_pairing_violation
 from interlock.codecs.openai_chat._request import decode_request, encode_request
 from interlock.codecs.openai_chat._response import decode_response, encode_response
@@ -28,5 +29,6 @@ __all__ = [
     "encode_request",
     "encode_response",
     "find_pairing_violation",
+    "vendor_response_fields",
     "wire_codec",
 ]

@@ -1,7 +1,8 @@
 """Chat ``messages[]`` → canonical messages.
 
 Assistant parts come out in a fixed order: reasoning, content (text / refusal parts),
-the ``refusal`` field, ``tool_calls``, a deprecated ``function_call``. The empty
+the ``refusal`` field, ``tool_calls``, a deprecated ``function_call``, Groq's
+``executed_tools`` (hosted parts, :mod:`._executed`). The empty
 ``content`` next to a ``refusal`` is no text part (only the layout remembers it). A ``tool`` message
 becomes ``Message(role="tool")`` holding one :class:`ToolResultPart`. The deprecated
 ``function`` role becomes the same, paired with the latest ``function_call`` of that name
@@ -15,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from interlock.codecs.openai_chat._content import decode_content
+from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
+from interlock.codecs.openai_chat._executed import decode_executed
 from interlock.codecs.openai_chat._reasoning import decode_reasoning, take_google_signature
 from interlock.codecs.openai_chat._tools import check_arguments, decode_tool_call, plain_tool_call
 from interlock.codecs.openai_chat._wire import (
@@ -219,6 +222,9 @@ def _assistant(
         function_calls[call.name] = call.call_id
         parts.append(call)
         consumed.add("function_call")
+    if message.get(EXECUTED):  # Groq's server-side tool runs (an empty list stays a field)
+        parts.extend(decode_executed(message[EXECUTED], f"{path}.{EXECUTED}"))
+        consumed.add(EXECUTED)
     consumed |= {"role", "name"}
     return Message(
         role="assistant",

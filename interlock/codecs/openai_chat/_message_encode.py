@@ -23,7 +23,9 @@ from interlock.codecs.openai_chat._content import (
     encode_user_content,
     json_text,
 )
-from interlock.codecs.openai_chat._fields import AS_DECODED, FieldPolicy, Scope
+from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
+from interlock.codecs.openai_chat._executed import encode_executed, is_executed
+from interlock.codecs.openai_chat._fields import AS_DECODED, FieldPolicy, Scope, admits
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._reasoning import (
     ReasoningSite,
@@ -97,7 +99,9 @@ class MessageEncoder:
         for i, part in enumerate(message.parts):
             if isinstance(part, CONTROL_PART_TYPES):
                 self._control(part, f"{location}.parts[{i}]")
-            elif isinstance(part, HostedToolPart):
+            elif isinstance(part, HostedToolPart) and not (
+                message.role == "assistant" and is_executed(part)
+            ):
                 self._unsupported(part, f"{location}.parts[{i}]", message.role)
             else:
                 parts.append((i, part))
@@ -225,9 +229,26 @@ class MessageEncoder:
         self._assistant_content(message, parts, location, built)
         if calls:
             built["tool_calls"] = self._tool_calls(calls, location, current)
+        self._executed(parts, location, built)
         if message.name is not None:
             built["name"] = message.name
         self._emit(merge_unknown(built, self._kept(message, index)), index)
+
+    def _executed(self, parts: list[tuple[int, Part]], location: str, built: JsonObject) -> None:
+        """Groq's executed tools back on the message, where the target admits the field
+        (every Chat upstream but plain OpenAI); elsewhere refused or warned as any hosted
+        part is."""
+        executed = encode_executed(part for _, part in parts)
+        if not executed:
+            return
+        dialect = self.fields.dialect
+        scope: Scope = "response_message" if self.response else "assistant"
+        if dialect is None or admits(scope, EXECUTED, executed, dialect, request=not self.response):
+            built[EXECUTED] = executed
+            return
+        for i, part in parts:
+            if is_executed(part):
+                self._unsupported(part, f"{location}.parts[{i}]", "assistant")
 
     def _citations(self, part: TextPart, where: str) -> None:
         """Citations go out on a response's message only (``annotations``)."""
@@ -280,7 +301,7 @@ class MessageEncoder:
             assert isinstance(part, ReasoningPart)
             content.append(encode_thinking(part))
             return True
-        if not isinstance(part, ReasoningPart | ToolCallPart):
+        if not isinstance(part, ReasoningPart | ToolCallPart) and not is_executed(part):
             self._unsupported(part, where, "assistant")
         return False
 

@@ -5,7 +5,8 @@ first appearance: raw reasoning per key, an OpenRouter detail per detail ``index
 text, the refusal, and a tool call per tool-call ``index`` (id and name arrive only on a
 call's first delta; provider-wire.md trap 22). Parts finish together when the choice
 finishes; a usage-only chunk (empty ``choices``) becomes a usage update; ``[DONE]`` ends
-the stream. ``obfuscation`` padding is noise and is dropped (trap 37).
+the stream. ``obfuscation`` padding is noise and is dropped (trap 37). Groq's
+``delta.executed_tools`` are hosted parts, one per run ``index`` (:mod:`._executed`).
 
 The ``ResponseFinished`` of a finished choice is held until ``[DONE]`` (or the end of
 input): usage arrives *after* ``finish_reason`` (``stream_options.include_usage`` sends it in
@@ -13,7 +14,8 @@ a last chunk with empty ``choices``; OpenRouter's last chunk repeats the choice 
 delta), and every update must reach the client's encoder before the response's end.
 An in-band ``{"error": …}`` chunk (OpenRouter, mid-stream) is a stream failure. Groq sends
 the usage of a stream in ``x_groq.usage`` of its last chunk; it is decoded as the usage (the
-Chat encoder writes it back as the standard ``usage``).
+Chat encoder writes it back as the standard ``usage``); its ``x_groq.usage_breakdown`` is kept
+in the ``ResponseFinished``'s ``extra[GROQ_END]`` (:mod:`._executed`).
 
 Choice 0 is the response, as when not streamed; deltas of other choices (``n > 1``) are
 skipped (a non-streamed answer keeps them for a Chat client in ``extra``; a streamed one
@@ -23,12 +25,14 @@ reaches a Chat client as the upstream's bytes, see the gateway's stream relay).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from interlock.codecs._json import loads
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_chat._citations import citations_of
+from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
+from interlock.codecs.openai_chat._executed import GROQ_END, executed_part, groq_end_fields
 from interlock.codecs.openai_chat._finish import decode_finish_reason
 from interlock.codecs.openai_chat._reasoning import (
     DETAIL_TEXT_FIELDS,
@@ -52,6 +56,7 @@ from interlock.codecs.openai_chat._wire import (
 )
 from interlock.transcript import (
     DecodeError,
+    HostedToolPart,
     JsonObject,
     JsonValue,
     Opaque,
@@ -102,6 +107,8 @@ class StreamDecoder:
         self._chunks = 0
         self._signature: Opaque | None = None
         self._ending: ResponseFinished | None = None
+        self._groq_end: JsonObject = {}
+        """Groq's last-chunk ``x_groq`` fields with no canonical home (``usage_breakdown``)."""
         self._failed = False
         self._prelude: JsonObject = {}
         self._annotations: list[JsonValue] = []
@@ -146,10 +153,16 @@ class StreamDecoder:
             updates.extend(
                 self._choice(as_object(choice, f"{path}.choices[{i}]"), f"{path}.choices[{i}]")
             )
+        self._chunk_end(chunk, path, updates)
+        return updates
+
+    def _chunk_end(self, chunk: JsonObject, path: str, updates: list[Update]) -> None:
+        """The chunk's usage, and Groq's vendor fields in its ``x_groq``."""
         usage = _usage_of(chunk, path)
         if usage is not None:
             updates.append(usage)
-        return updates
+        if isinstance(groq := chunk.get("x_groq"), dict):
+            self._groq_end.update(groq_end_fields(groq))
 
     def finish(self) -> list[Update]:
         """End of input: a stream that never finished is reported as failed."""
@@ -207,10 +220,28 @@ class StreamDecoder:
             self._annotations.extend(cast("list[JsonValue]", annotations))
         if (refusal := delta.get("refusal")) is not None:
             self._text(("refusal", 0), as_str(refusal, f"{path}.refusal"), updates)
+        self._calls(delta, path, updates)
+
+    def _calls(self, delta: JsonObject, path: str, updates: list[Update]) -> None:
+        """The delta's tool calls, then Groq's executed (server-side) tools."""
         if (calls := delta.get("tool_calls")) is not None:
             for i, call in enumerate(as_list(calls, f"{path}.tool_calls")):
                 where = f"{path}.tool_calls[{i}]"
                 self._call(as_object(call, where), where, updates)
+        if executed := delta.get(EXECUTED):
+            for i, entry in enumerate(as_list(executed, f"{path}.{EXECUTED}")):
+                self._executed(as_object(entry, f"{path}.{EXECUTED}[{i}]"), i, updates)
+
+    def _executed(self, entry: JsonObject, position: int, updates: list[Update]) -> None:
+        """A Groq executed tool: a hosted part per ``index``; a later delta of the same
+        index (the run's output after its arguments) completes its object."""
+        index = entry.get("index", position)
+        key = ("executed", index if isinstance(index, int | str) else position)
+        slot = self._slots.get(key)
+        if slot is None:
+            self._open(key, executed_part(entry), updates)
+        elif isinstance(slot.part, HostedToolPart):
+            slot.part = executed_part({**slot.part.item, **entry})
 
     def _plain(self, key: tuple[str, int | str], piece: str) -> PartDelta | None:
         """The delta of a plain chunk (:func:`_plain_delta`) to a part already open, or
@@ -369,6 +400,8 @@ class StreamDecoder:
     def _end(self) -> list[Update]:
         """The held ``ResponseFinished`` (once)."""
         ending, self._ending = self._ending, None
+        if ending is not None and self._groq_end:
+            ending = replace(ending, extra={GROQ_END: self._groq_end})
         return [ending] if ending is not None else []
 
     def _after_finish(self, choice: JsonObject, path: str) -> None:
@@ -402,6 +435,8 @@ class StreamDecoder:
             return TextPart(
                 text=text, signature=self._signature, citations=citations, extra=part.extra
             )
+        if isinstance(part, HostedToolPart):
+            return part
         return _with_text(part, text)
 
 

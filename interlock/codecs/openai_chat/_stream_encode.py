@@ -18,7 +18,9 @@ from typing import assert_never
 
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_chat._citations import encode_annotations, shift_citations
-from interlock.codecs.openai_chat._fields import FieldPolicy
+from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
+from interlock.codecs.openai_chat._executed import GROQ_END, is_executed
+from interlock.codecs.openai_chat._fields import FieldPolicy, admits
 from interlock.codecs.openai_chat._finish import encode_finish_reason
 from interlock.codecs.openai_chat._reasoning import (
     DETAIL_TEXT_FIELDS,
@@ -34,6 +36,7 @@ from interlock.codecs.openai_chat._tools import encode_tool_call
 from interlock.codecs.openai_chat._usage import encode_usage
 from interlock.codecs.openai_chat._wire import ReasoningDialect, extra_of
 from interlock.transcript import (
+    HostedToolPart,
     JsonObject,
     Part,
     PartDelta,
@@ -64,7 +67,8 @@ _string = encode_basestring
 class _Open:
     """What has been streamed of one part: its delta builder and the text sent so far."""
 
-    carrier: str  # "content" | "refusal" | a raw reasoning key | "details" | "call" | "hidden"
+    carrier: str  # "content" | "refusal" | a raw reasoning key | "details" | "call" |
+    # "executed" (a Groq executed tool, sent whole when finished) | "hidden"
     sent: str = ""
     template: JsonObject | None = None
     text_field: str | None = None
@@ -88,6 +92,7 @@ class StreamEncoder:
         self._content_length = 0  # characters streamed as content so far
         self._usage: Usage | None = None
         self._finished = False
+        self._groq_end: JsonObject | None = None
 
     @staticmethod
     def _make_head(id_: str, model: str | None, created: int, unknown: JsonObject) -> str:
@@ -100,9 +105,12 @@ class StreamEncoder:
         }
         return _dumps(head)[:-1] + ',"choices":'
 
-    def _chunk(self, delta: JsonObject, finish: str | None = None) -> SseEvent:
+    def _chunk(
+        self, delta: JsonObject, finish: str | None = None, x_groq: JsonObject | None = None
+    ) -> SseEvent:
         reason = "null" if finish is None else _dumps(finish)
-        body = f'[{{"index":0,"delta":{_dumps(delta)},"finish_reason":{reason}}}]}}'
+        groq = f',"x_groq":{_dumps(x_groq)}' if x_groq else ""
+        body = f'[{{"index":0,"delta":{_dumps(delta)},"finish_reason":{reason}}}]{groq}}}'
         return SseEvent(data=self._head + body)
 
     def _written(self, delta: str) -> SseEvent:
@@ -114,6 +122,7 @@ class StreamEncoder:
         match update:
             case ResponseStarted():
                 unknown = extra_of(self._fields.kept(update.extra, "response", ""))
+                self._groq_end = update.extra.get(GROQ_END)  # a whole response's updates
                 self._head = self._make_head(
                     update.id or "chatcmpl-interlock", update.model, update.created or 0, unknown
                 )
@@ -132,7 +141,8 @@ class StreamEncoder:
                 if update.finish_reason is None and update.native_finish_reason is None:
                     return []  # a stream that ended on [DONE] alone (OpenRouter): no reason
                 reason = encode_finish_reason(update.finish_reason, update.native_finish_reason)
-                return [self._chunk({}, reason)]
+                groq = update.extra.get(GROQ_END) or self._groq_end
+                return [self._chunk({}, reason, groq)]
             case StreamFailed():
                 error: JsonObject = {"message": update.message, "type": "server_error"}
                 error["param"], error["code"] = None, update.code
@@ -164,7 +174,7 @@ class StreamEncoder:
             case "details":
                 assert isinstance(part, ReasoningPart)
                 return self._detail_start(state, part)
-            case "hidden":
+            case "hidden" | "executed":
                 return []
             case _:
                 delta = self._text_delta(state, part, getattr(part, "text", ""))
@@ -178,6 +188,11 @@ class StreamEncoder:
             return _Open(carrier="content", offset=self._content_length)
         if isinstance(part, RefusalPart):
             return _Open(carrier="refusal")
+        if is_executed(part) and (
+            self._dialect is None
+            or admits("response_message", EXECUTED, [], self._dialect, request=False)
+        ):
+            return _Open(carrier="executed")
         if in_content(part, self._dialect):
             return _Open(carrier=CARRIER)  # Mistral: reasoning streamed in content
         if isinstance(part, ReasoningPart):
@@ -258,6 +273,8 @@ class StreamEncoder:
         state = self._open.get(index)
         if state is None or state.carrier == "hidden":
             return []
+        if isinstance(part, HostedToolPart):  # "executed": the run as it finished
+            return [self._chunk({EXECUTED: [part.item]})]
         events: list[SseEvent] = []
         final = part.arguments if isinstance(part, ToolCallPart) else getattr(part, "text", "")
         if (
