@@ -126,8 +126,10 @@ CAUSES: dict[str, str] = {
     "Completions field",
     "reasoning_not_replayable": "reasoning bound to a current-turn tool call has neither a "
     "Responses item id nor encrypted content",
-    "media_unsupported": "media the target cannot take (Anthropic: audio, video; Chat: a "
-    "Responses `file_id`)",
+    "media_unsupported": "media the target cannot take (Anthropic: audio, video; Chat: an "
+    "image by OpenAI file id, which Chat takes only as `image_url`)",
+    "media_unreachable": "a file only its own provider can read (an OpenAI file id for Gemini "
+    "or Anthropic; a Gemini Files API or `gs://` reference for the others)",
     "hosted_item_unsupported": "another provider's hosted-tool item has no form here",
     "hosted_tool_unsupported": "another provider's hosted tool has no form here",
     "part_unsupported": "a hosted-tool part has no Chat Completions form",

@@ -19,7 +19,7 @@ import json
 from typing import assert_never
 
 from interlock.codecs._media_kind import concrete
-from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
+from interlock.codecs._media_reach import UNREACHABLE, unreachable_reason
 from interlock.codecs.anthropic._blocks import text_source
 from interlock.codecs.anthropic._citations import encode_citations
 from interlock.codecs.anthropic._wire import (
@@ -242,7 +242,7 @@ class PartEncoder:
         return blocks
 
     def _media(self, part: MediaPart, location: str) -> JsonObject | None:
-        unreachable = google_only_reason(part, "Anthropic")
+        unreachable = unreachable_reason(part, "Anthropic")
         if unreachable is not None:
             self.lossy(UNREACHABLE, location, unreachable)
             return None

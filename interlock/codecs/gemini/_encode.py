@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from typing import assert_never
 
+from interlock.codecs._media_reach import UNREACHABLE, openai_file_id
 from interlock.codecs.gemini._media import dropped_filename, encode_media
 from interlock.codecs.gemini._parts import require_object_arguments
 from interlock.codecs.gemini._results import encode_response_object
@@ -218,7 +219,8 @@ class PartEncoder:
         if not (own.get("noResponse") and len(media) == len(part.output)):
             body["response"] = encode_response_object(part, location, self.warnings)
         if media:
-            body["parts"] = [self._media(item, message, index) for item in media]
+            sent = [self._media(item, message, index) for item in media]
+            body["parts"] = [wire for wire in sent if wire is not None]
         body.update(object_entry(own, "response"))
         wire = _fields(part.extra)
         wire["functionResponse"] = body
@@ -252,7 +254,12 @@ class PartEncoder:
         wire["thought"] = True
         return self._sign(wire, part.opaque, message, index)
 
-    def _media(self, part: MediaPart, message: int, index: int) -> JsonObject:
+    def _media(self, part: MediaPart, message: int, index: int) -> JsonObject | None:
+        unreachable = openai_file_id(part)
+        if unreachable is not None:
+            reason = f"{unreachable} is a file uploaded to OpenAI: Gemini cannot read it"
+            self.lossy(UNREACHABLE, self.location(message, index), reason)
+            return None
         wire = encode_media(part)
         if wire is None:
             raise LossyHistoryError(

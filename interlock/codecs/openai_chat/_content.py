@@ -12,7 +12,12 @@ from collections.abc import Sequence
 
 from interlock.codecs._json import compact
 from interlock.codecs._media_kind import wildcard
-from interlock.codecs._media_reach import UNREACHABLE, google_only_reason
+from interlock.codecs._media_reach import (
+    UNREACHABLE,
+    google_only_reason,
+    openai_file_id,
+    openai_file_uri,
+)
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._thinking import decode_thinking
 from interlock.codecs.openai_chat._wire import (
@@ -41,7 +46,6 @@ from interlock.transcript import (
     TextPart,
 )
 
-FILE_SCHEME = "openai-file:"
 _AUDIO_FORMATS = {"mp3": "audio/mpeg", "wav": "audio/wav"}
 _AUDIO_TYPES = {media: fmt for fmt, media in _AUDIO_FORMATS.items()}
 
@@ -127,7 +131,7 @@ def _decode_file(item: JsonObject, path: str) -> MediaPart:
     if "file_id" in inner:
         file_id = as_str(inner["file_id"], f"{where}.file_id")
         extra = with_extra(unknown, layout)
-        return MediaPart(uri=FILE_SCHEME + file_id, filename=name, extra=extra)
+        return MediaPart(uri=openai_file_uri(file_id), filename=name, extra=extra)
     raise DecodeError(where, "a file part needs 'file_data' or 'file_id'")
 
 
@@ -205,6 +209,10 @@ def encode_media(part: MediaPart, location: str, degrade: Degradations) -> JsonO
         return None
     unknown = extra_of(part.extra)
     wire_type = extra_of(part.extra, LAYOUT).get("type") or _infer_type(part)
+    if wire_type != "file" and openai_file_id(part) is not None:
+        reason = "an image by OpenAI file id has no Chat Completions form (only files have one)"
+        degrade.lossy("media_unsupported", location, reason)
+        return None
     if wire_type in ("image_url", "video_url") and (part.uri is not None or part.data is not None):
         url = part.uri if part.uri is not None else data_uri(part.media_type, part.data or "")
         return _media(str(wire_type), {"url": url}, unknown)
@@ -233,8 +241,8 @@ def _file_inner(part: MediaPart) -> JsonObject | None:
     if part.data is not None:
         bare = extra_of(part.extra, LAYOUT).get("bare")
         inner["file_data"] = part.data if bare else data_uri(part.media_type, part.data)
-    elif part.uri is not None and part.uri.startswith(FILE_SCHEME):
-        inner["file_id"] = part.uri.removeprefix(FILE_SCHEME)
+    elif (file_id := openai_file_id(part)) is not None:
+        inner["file_id"] = file_id
     elif part.uri is not None and extra_of(part.extra, LAYOUT).get("urlData"):
         inner["file_data"] = part.uri  # it came as a URL in file_data: it goes back as one
     else:

@@ -12,6 +12,7 @@ from typing import cast
 
 from interlock.codecs._json import compact
 from interlock.codecs._media_kind import wildcard
+from interlock.codecs._media_reach import openai_file_id, openai_file_uri
 from interlock.codecs.openai_responses._citations import decode_citations, encode_annotations
 from interlock.codecs.openai_responses._wire import (
     as_list,
@@ -38,7 +39,6 @@ from interlock.transcript import (
 _IMAGE_DEFAULTS: JsonObject = {"detail": "auto"}
 _OUTPUT_TEXT_DEFAULTS: JsonObject = {"annotations": []}
 _RAW = "~raw"
-_REF = "~ref"
 _TYPE = "~type"
 _PLAIN = "~plain"
 
@@ -69,8 +69,8 @@ def _decode_image(data: JsonObject, path: str) -> MediaPart:
         if part.media_type is None:  # a URL: only the part type says it is an image
             part = MediaPart(media_type=wildcard("image"), uri=part.uri, extra=part.extra)
     elif isinstance(data.get("file_id"), str):
-        fields[_REF] = "file_id"
-        part = MediaPart(uri=string(data["file_id"], f"{path}.file_id"), extra=wrap(fields))
+        uri = openai_file_uri(string(data["file_id"], f"{path}.file_id"))
+        part = MediaPart(media_type=wildcard("image"), uri=uri, extra=wrap(fields))
     else:
         raise DecodeError(path, "input_image needs a string image_url or file_id")
     if not (part.media_type or "").startswith("image"):
@@ -97,8 +97,8 @@ def _decode_file(data: JsonObject, path: str) -> MediaPart:
     elif isinstance(data.get("file_url"), str):
         part = MediaPart(uri=cast(str, data["file_url"]), filename=filename, extra=wrap(fields))
     elif isinstance(data.get("file_id"), str):
-        fields[_REF] = "file_id"
-        part = MediaPart(uri=cast(str, data["file_id"]), filename=filename, extra=wrap(fields))
+        uri = openai_file_uri(cast(str, data["file_id"]))
+        part = MediaPart(uri=uri, filename=filename, extra=wrap(fields))
     else:
         raise DecodeError(path, "input_file needs file_data, file_url or file_id")
     if (part.media_type or "").startswith("image"):
@@ -161,14 +161,17 @@ def _encode_media(part: MediaPart) -> JsonObject:
     if kind is None:
         kind = "input_image" if (part.media_type or "").startswith("image") else "input_file"
     kept = own(part.extra)
-    by_ref = hint(part.extra, _REF) == "file_id"
+    file_id = openai_file_id(part)
     if kind == "input_image":
         core: JsonObject = {"type": "input_image"}
-        core["file_id" if by_ref else "image_url"] = _location(part)
+        if file_id is not None:
+            core["file_id"] = file_id
+        else:
+            core["image_url"] = _location(part)
         return merge_fields(core, kept, _IMAGE_DEFAULTS)
     core = {"type": "input_file"}
-    if by_ref:
-        core["file_id"] = _location(part)
+    if file_id is not None:
+        core["file_id"] = file_id
     elif part.data is not None:
         core["file_data"] = _location(part)
     else:
