@@ -36,10 +36,9 @@ from starlette.responses import Response as HttpResponse
 from starlette.routing import BaseRoute, Route
 
 from interlock.gateway.access_log import AccessRecord
-from interlock.gateway.bodies import ProxyError, json_response, read_body
+from interlock.gateway.bodies import ProxyError, read_body
 from interlock.gateway.dialects import Dialect
-from interlock.gateway.headers import NOT_SENT
-from interlock.gateway.response_state import RESPONSES, answer_id, relay
+from interlock.gateway.response_state import RESPONSES, answer_id, refused, relay
 from interlock.gateway.stores import ResponseIndex
 from interlock.gateway.upstream import Upstream
 
@@ -138,12 +137,7 @@ def routes(proxy: Proxy, responses: Dialect, upstreams: Mapping[str, Upstream]) 
                 )
             record.translation = "exact"
         except ProxyError as failure:
-            record.error = failure.code or "error"
-            record.translation = NOT_SENT
-            error = responses.error(
-                failure.status, failure.message, code=failure.code, param=failure.param
-            )
-            answer = json_response(error, failure.status, NOT_SENT)
+            answer = refused(responses, record, failure)
         proxy.finish(record, answer.status_code)
         return answer
 

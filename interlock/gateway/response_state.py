@@ -193,12 +193,7 @@ def routes(proxy: Proxy, responses: Dialect, upstreams: Mapping[str, Upstream]) 
                 if index is not None:
                     await index.forget(tenant, response_id)
         except ProxyError as failure:
-            record.error = failure.code or "error"
-            record.translation = NOT_SENT
-            body = responses.error(
-                failure.status, failure.message, code=failure.code, param=failure.param
-            )
-            answer = json_response(body, failure.status, NOT_SENT)
+            answer = refused(responses, record, failure)
         proxy.finish(record, answer.status_code)
         return answer
 
@@ -207,6 +202,14 @@ def routes(proxy: Proxy, responses: Dialect, upstreams: Mapping[str, Upstream]) 
         Route("/v1/responses/{response_id}/input_items", state, methods=["GET"]),
         Route("/v1/responses/{response_id}/cancel", state, methods=["POST"]),
     ]
+
+
+def refused(responses: Dialect, record: AccessRecord, failure: ProxyError) -> HttpResponse:
+    """``failure`` as the Responses error JSON, with the access record saying nothing was sent."""
+    record.error = failure.code or "error"
+    record.translation = NOT_SENT
+    body = responses.error(failure.status, failure.message, code=failure.code, param=failure.param)
+    return json_response(body, failure.status, NOT_SENT)
 
 
 async def _holder(
