@@ -12,7 +12,7 @@ whole) goes out as one more delta.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import assert_never
 
@@ -65,11 +65,14 @@ _string = encode_basestring
 
 @dataclass(slots=True)
 class _Open:
-    """What has been streamed of one part: its delta builder and the text sent so far."""
+    """What has been streamed of one part: its delta builder and the text sent so far.
+
+    The text sent is kept as pieces and joined once when the part finishes: appending to one
+    string on every delta would copy the whole text each time (quadratic in a long answer)."""
 
     carrier: str  # "content" | "refusal" | a raw reasoning key | "details" | "call" |
     # "executed" (a Groq executed tool, sent whole when finished) | "hidden"
-    sent: str = ""
+    sent: list[str] = field(default_factory=list[str])
     template: JsonObject | None = None
     text_field: str | None = None
     call_index: int = 0
@@ -167,7 +170,7 @@ class StreamEncoder:
             case "call":
                 assert isinstance(part, ToolCallPart)
                 wire = encode_tool_call(part, self._fields)
-                state.sent = part.arguments
+                state.sent = [part.arguments]
                 state.signed = self._sign(wire, part)
                 wire.pop("index", None)  # the stream's own position wins over a kept one
                 delta["tool_calls"] = [{"index": state.call_index, **wire}]
@@ -216,7 +219,7 @@ class StreamEncoder:
         delta: JsonObject = {}
         if text:
             delta.update(self._piece(state, text))
-            state.sent += text
+            state.sent.append(text)
             self._content_length += len(text) if state.carrier == "content" else 0
         if isinstance(part, TextPart) and not state.signed:
             state.signed = self._sign(delta, part)
@@ -231,7 +234,7 @@ class StreamEncoder:
         field = DETAIL_TEXT_FIELDS.get(kind) if isinstance(kind, str) else None
         state.template = {k: v for k, v in detail.items() if k in ("type", "format", "index")}
         state.text_field = field
-        state.sent = part.text
+        state.sent = [part.text]
         delta: JsonObject = {}
         if part.text:
             delta["reasoning"] = part.text
@@ -242,7 +245,7 @@ class StreamEncoder:
         state = self._open.get(index)
         if state is None or not text or state.carrier == "hidden":
             return []
-        state.sent += text
+        state.sent.append(text)
         self._content_length += len(text) if state.carrier == "content" else 0
         if state.carrier == "call":
             piece = _string(text)
@@ -277,12 +280,9 @@ class StreamEncoder:
             return [self._chunk({EXECUTED: [part.item]})]
         events: list[SseEvent] = []
         final = part.arguments if isinstance(part, ToolCallPart) else getattr(part, "text", "")
-        if (
-            final.startswith(state.sent)
-            and len(final) > len(state.sent)
-            and state.carrier != "details"
-        ):
-            events.extend(self._delta(index, final[len(state.sent) :]))
+        sent = "".join(state.sent)
+        if final.startswith(sent) and len(final) > len(sent) and state.carrier != "details":
+            events.extend(self._delta(index, final[len(sent) :]))
         if isinstance(part, TextPart | ToolCallPart) and not state.signed:
             events.extend(self._late_signature(state, part))
         if state.carrier == CARRIER and (fields := extra_of(part.extra)):
