@@ -151,6 +151,20 @@ def serve(config_path: Path, cwd: Path) -> Iterator[str]:
         stop(process)
 
 
+@contextmanager
+def serve_on_emulators(
+    directory: Path, extra: str = ""
+) -> Iterator[tuple[str, dict[str, Emulator]]]:
+    """``interlock serve`` on the four emulators with :func:`gateway_config` (a SQLite store in
+    ``directory``) plus ``extra`` configuration; yields the gateway's URL and the emulators."""
+    with emulators_on_loopback() as (emulator_url, emulators):
+        config = directory / "interlock.toml"
+        store = f"sqlite:///{directory / 'state.db'}"
+        config.write_text(gateway_config(emulator_url, store) + extra)
+        with serve(config, directory) as url:
+            yield url, emulators
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     """Terminate ``process`` and reap it, killing it if it does not exit in time.
 

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from interlock.emulators import Emulator
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 WEATHER = {
     "name": "get_weather",
@@ -33,11 +33,8 @@ THINKING: Any = {"type": "enabled", "budget_tokens": 1024}
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("serve-anthropic")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
-        with serve(config, directory) as url:
-            yield url, emulators
+    with serve_on_emulators(directory) as (url, emulators):
+        yield url, emulators
 
 
 def ask(client: anthropic.Anthropic, model: str, messages: list[Any], stream: bool) -> Any:

@@ -21,7 +21,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from interlock.emulators import Emulator, emulator_app
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 MODELS = ["via-anthropic", "via-gemini", "via-responses", "via-chat"]
 UPSTREAM_OF = {
@@ -40,11 +40,8 @@ SYSTEMS: list[Any] = [
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("anthropic-input")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
-        with serve(config, directory) as url:
-            yield url, emulators
+    with serve_on_emulators(directory) as (url, emulators):
+        yield url, emulators
 
 
 @pytest.fixture

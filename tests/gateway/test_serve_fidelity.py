@@ -19,7 +19,7 @@ from openai import OpenAI
 from pydantic import BaseModel
 
 from interlock.emulators import Emulator
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 GEMINI_2 = """
 [[models]]
@@ -32,12 +32,8 @@ model = "gemini-2.5-flash-emulated"
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("fidelity")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        text = gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}")
-        config.write_text(text + GEMINI_2)
-        with serve(config, directory) as url:
-            yield url, emulators
+    with serve_on_emulators(directory, GEMINI_2) as (url, emulators):
+        yield url, emulators
 
 
 def _responses_usage(url: str, model: str, stream: bool) -> tuple[int, int]:

@@ -28,7 +28,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from interlock.emulators import Emulator
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 GS = "gs://cloud-samples-data/video/animals.mp4"
 FILES_API = "https://generativelanguage.googleapis.com/v1beta/files/abc123"
@@ -67,12 +67,8 @@ DEGRADE = {
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("media-reach")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        text = gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}")
-        config.write_text(text + DEGRADE_MODELS)
-        with serve(config, directory) as url:
-            yield url, emulators
+    with serve_on_emulators(directory, DEGRADE_MODELS) as (url, emulators):
+        yield url, emulators
 
 
 def _ask(url: str, model: str, media: types.Part, stream: bool) -> tuple[str, str]:

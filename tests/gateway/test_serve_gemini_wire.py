@@ -25,7 +25,7 @@ from interlock.emulators import Emulator
 from interlock.emulators._brain import ScriptBrain
 from interlock.emulators.gemini import GeminiEmulator
 from interlock.transcript import JsonObject
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 SCHEMA: JsonObject = {
     "type": "object",
@@ -60,12 +60,8 @@ thought_signatures = "optional"
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("gemini-wire")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        text = gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}")
-        config.write_text(text + SIGNATURE_MODELS)
-        with serve(config, directory) as url:
-            yield url, emulators
+    with serve_on_emulators(directory, SIGNATURE_MODELS) as (url, emulators):
+        yield url, emulators
 
 
 def _snake_body() -> JsonObject:

@@ -21,7 +21,7 @@ from openai.types.responses import Response
 from openai.types.responses.response_output_item import McpApprovalRequest, McpCall
 
 from interlock.emulators import Emulator
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 MCP_TOOL: Any = {
     "type": "mcp",
@@ -35,11 +35,8 @@ ASK = 'call docs.search with {"q":"interlock"}'
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Emulator]]:
     directory = tmp_path_factory.mktemp("mcp")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
-        with serve(config, directory) as url:
-            yield url, emulators["openai-responses"]
+    with serve_on_emulators(directory) as (url, emulators):
+        yield url, emulators["openai-responses"]
 
 
 def create(client: OpenAI, stream: bool, **fields: Any) -> Response:

@@ -19,7 +19,7 @@ from google.genai import types
 from openai import OpenAI
 
 from interlock.emulators import Emulator
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 UPSTREAMS = {
     "via-responses": "openai-responses",
@@ -39,11 +39,8 @@ ASK_TOOL = 'call get_weather with {"city": "Paris"}'
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("serve")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
-        with serve(config, directory) as url:
-            yield url, emulators
+    with serve_on_emulators(directory) as (url, emulators):
+        yield url, emulators
 
 
 # ---------------------------------------------------------------- clients, one per dialect

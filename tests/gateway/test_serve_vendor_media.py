@@ -18,7 +18,7 @@ import pytest
 from openai import OpenAI
 
 from interlock.emulators import Emulator
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 RECORDED = (
     Path(__file__).resolve().parents[2]
@@ -41,11 +41,8 @@ def _recorded_input() -> list[Any]:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("vendor-media")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
-        with serve(config, directory) as url:
-            yield url, emulators
+    with serve_on_emulators(directory) as (url, emulators):
+        yield url, emulators
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])

@@ -21,7 +21,7 @@ from openai import OpenAI
 from interlock.emulators import Emulator
 from interlock.emulators._brain import ScriptBrain
 from interlock.emulators.openai_chat import OpenAIChatEmulator
-from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+from tests.gateway.serving import serve_on_emulators
 
 RECORDED = (
     Path(__file__).resolve().parents[2]
@@ -45,11 +45,8 @@ def _groq_stream() -> tuple[list[Any], dict[str, Any]]:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Emulator]]]:
     directory = tmp_path_factory.mktemp("vendor-streams")
-    with emulators_on_loopback() as (emulator_url, emulators):
-        config = directory / "interlock.toml"
-        config.write_text(gateway_config(emulator_url, f"sqlite:///{directory / 'state.db'}"))
-        with serve(config, directory) as url:
-            yield url, emulators
+    with serve_on_emulators(directory) as (url, emulators):
+        yield url, emulators
 
 
 def _replay_groq(emulators: dict[str, Emulator]) -> dict[str, Any]:
