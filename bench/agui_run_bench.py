@@ -33,12 +33,10 @@ Usage: python bench/agui_run_bench.py [--runs 200] [--rounds 5] [--chunks 20]
 from __future__ import annotations
 
 import argparse
-import glob
 import http.client
 import itertools
 import json
 import os
-import re
 import socket
 import statistics
 import subprocess
@@ -47,6 +45,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import history_callgrind as callgrind
 import proxy_bench as pb
 from history_bench import cpu_ns
 from websockets.sync.client import connect
@@ -169,33 +168,23 @@ def start(
     )
 
 
-def callgrind_prefix(work: Path, name: str) -> tuple[str, ...]:
-    out = f"--callgrind-out-file={work}/callgrind-{name}.%p"
-    return ("valgrind", "--tool=callgrind", "--instr-atstart=no", out)
-
-
 def instructions(gateway: Gateway, transport: str, runs: int, first: int, work: Path) -> float:
     """Millions of user-space instructions per run (callgrind), after a warm-up."""
     client = SseClient(gateway.port) if transport == "sse" else WebSocketClient(gateway.port)
-    control = ["callgrind_control"]
     try:
         for number in range(first, first + 20):
             client.run(number)
-        subprocess.run([*control, "-i", "on", str(gateway.pid)], check=True, capture_output=True)
+        callgrind.control(gateway.pid, "-i", "on")
         for number in range(first + 20, first + 30):
             client.run(number)
-        subprocess.run([*control, "-z", str(gateway.pid)], check=True, capture_output=True)
+        callgrind.control(gateway.pid, "-z")
         for number in range(first + 30, first + 30 + runs):
             client.run(number)
-        subprocess.run([*control, "-d", str(gateway.pid)], check=True, capture_output=True)
-        subprocess.run([*control, "-i", "off", str(gateway.pid)], check=True, capture_output=True)
+        callgrind.control(gateway.pid, "-d")
+        callgrind.control(gateway.pid, "-i", "off")
     finally:
         client.close()
-    dumps = glob.glob(f"{work}/callgrind-{gateway.name}.*")
-    text = Path(max(dumps, key=os.path.getmtime)).read_text()
-    found = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
-    assert found is not None
-    return int(found.group(1)) / runs / 1e6
+    return callgrind.dumped(work, gateway.name) / runs / 1e6
 
 
 def main() -> int:
@@ -227,7 +216,7 @@ def main() -> int:
             config.write_text(config_text(emulator_port, store))
             port = pb.free_port()
             serve = ["serve", "--config", str(config), "--port", str(port)]
-            prefix = callgrind_prefix(work, name) if arguments.callgrind else ()
+            prefix = callgrind.prefix(work, name) if arguments.callgrind else ()
             process = start(serve, work, source, prefix)
             processes.append(process)
             pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 30)
@@ -269,7 +258,7 @@ def start_peers(
     for name, mode in modes.items():
         port = pb.free_port()
         log = (work / f"{name}.log").open("wb")
-        prefix = callgrind_prefix(work, name) if arguments.callgrind else ()
+        prefix = callgrind.prefix(work, name) if arguments.callgrind else ()
         command = [*prefix, arguments.agent_framework, str(PEER), "--port", str(port), *mode]
         process = subprocess.Popen(command, cwd=work, stdout=log, stderr=log)
         peers.append((process, Gateway(name, port, process.pid, ("sse",))))

@@ -30,9 +30,7 @@ Usage: python bench/small_bench.py [--rounds 5] [--requests 200] [--gap 2] [--wr
 from __future__ import annotations
 
 import argparse
-import glob
 import os
-import re
 import statistics
 import subprocess
 import tempfile
@@ -40,6 +38,7 @@ import time
 from pathlib import Path
 
 import history_bench as hb
+import history_callgrind as callgrind
 import httpx
 import proxy_bench as pb
 
@@ -78,15 +77,9 @@ def paced(variants: list[hb.Variant], arguments: argparse.Namespace) -> None:
         print(f"{line}   [load {pb.load_average()}]", flush=True)
 
 
-def callgrind_prefix(work: Path, name: str) -> tuple[str, ...]:
-    out = f"--callgrind-out-file={work}/callgrind-{name}.%p"
-    return ("valgrind", "--tool=callgrind", "--instr-atstart=no", out)
-
-
 def instructions(variant: hb.Variant, model: str, requests: int, work: Path) -> float:
     """Thousands of user-space instructions per request (callgrind), after a warm-up."""
     connection = pb.Connection(variant.port)
-    control = ["callgrind_control"]
 
     def send(count: int, tag: str) -> None:
         for index in range(count):
@@ -95,19 +88,15 @@ def instructions(variant: hb.Variant, model: str, requests: int, work: Path) -> 
 
     try:
         send(30, "warm")
-        subprocess.run([*control, "-i", "on", str(variant.pid)], check=True, capture_output=True)
+        callgrind.control(variant.pid, "-i", "on")
         send(10, "on")
-        subprocess.run([*control, "-z", str(variant.pid)], check=True, capture_output=True)
+        callgrind.control(variant.pid, "-z")
         send(requests, model)
-        subprocess.run([*control, "-d", str(variant.pid)], check=True, capture_output=True)
-        subprocess.run([*control, "-i", "off", str(variant.pid)], check=True, capture_output=True)
+        callgrind.control(variant.pid, "-d")
+        callgrind.control(variant.pid, "-i", "off")
     finally:
         connection.close()
-    dumps = glob.glob(f"{work}/callgrind-{variant.name}.*")
-    text = Path(max(dumps, key=os.path.getmtime)).read_text()
-    found = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
-    assert found is not None
-    return int(found.group(1)) / requests / 1e3
+    return callgrind.dumped(work, variant.name) / requests / 1e3
 
 
 def start(
@@ -144,7 +133,7 @@ def main() -> int:
     try:
         for name, source in sources:
             port = pb.free_port()
-            prefix = callgrind_prefix(work, name) if arguments.callgrind else ()
+            prefix = callgrind.prefix(work, name) if arguments.callgrind else ()
             process = start(config, port, work, source, prefix)
             processes.append(process)
             pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 60)
