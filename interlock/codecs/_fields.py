@@ -22,11 +22,17 @@ _WALKED: dict[str, tuple[str, ...] | None] = {
     "openai-chat": None,
     "openai-responses": None,
     "gemini": ("fields", "generationConfig", "thinkingConfig"),
+    "anthropic": ("fields",),
 }
 """Per dialect key: ``None`` when every entry is a wire field, else the entries holding them."""
 
 _NESTED = frozenset({"text", "generationConfig", "thinkingConfig"})
 _ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
+
+
+def walks(dialect: str) -> bool:
+    """Whether :func:`kept_wire_fields` knows where ``dialect``'s decoder keeps wire fields."""
+    return dialect in _WALKED
 
 
 def kept_wire_fields(

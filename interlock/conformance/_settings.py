@@ -23,7 +23,7 @@ STRUCTURED = frozenset(
 )
 """Wire names (at any depth) that ask for structured output."""
 
-_DIALECT_KEYS = ("openai-chat", "openai-responses", "gemini")
+_DIALECT_KEYS = ("openai-chat", "openai-responses", "gemini", "anthropic")
 
 
 def setting_items(request: Request) -> list[Item]:

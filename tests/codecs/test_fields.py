@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from interlock.codecs import gemini, openai_chat, openai_responses
+from interlock.codecs import anthropic, gemini, openai_chat, openai_responses
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
 from interlock.transcript import GenerationOptions, Request
 
@@ -25,11 +25,19 @@ GEMINI = {
     "generationConfig": {"candidateCount": 2, "topK": 3},
 }
 RESPONSES = {"model": "m", "input": "hi", "metadata": {"k": "v"}, "truncation": "auto"}
+ANTHROPIC = {
+    "model": "m",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "hi"}],
+    "metadata": {"user_id": "u-1"},
+    "top_k": 3,
+}
 
 ENCODERS: dict[str, Any] = {
     "openai-chat": openai_chat.encode_request,
     "openai-responses": openai_responses.encode_request,
     "gemini": gemini.encode_request,
+    "anthropic": anthropic.encode_request,
 }
 
 
@@ -38,6 +46,8 @@ def _request(dialect: str) -> Request:
         return openai_chat.decode_request(CHAT)
     if dialect == "gemini":
         return gemini.decode_request(GEMINI, model="m")
+    if dialect == "anthropic":
+        return anthropic.decode_request(ANTHROPIC)
     return openai_responses.decode_request(RESPONSES)
 
 
@@ -45,7 +55,9 @@ def _request(dialect: str) -> Request:
 @pytest.mark.parametrize("target", sorted(ENCODERS))
 def test_every_kept_field_is_warned_by_every_other_encoder(source: str, target: str) -> None:
     encoded = ENCODERS[target](_request(source))
-    dropped = sorted(w.location for w in encoded.warnings if w.code == "field_dropped")
+    # Anthropic's encoder says ``setting_dropped`` (its code before the shared one existed).
+    code = "setting_dropped" if target == "anthropic" else "field_dropped"
+    dropped = sorted(w.location for w in encoded.warnings if w.code == code)
     expected = {
         "openai-chat": [
             "openai-chat.frequency_penalty",
@@ -59,6 +71,7 @@ def test_every_kept_field_is_warned_by_every_other_encoder(source: str, target: 
             "gemini.safetySettings",
         ],
         "openai-responses": ["openai-responses.metadata", "openai-responses.truncation"],
+        "anthropic": ["anthropic.metadata", "anthropic.top_k"],
     }
     assert dropped == ([] if source == target else expected[source])
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Final, cast
 
 from interlock.codecs import _structured as structured
+from interlock.codecs._fields import kept_wire_fields, walks
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._messages import decode_messages, decode_system, encode_messages
 from interlock.codecs.anthropic._rules import find_violation
@@ -339,21 +340,26 @@ _TRANSPORT: Final = frozenset({"stream", "stream_options", "alt"})
 
 
 def _foreign_settings(request: Request, encoder: PartEncoder) -> None:
-    """Settings another dialect's decoder kept verbatim have no Anthropic field: said."""
+    """Settings another dialect's decoder kept verbatim have no Anthropic field: each one
+    said, by its wire path (``gemini.generationConfig.topK``) where the dialect's layout is
+    known, else by the key it was kept under."""
     for dialect, kept in request.extra.items():
         if dialect == DIALECT:
             continue
-        for key, value in kept.items():
-            if key in _TRANSPORT or key.startswith("~") or value in (None, {}, []):
-                continue  # "~" keys are wire-shape hints (a string ``input``), not settings
-            names = list(value) if key == "fields" and isinstance(value, dict) else [""]
-            for name in names:
-                where = f"{key}.{name}" if name else key
-                encoder.warn(
-                    "setting_dropped",
-                    where,
-                    f"the {dialect} setting {where!r} has no Anthropic field; not sent",
-                )
+        if walks(dialect):
+            wheres = [f"{dialect}.{path}" for path, _ in kept_wire_fields(request.extra, dialect)]
+        else:
+            wheres = [
+                key
+                for key, value in kept.items()
+                if key not in _TRANSPORT and not key.startswith("~") and value not in (None, {}, [])
+            ]  # "~" keys are wire-shape hints (a string ``input``), not settings
+        for where in wheres:
+            encoder.warn(
+                "setting_dropped",
+                where,
+                f"the {dialect} setting {where!r} has no Anthropic field; not sent",
+            )
 
 
 def _unsupported(request: Request, encoder: PartEncoder, policy: ReplayPolicy) -> None:
