@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from interlock.conformance._compare import OUTCOME_ORDER, Outcome
 from interlock.conformance._features import FEATURES
+from interlock.conformance._report_classes import CLASSES_SECTION
 from interlock.conformance._report_notes import HISTORY_CITATIONS_SECTION, WARNINGS_SECTION
 from interlock.conformance._results import SuiteResult
 from interlock.conformance._vectors import DIALECTS
@@ -78,7 +79,7 @@ def markdown_matrix(result: SuiteResult) -> str:
             cells = [render_cell(*result.cell((source, target, feature))) for target in targets]
             lines.append(_row([f"`{feature}`", *cells]))
         lines.append("")
-    lines += [WARNINGS_SECTION, HISTORY_CITATIONS_SECTION]
+    lines += [WARNINGS_SECTION, HISTORY_CITATIONS_SECTION, CLASSES_SECTION]
     status = "all checks hold" if result.ok else f"{len(result.failures)} checks FAIL"
     lines += ["## Status", "", f"{status}.", ""]
     return "\n".join(lines)

@@ -1,0 +1,34 @@
+"""Fixed section of ``docs/fidelity.md``: each class of loss the real-traffic audit of issue 11
+found, and the tests that drive it through a running gateway with the official SDKs.
+
+``tests/conformance/test_fidelity_classes_doc.py`` checks that every test named here exists
+and lives in a module that runs ``interlock serve`` (``tests/gateway/serving.py``) and
+imports an official SDK, so the map cannot rot; the runner only prints it with the matrix.
+"""
+
+from __future__ import annotations
+
+CLASSES_SECTION = """\
+## Real-traffic classes through the gateway
+
+Each class of loss or false rejection found in recorded provider traffic has tests that
+send it through a running `interlock serve` with the official SDKs (`openai` for Chat
+Completions and Responses, `google-genai`, `anthropic`), streamed and not, and assert what
+the client reads from the SDK's own objects. Upstreams are Interlock's emulators, some
+replaying streams recorded from the real services (`conformance/corpus/payloads`).
+
+| class | tests |
+| --- | --- |
+| structured output, every direction (Responses `text.format`, Chat `response_format`, Gemini `responseMimeType` + schema) | `tests/gateway/test_serve_fidelity.py::test_structured_output_reaches_every_upstream`, `tests/gateway/test_serve_fidelity.py::test_the_openai_sdk_parse_works_through_every_upstream` |
+| every generation setting arrives or is named: temperature, top_p/top_k, max tokens, stop, seed, penalties, `n`/`candidateCount`, logprobs, `safetySettings`, metadata/user, effort ↔ thinking budget, tool choice, parallel tool calls | `tests/gateway/test_serve_fidelity_settings.py::test_every_setting_arrives_or_is_named_streamed_and_not` |
+| several choices (`n`) from a Chat upstream | `tests/gateway/test_serve_choices.py::test_a_chat_client_gets_every_streamed_choice`, `tests/gateway/test_serve_choices.py::test_another_dialect_gets_choice_zero` |
+| usage in every stream, sent after the finish | `tests/gateway/test_serve_fidelity.py::test_usage_reaches_every_client_streaming_and_not`, `tests/gateway/test_serve_vendor_streams.py::test_groq_usage_in_x_groq_reaches_a_responses_client` |
+| Chat upstreams asked for `stream_options.include_usage` | `tests/gateway/test_serve_fidelity.py::test_a_chat_upstream_is_asked_for_the_usage_chunk_when_streaming` |
+| Gemini 2.x histories without thought signatures | `tests/gateway/test_serve_fidelity.py::test_a_gemini_2_history_without_signatures_is_passed_through`, `tests/gateway/test_serve_emulated_signatures.py::test_a_model_configured_or_named_without_signatures_takes_an_unsigned_history` |
+| minted item ids never reach a Responses upstream; another provider's reasoning on a finished turn does not block | `tests/gateway/test_serve_switch.py::test_anthropic_gemini_responses_switch_reaches_the_responses_upstream`, `tests/gateway/test_serve_switch.py::test_a_switch_inside_an_unfinished_tool_step_is_still_refused` |
+| Gemini 3 server-side `toolCall` / `toolResponse` | `tests/gateway/test_serve_gemini_wire.py::test_server_side_tool_parts_reach_the_google_genai_client_and_go_back_exactly`, `tests/gateway/test_serve_gemini_wire.py::test_a_responses_client_gets_the_answer_and_no_false_reasoning` |
+| citations (Responses `url_citation`, Chat annotations, Gemini grounding, Anthropic citations) | `tests/gateway/test_serve_citations.py::test_a_url_citation_reaches_both_openai_clients_from_both_openai_upstreams`, `tests/gateway/test_serve_grounding.py::test_gemini_grounding_reaches_openai_clients_at_character_offsets`, `tests/gateway/test_serve_grounding.py::test_openai_citations_reach_a_gemini_client_as_grounding_in_bytes`, `tests/gateway/test_serve_answer_warnings.py::test_an_openai_client_reads_a_dropped_document_citation` |
+| another provider's hosted tool in an answer | `tests/gateway/test_serve_answer_warnings.py::test_a_dropped_hosted_tool_call_is_said`, `tests/gateway/test_serve_executed_tools.py::test_a_responses_client_is_told_the_run_was_dropped` |
+| Vertex streamed call arguments (`partialArgs`) | `tests/gateway/test_serve_gemini_wire.py::test_streamed_call_arguments_reach_a_chat_client_whole`, `tests/gateway/test_serve_gemini_wire.py::test_streamed_call_arguments_reach_a_google_genai_client` |
+| Gemini `tools` as one object (sent as raw HTTP: no SDK writes this shape) | `tests/gateway/test_serve_gemini_wire.py::test_tools_sent_as_one_object_are_read` |
+"""
