@@ -56,6 +56,20 @@ def module(path: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     return tests, frozenset(imported), frozenset(harness)
 
 
+def _sdks(imported: frozenset[str]) -> frozenset[str]:
+    """The official SDKs among ``imported``, or imported by a ``tests.gateway`` helper."""
+    found = imported & SDK_MODULES
+    for name in imported:
+        helper = ROOT / (name.replace(".", "/") + ".py")
+        if (
+            name.startswith("tests.gateway.")
+            and name != "tests.gateway.serving"
+            and helper.is_file()
+        ):
+            found |= module(str(helper.relative_to(ROOT)))[1] & SDK_MODULES
+    return found
+
+
 def problems(path: str, test: str) -> list[str]:
     """Why ``path::test`` is not a test through the gateway with an official SDK."""
     if not path.startswith("tests/gateway/") or not (ROOT / path).is_file():
@@ -64,7 +78,7 @@ def problems(path: str, test: str) -> list[str]:
     found: list[str] = []
     if test not in defined:
         found.append(f"{path} has no {test}")
-    if not imported & SDK_MODULES:
+    if not _sdks(imported):
         found.append(f"{path} imports no official SDK")
     if not harness & HARNESSES:
         found.append(f"{path} starts no gateway with tests/gateway/serving.py")

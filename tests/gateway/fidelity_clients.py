@@ -18,10 +18,11 @@ from typing import Any
 import anthropic
 from google import genai
 from google.genai import types
-from openai import OpenAI
+from openai import ContentFilterFinishReasonError, OpenAI
 
 TOOL_NAME = "llm_version"
 DIALECTS = ("chat", "responses", "gemini", "anthropic")
+ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
 @dataclass
@@ -31,7 +32,8 @@ class Seen:
     ``finish`` is the dialect's own: Chat ``finish_reason``; Responses ``status`` (with
     ``/reason`` when incomplete); Gemini ``finishReason`` (or the prompt's ``blockReason``);
     Anthropic ``stop_reason``. ``calls`` are ``(name, arguments)``; ``call_ids`` apart, as
-    ids may be given by the gateway. ``label`` is the ``interlock`` translation the answer
+    ids may be given by the gateway. ``item_types`` are the Responses output items, the
+    Anthropic content blocks, or the Gemini part kinds (a run of one kind once). ``label`` is the ``interlock`` translation the answer
     itself carries (``None`` when it carries none).
     """
 
@@ -79,7 +81,10 @@ def _chat(url: str, model: str, stream: bool, tool: bool) -> Seen:
                     if event.type == "chunk" and event.chunk.choices
                     if event.chunk.choices[0].finish_reason
                 ]
-                completion: Any = events.get_final_completion()
+                try:
+                    completion: Any = events.get_final_completion()
+                except ContentFilterFinishReasonError:  # the helper refuses to parse it
+                    completion = events.current_completion_snapshot
             label = labels[-1] if labels else None
         else:
             completion = client.chat.completions.create(model=model, messages=messages, **options)
@@ -106,8 +111,12 @@ def _responses(url: str, model: str, stream: bool, tool: bool) -> Seen:
     options: Any = {"tools": tools} if tool else {}
     with OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0) as client:
         if stream:
+            # The helper's get_final_response() wants response.completed; an answer that
+            # ends incomplete or failed ends with its own event, which holds the response.
             with client.responses.stream(model=model, input="hello", **options) as events:
-                response: Any = events.get_final_response()
+                ends = [event.response for event in events if event.type in ENDS]
+            assert len(ends) == 1, ends
+            response: Any = ends[0]
         else:
             response = client.responses.create(model=model, input="hello", **options)
     calls = [item for item in response.output if item.type == "function_call"]
@@ -154,6 +163,9 @@ def _gemini(url: str, model: str, stream: bool, tool: bool) -> Seen:
         candidate = chunk.candidates[0] if chunk.candidates else None
         parts = candidate.content.parts if candidate and candidate.content else None
         for part in parts or []:
+            kind = _kind(part)
+            if kind is not None and out.item_types[-1:] != [kind]:
+                out.item_types.append(kind)  # a kind streamed in several chunks counts once
             if part.text and not part.thought:
                 out.text += part.text
             if part.function_call is not None:
@@ -174,6 +186,22 @@ def _gemini(url: str, model: str, stream: bool, tool: bool) -> Seen:
         if status and "interlock: " in status:
             out.label = status[status.rindex("interlock: ") + len("interlock: ") :]
     return out
+
+
+def _kind(part: types.Part) -> str | None:
+    """A part's kind as the wire names it (``text``, ``executableCode``…)."""
+    for name, kind in (
+        ("executable_code", "executableCode"),
+        ("code_execution_result", "codeExecutionResult"),
+        ("function_call", "functionCall"),
+        ("tool_call", "toolCall"),
+        ("tool_response", "toolResponse"),
+    ):
+        if getattr(part, name) is not None:
+            return kind
+    if part.thought:
+        return "thought"
+    return "text" if part.text else None
 
 
 def _anthropic(url: str, model: str, stream: bool, tool: bool) -> Seen:
