@@ -83,10 +83,11 @@ instructions = "Answer briefly."
 """
 
 
-def run_input(number: int) -> bytes:
+def run_input(number: int, thread: str | None = None) -> bytes:
+    """Run ``number``'s input: one new user message, on a new thread unless ``thread``."""
     return json.dumps(
         {
-            "threadId": f"thread-{number}-{time.monotonic_ns()}",
+            "threadId": thread or f"thread-{number}-{time.monotonic_ns()}",
             "runId": f"run-{number}",
             "state": {},
             "messages": [{"id": f"u{number}", "role": "user", "content": "hello there"}],
@@ -103,8 +104,8 @@ class SseClient:
     def __init__(self, port: int) -> None:
         self.connection = pb.Connection(port)
 
-    def run(self, number: int) -> int:
-        return self.connection.post("/agui/bench", run_input(number)).events
+    def run(self, number: int, thread: str | None = None) -> int:
+        return self.connection.post("/agui/bench", run_input(number, thread)).events
 
     def close(self) -> None:
         self.connection.close()
@@ -117,8 +118,8 @@ class WebSocketClient:
         url = f"ws://127.0.0.1:{port}/agui/bench/ws"
         self.socket = connect(url, compression=None).__enter__()
 
-    def run(self, number: int) -> int:
-        self.socket.send(run_input(number).decode())
+    def run(self, number: int, thread: str | None = None) -> int:
+        self.socket.send(run_input(number, thread).decode())
         events = 0
         while True:
             frame = json.loads(self.socket.recv())
@@ -140,9 +141,13 @@ class Gateway:
     transports: tuple[str, ...] = ("sse", "ws")
 
 
+def open_client(gateway: Gateway, transport: str) -> SseClient | WebSocketClient:
+    return SseClient(gateway.port) if transport == "sse" else WebSocketClient(gateway.port)
+
+
 def measure(gateway: Gateway, transport: str, runs: int, first: int) -> tuple[float, float, int]:
     """(CPU ms per run, wall ms per run, events per run) over ``runs`` runs after warm-up."""
-    client = SseClient(gateway.port) if transport == "sse" else WebSocketClient(gateway.port)
+    client = open_client(gateway, transport)
     try:
         for number in range(first, first + 10):
             client.run(number)
@@ -170,7 +175,7 @@ def start(
 
 def instructions(gateway: Gateway, transport: str, runs: int, first: int, work: Path) -> float:
     """Millions of user-space instructions per run (callgrind), after a warm-up."""
-    client = SseClient(gateway.port) if transport == "sse" else WebSocketClient(gateway.port)
+    client = open_client(gateway, transport)
     try:
         for number in range(first, first + 20):
             client.run(number)
@@ -196,12 +201,18 @@ def main() -> int:
     parser.add_argument("--baseline", help="another checkout's gateway, measured alongside")
     parser.add_argument("--callgrind", type=int, help="instructions per run over N runs")
     parser.add_argument("--agent-framework", metavar="PYTHON", help="add the Agent Framework peer")
+    parser.add_argument("--thread-runs", type=int, help="N runs on one thread: first vs last")
+    parser.add_argument("--block", type=int, default=20, help="runs per block (--thread-runs)")
     arguments = parser.parse_args()
     if arguments.agent_framework:
         check_peer(arguments.agent_framework)
     work = Path(tempfile.mkdtemp(prefix="interlock-agui-run-bench-"))
     sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])
-    per_source = max((arguments.runs + 10) * arguments.rounds, (arguments.callgrind or 0) + 30)
+    per_source = max(
+        (arguments.runs + 10) * arguments.rounds,
+        (arguments.callgrind or 0) + 30,
+        (arguments.thread_runs or 0) + 30,
+    )
     total = per_source * 2 * (len(sources) + 1) + 10
     (work / "script.json").write_text(json.dumps(script(total, arguments.chunks)))
     emulator_port = pb.free_port()
@@ -225,7 +236,9 @@ def main() -> int:
             peers = start_peers(arguments, emulator_port, work)
             processes += [process for process, _ in peers]
             gateways += [gateway for _, gateway in peers]
-        if arguments.callgrind:
+        if arguments.thread_runs:
+            long_thread_report(gateways, arguments, work)
+        elif arguments.callgrind:
             callgrind_report(gateways, arguments.callgrind, work)
         else:
             report(gateways, arguments)
@@ -298,6 +311,62 @@ def callgrind_report(gateways: list[Gateway], runs: int, work: Path) -> None:
             )
             first += runs + 30
         print(line, flush=True)
+
+
+def long_thread_report(gateways: list[Gateway], arguments: argparse.Namespace, work: Path) -> None:
+    """``--thread-runs N``: every contestant runs ``N`` runs on one thread of its own (each
+    run sends only its new user message; the thread, its snapshot and the model's history
+    grow by two messages a run), in blocks of ``--block`` runs, contestants alternating
+    block by block. CPU per run of each block, or with ``--callgrind`` the instructions
+    per run of the first and the last block; then last ÷ first."""
+    print(f"load average at start {pb.load_average()}; store {arguments.store}", flush=True)
+    runs, block = arguments.thread_runs, arguments.block
+    for transport in ("sse", "ws"):
+        contestants = [gateway for gateway in gateways if transport in gateway.transports]
+        clients = {gateway.name: open_client(gateway, transport) for gateway in contestants}
+        threads = {
+            gateway.name: f"long-{transport}-{time.monotonic_ns()}" for gateway in contestants
+        }
+        figures: dict[str, list[float]] = {gateway.name: [] for gateway in contestants}
+        number = itertools.count(2_000_000 + (0 if transport == "sse" else 1_000_000))
+        try:
+            for gateway in contestants:  # warm-up on threads of their own
+                for _ in range(10):
+                    clients[gateway.name].run(next(number))
+            for index in range(runs // block):
+                order = contestants if index % 2 == 0 else contestants[::-1]
+                for gateway in order:
+                    counted = arguments.callgrind and index in (0, runs // block - 1)
+                    if arguments.callgrind and not counted:
+                        for _ in range(block):
+                            clients[gateway.name].run(next(number), threads[gateway.name])
+                        continue
+                    if counted:
+                        callgrind.control(gateway.pid, "-i", "on")
+                        callgrind.control(gateway.pid, "-z")
+                    started = cpu_ns(gateway.pid)
+                    for _ in range(block):
+                        clients[gateway.name].run(next(number), threads[gateway.name])
+                    if counted:
+                        callgrind.control(gateway.pid, "-d")
+                        callgrind.control(gateway.pid, "-i", "off")
+                        used = callgrind.dumped(work, gateway.name) / block / 1e6
+                    else:
+                        used = (cpu_ns(gateway.pid) - started) / block / 1e6
+                    figures[gateway.name].append(used)
+        finally:
+            for client in clients.values():
+                client.close()
+        unit = "M instructions" if arguments.callgrind else "ms CPU"
+        for gateway in contestants:
+            values = figures[gateway.name]
+            shown = ", ".join(f"{value:.2f}" for value in values)
+            print(
+                f"{transport:<4} {gateway.name}: {unit} per run by block of {block} runs on one "
+                f"thread ({shown}); last ÷ first {values[-1] / values[0]:.2f}×   "
+                f"[load {pb.load_average()}]",
+                flush=True,
+            )
 
 
 def report(gateways: list[Gateway], arguments: argparse.Namespace) -> None:
