@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._ledger import KeyValueLedgerStore
+from interlock.gateway.stores._thread_memo import Remembered, ThreadMemo, compact, thread_text
 from interlock.transcript import (
     JsonObject,
     JsonValue,
@@ -40,8 +41,7 @@ Namespace = Literal[
 ]
 
 
-def _dumps(value: JsonValue) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+_dumps = compact
 
 
 _ASCII_QUOTED = {
@@ -142,10 +142,16 @@ def _holder(raw: str) -> tuple[str, float]:
 
 
 class Store:
-    """Tenant-scoped gateway state over one backend (see :class:`KeyValueBackend`)."""
+    """Tenant-scoped gateway state over one backend (see :class:`KeyValueBackend`).
+
+    ``threads`` remembers the threads this process last loaded or saved
+    (:mod:`._thread_memo`): what is stored is the same, a run on a long thread just does
+    not parse and serialize its whole transcript again.
+    """
 
     def __init__(self, backend: KeyValueBackend) -> None:
         self.backend = backend
+        self.threads = ThreadMemo()
 
     async def close(self) -> None:
         """Close the backend."""
@@ -187,13 +193,26 @@ class Store:
         is returned: a corrupted or hand-edited row raises :class:`CorruptThreadError`
         naming the thread, never a half-loaded record.
         """
-        raw = await self.backend.get(store_key("thread", tenant, thread_id))
+        key = store_key("thread", tenant, thread_id)
+        raw = await self.backend.get(key)
         if raw is None:
             return None
+        known = self.threads.find(key, raw)
+        if known is not None:
+            return ThreadRecord(
+                messages=known.messages,
+                state=json.loads(known.state),
+                pending_interrupts=tuple(json.loads(known.interrupts)),
+                revision=raw,
+            )
         try:
-            return _thread_record(raw)
+            record = _thread_record(raw)
         except (ValueError, KeyError, TypeError) as error:
             raise CorruptThreadError(thread_id, str(error) or type(error).__name__) from None
+        interrupts = _dumps(list(record.pending_interrupts))
+        remembered = Remembered(raw, record.messages, (), _dumps(record.state), interrupts)
+        self.threads.remember(key, remembered)
+        return record
 
     async def save_thread(
         self, tenant: str, thread_id: str, record: ThreadRecord
@@ -204,13 +223,18 @@ class Store:
         saved first — the caller reloads and decides again; nothing is overwritten blindly.
         """
         key = store_key("thread", tenant, thread_id)
-        raw = _dumps(record.to_document())
+        texts = self.threads.texts(key, record.messages)
+        state, interrupts = _dumps(record.state), _dumps(list(record.pending_interrupts))
+        raw = thread_text(texts, state, interrupts)
         if record.revision:
             saved = await self.backend.replace_if(key, record.revision, raw)
         else:
             saved = await self.backend.add(key, raw)
         if not saved:
             return None
+        self.threads.remember(
+            key, Remembered(raw, record.messages, tuple(texts), state, interrupts)
+        )
         return ThreadRecord(
             messages=record.messages,
             state=record.state,
