@@ -21,8 +21,11 @@ on another process lags by up to that plus its ``poll_seconds``; a run's log hol
 ``max_chars`` characters of frames (the oldest chunks go first: a reader asking for ids
 before ``first`` gets :class:`LogGapError`, and should hydrate the thread instead); a log
 expires ``ttl_seconds`` after its run's last write. Expired logs of a thread are removed
-when its next run starts, and every expired log (with its thread's latest-run pointer when
-that names it) at most every ``sweep_seconds`` (a run opening then sweeps): what a process
+when a run on it starts, if this process has not swept the thread in the last quarter TTL
+(or ``sweep_seconds`` if shorter: a sweep reads every log the thread holds, so a thread
+with many runs a minute must not pay it on every run), and every expired log (with its
+thread's latest-run pointer when that names it) at most every ``sweep_seconds`` (a run
+opening then sweeps): what a process
 keeps for its runs is bounded by the runs of the last ``ttl_seconds + sweep_seconds``, and
 the sweep's cost, spread over the runs between two sweeps, does not grow with the runs
 served (counting sweeps by runs did: each one read every log held and every thread's
@@ -52,6 +55,8 @@ TTL_SECONDS = 600.0
 FLUSH_SECONDS = 0.05
 POLL_SECONDS = 0.2
 SWEEP_SECONDS = TTL_SECONDS / 4
+THREADS_REMEMBERED = 10_000
+"""Threads whose last sweep a process remembers between two sweeps of every log."""
 OWNER_LOST_CODE = "RUN_OWNER_LOST"
 """``RUN_ERROR`` code ending the log of a run whose replica died before its terminal event."""
 OWNER_LOST_MESSAGE = (
@@ -176,6 +181,9 @@ class RunLog:
         self.clock = clock
         self._written: dict[RunKey, asyncio.Event] = {}
         self._swept_at = clock()
+        self._threads_swept: dict[str, float] = {}
+        """When this process last swept a thread's logs (prefix → time), since the last
+        sweep of every log (which empties it)."""
 
     # ------------------------------------------------------------- writing
 
@@ -184,9 +192,16 @@ class RunLog:
         now = self.clock()
         if now - self._swept_at >= self.sweep_seconds:
             self._swept_at = now
+            self._threads_swept.clear()
             await self.sweep("runlog/")
         else:
-            await self.sweep(store_key("runlog", key.tenant, key.thread_id) + "/")
+            prefix = store_key("runlog", key.tenant, key.thread_id) + "/"
+            swept = self._threads_swept.get(prefix)
+            if swept is None or now - swept >= min(self.sweep_seconds, self.ttl_seconds / 4):
+                if len(self._threads_swept) >= THREADS_REMEMBERED:
+                    self._threads_swept.clear()  # forgetting only makes a sweep come sooner
+                self._threads_swept[prefix] = now
+                await self.sweep(prefix)
         writer = RunLogWriter(self, key)
         writer.head.owner = self.owner
         await self.backend.delete(key.cancel())  # a run id used again starts uncancelled

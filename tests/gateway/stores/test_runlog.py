@@ -137,6 +137,35 @@ async def test_logs_expire_after_their_last_write_and_are_swept(store: Store) ->
     assert left == []
 
 
+async def test_a_busy_thread_reads_its_logs_once_a_quarter_ttl_not_every_run(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a run sweeps its thread's expired logs, which reads every log the thread
+    holds: many runs a minute on one thread read them once per quarter TTL, not once a
+    run, and a log that expired is still gone after the next sweep."""
+    clock = Clock()
+    log = RunLog(store.backend, ttl_seconds=60, clock=clock)
+    scanned: list[str] = []
+    real = store.backend.scan
+
+    async def counting(prefix: str) -> list[tuple[str, str]]:
+        scanned.append(prefix)
+        return await real(prefix)
+
+    monkeypatch.setattr(store.backend, "scan", counting)
+    for number in range(30):
+        writer = await log.open(RunKey("acme", "busy", f"run-{number}"))
+        writer.append(frames(1))
+        await writer.close()
+        clock.now += 1  # 30 runs in 30 s: two sweeps of the thread (at 0 s and 15 s)
+    assert scanned == ["runlog/acme/busy/"] * 2
+    clock.now += 61  # every log of the thread has expired
+    await log.open(RunKey("acme", "busy", "run-next"))
+    assert len(scanned) == 3
+    left = {key.split("/")[3] for key, _ in await real("runlog/acme/busy/")}
+    assert left == {"run-next"}
+
+
 async def test_what_runs_leave_in_the_log_stays_bounded_as_runs_are_served(
     store: Store,
 ) -> None:
