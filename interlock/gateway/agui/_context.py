@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from interlock.codecs.agui import SNAPSHOT_LIMIT
 from interlock.gateway.agui._lease import LEASE_SECONDS, LEASE_WAIT_SECONDS, ThreadLocks
+from interlock.gateway.agui._snapshots import SnapshotMemo
 from interlock.gateway.model_field import compact_json
 from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.stores import RunLog, Store
@@ -67,3 +68,5 @@ class RunContext:
     operations: ProxyOperations | None = None
     """The gateway's rate limits, which every model call of a run is admitted by."""
     cancel_poll_seconds: float | None = None
+    snapshots: SnapshotMemo = field(default_factory=SnapshotMemo)
+    """Each thread's last ``MESSAGES_SNAPSHOT`` rendering, reused message by message."""

@@ -29,9 +29,7 @@ from interlock.codecs.agui import (
     AguiEventEncoder,
     RunInput,
     application_block,
-    messages_to_agui,
     stamp_result_ids,
-    window_messages,
 )
 from interlock.core_loop import (
     Agent,
@@ -541,13 +539,14 @@ class AguiRun:
         frames: list[JsonObject] = []
         if state is not None:
             frames += self.encoder.state_snapshot(state)
-        rendered = messages_to_agui(
+        context = self.context
+        window, omitted = context.snapshots.window(
+            (self.tenant, self.input.thread_id),
             messages,
-            seal_key=self.context.seal_key,
-            tenant=self.tenant,
-            approval_style=self.runtime.approval_style,
+            seal_key=context.seal_key,
+            style=self.runtime.approval_style,
+            limit=context.snapshot_limit,
         )
-        window, omitted = window_messages(rendered, self.context.snapshot_limit)
         return frames + self.encoder.messages_snapshot(window, omitted=omitted)
 
 
