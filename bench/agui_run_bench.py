@@ -26,8 +26,15 @@ the figure is user-space instructions per run over ``N`` runs (kernel work, such
 socket writes, is not counted). Runs are ~50× slower there, so a run-log flush timer
 (50 ms) fires in runs it would not reach natively: compare checkouts, not absolutes.
 
+``--thread-runs N`` runs ``N`` runs on one thread per contestant instead (each run sends
+only its new user message, so the thread, the model's history and the snapshot grow by two
+messages a run) and prints CPU per run for each block of ``--block`` runs, contestants
+alternating block by block; with ``--callgrind`` the instructions per run of the first and
+the last block. Last ÷ first says how a run's cost grows with its thread.
+
 Usage: python bench/agui_run_bench.py [--runs 200] [--rounds 5] [--chunks 20]
        [--store memory|sqlite] [--baseline DIR] [--callgrind N] [--agent-framework PYTHON]
+       [--thread-runs N [--block 20]]
 """
 
 from __future__ import annotations
@@ -204,6 +211,8 @@ def main() -> int:
     parser.add_argument("--thread-runs", type=int, help="N runs on one thread: first vs last")
     parser.add_argument("--block", type=int, default=20, help="runs per block (--thread-runs)")
     arguments = parser.parse_args()
+    if arguments.callgrind:  # a run under valgrind on a loaded machine can take many seconds
+        socket.setdefaulttimeout(600)
     if arguments.agent_framework:
         check_peer(arguments.agent_framework)
     work = Path(tempfile.mkdtemp(prefix="interlock-agui-run-bench-"))
