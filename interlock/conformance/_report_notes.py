@@ -21,9 +21,9 @@ only when there is something to say:
 | client dialect | non-streamed answer | streamed answer |
 | --- | --- | --- |
 | OpenAI Responses | `interlock` member of the response | `interlock` member of the `response` of `response.completed` (or `response.incomplete`) |
-| OpenAI Chat Completions | `interlock` member of the completion | `interlock` member of the chunk with the `finish_reason` |
+| OpenAI Chat Completions | `interlock` member of the completion | `interlock` member of the chunk with the `finish_reason`; with none (OpenRouter ends some streams on `[DONE]` alone), of the last chunk before `[DONE]` (the usage chunk, or one with empty `choices`) |
 | Anthropic Messages | `interlock` member of the message | `interlock` member of the `message_delta` event |
-| Gemini | `modelStatus.message` ends with `interlock: <label>` | the same, on the chunk with the `finishReason` |
+| Gemini | `modelStatus.message` ends with `interlock: <label>` | the same, on the last chunk (the one with the `finishReason` when the upstream gave one) |
 
 `interlock` is `{"translation": "<label>", "warnings": [{"code", "location", "message"}]}`;
 the `openai` and `anthropic` SDKs keep it in `model_extra` (`response.model_extra["interlock"]`).

@@ -11,10 +11,13 @@ warnings (its request's, or this answer's losses), the one event that ends the a
 client's dialect carries them, as a non-streamed answer would:
 
 * Responses: ``response.completed`` (or ``response.incomplete``): ``response.interlock``;
-* Chat Completions: the chunk with the ``finish_reason``: ``interlock``;
+* Chat Completions: the chunk with the ``finish_reason``: ``interlock``; a stream that
+  ended without one (OpenRouter ends on ``[DONE]`` alone) has no such chunk: then the last
+  chunk before ``[DONE]`` carries it (the usage chunk, or a chunk with empty ``choices``
+  added for it, as the usage chunk has);
 * Anthropic Messages: ``message_delta``: ``interlock``;
-* Gemini: the chunk with the ``finishReason``: ``modelStatus.message`` ends with
-  ``interlock: <label>``.
+* Gemini: the last chunk (the one with the ``finishReason``, when the upstream gave one):
+  ``modelStatus.message`` ends with ``interlock: <label>``.
 
 Losses are also added to the access log's translation and counted in
 ``interlock_answer_warnings_total``. A stream that fails ends with its error event instead.
@@ -37,6 +40,7 @@ from interlock.gateway.answer_losses import (
 )
 from interlock.transcript import (
     JsonObject,
+    Response,
     ResponseBuilder,
     ResponseFinished,
     StreamFailed,
@@ -71,6 +75,19 @@ def _ends_answer(call: ProxyCall, event: SseEvent) -> bool:
             assert_never(name)
 
 
+def _carrier(answer: Response) -> SseEvent:
+    """A Chat chunk with empty ``choices`` (as a usage chunk is) to carry ``interlock`` in a
+    stream that has no finishing chunk; the answer's id, model and creation time."""
+    chunk: JsonObject = {
+        "id": answer.id or "chatcmpl-interlock",
+        "object": "chat.completion.chunk",
+        "created": answer.created or 0,
+        "model": answer.model or "",
+        "choices": [],
+    }
+    return SseEvent(data=_COMPACT(chunk))
+
+
 def _labelled(call: ProxyCall, event: SseEvent) -> SseEvent:
     """``event`` with the call's warnings written where its dialect's clients read them."""
     data = cast(JsonObject, json.loads(event.data))
@@ -93,14 +110,19 @@ def _labelled(call: ProxyCall, event: SseEvent) -> SseEvent:
 class StreamLabel:
     """Watches one translated stream's updates and labels its final event (see module)."""
 
-    __slots__ = ("_builder", "_call", "_metrics", "_pending")
+    __slots__ = ("_answer", "_builder", "_call", "_fresh", "_metrics", "_pending")
 
     def __init__(self, call: ProxyCall, metrics: Metrics) -> None:
         self._call = call
         self._metrics = metrics
         self._builder: ResponseBuilder | None = ResponseBuilder()
+        self._answer: Response | None = None
+        """The folded answer, once the upstream finished."""
         self._pending = False
         """The upstream finished; the final event is still to be labelled."""
+        self._fresh = False
+        """The upstream finished in the updates whose events come next (Gemini's last chunk
+        is the last of those events)."""
 
     def updates(self, updates: list[Update]) -> None:
         """Fold the upstream's ``updates``; an upstream finish decides the warnings."""
@@ -114,24 +136,49 @@ class StreamLabel:
             builder.add(update)
             if isinstance(update, ResponseFinished):
                 self._builder = None
-                self._decide(builder)
+                self._decide(builder.build())
                 return
 
-    def _decide(self, builder: ResponseBuilder) -> None:
+    def _decide(self, answer: Response) -> None:
         call = self._call
-        losses: tuple[TranslationWarning, ...] = answer_losses(call.ingress, builder.build())
+        losses: tuple[TranslationWarning, ...] = answer_losses(call.ingress, answer)
         if losses:
             adopt(call, losses)
             count(self._metrics, call.ingress, losses, streamed=True)
             LOGGER.info("streamed answer to %s lost: %s", call.ingress.name, call.translation)
-        self._pending = bool(call.warnings)
+        self._answer = answer
+        self._pending = self._fresh = bool(call.warnings)
 
     def events(self, events: list[SseEvent]) -> list[SseEvent]:
         """``events`` with the final one labelled, once, when there is something to say."""
         if not self._pending:
             return events
+        fresh, self._fresh = self._fresh, False
         for position, event in enumerate(events):
             if _ends_answer(self._call, event):
-                self._pending = False
-                return [*events[:position], _labelled(self._call, event), *events[position + 1 :]]
+                return self._label(events, position)
+        if fresh and events and self._call.ingress.name == "gemini":
+            return self._label(events, len(events) - 1)  # the finish's chunk, no finishReason
         return events
+
+    def closing(self, events: list[SseEvent]) -> list[SseEvent]:
+        """The encoder's closing ``events`` (its ``finish()``), labelled as :meth:`events`
+        does; a Chat stream still unlabelled (no ``finish_reason``) gets its last chunk
+        before ``[DONE]`` labelled, or one added to carry the label."""
+        events = self.events(events)
+        if not self._pending or self._call.ingress.name != "openai-chat":
+            return events
+        chunks = [p for p, event in enumerate(events) if event.data.startswith("{")]
+        if chunks:
+            return self._label(events, chunks[-1])
+        assert self._answer is not None, "pending only once the upstream finished"
+        done = len(events) - 1 if events and events[-1].data == "[DONE]" else len(events)
+        return self._label([*events[:done], _carrier(self._answer), *events[done:]], done)
+
+    def _label(self, events: list[SseEvent], position: int) -> list[SseEvent]:
+        self._pending = False
+        return [
+            *events[:position],
+            _labelled(self._call, events[position]),
+            *events[position + 1 :],
+        ]

@@ -219,7 +219,7 @@ async def _translated(
             return
         if events:
             yield framer.frame(events)
-    yield framer.frame(label.events(encoder.finish())) + framer.close()
+    yield framer.frame(label.closing(encoder.finish())) + framer.close()
 
 
 async def _passthrough(
