@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import ipaddress
 import os
@@ -207,7 +208,11 @@ def _emulator_app(protocol: str, script: str | None) -> Starlette:
 
     for name in PROTOCOLS:  # argparse already restricted the choice; this narrows the type
         if name == protocol:
-            return emulator_app(create_emulator(name, script=script or None))
+            app = emulator_app(create_emulator(name, script=script or None))
+            # As ``interlock serve`` does: what exists before the first request (modules,
+            # codec tables) stays out of every later full collection.
+            gc.freeze()
+            return app
     raise ValueError(f"unknown protocol {protocol!r}")
 
 

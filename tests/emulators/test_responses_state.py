@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from interlock.emulators._responses_state import StoredResponse, StoredResponses
 from interlock.emulators.openai_responses import OpenAIResponsesEmulator, create_app
+from interlock.transcript import JsonObject
 
 
 @pytest.fixture
@@ -101,3 +102,20 @@ def test_background_responses_queue_and_cancel(sdk: openai.OpenAI) -> None:
     sdk.responses.delete(queued.id)
     with pytest.raises(openai.NotFoundError):
         sdk.responses.cancel(queued.id)
+
+
+def test_the_store_is_bounded_by_items_too_and_keeps_the_newest() -> None:
+    def chain(size: int) -> StoredResponse:
+        items: list[JsonObject] = [{"type": "message", "n": index} for index in range(size)]
+        return StoredResponse(items=items, inputs=items[:1], response={})
+
+    stored = StoredResponses(limit=10, items=100)
+    for index in range(3):
+        stored.keep(f"resp_{index}", chain(40))  # 41 items each: the third overflows 100
+    assert list(stored) == ["resp_1", "resp_2"]
+    stored.keep("resp_big", chain(500))  # larger than the budget alone: kept, alone
+    assert list(stored) == ["resp_big"]
+    assert stored.delete("resp_big")[0] == 200 and len(stored) == 0
+    stored.keep("resp_a", chain(40))
+    stored.keep("resp_b", chain(40))
+    assert list(stored) == ["resp_a", "resp_b"]  # the deleted chain no longer counts

@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 from interlock.emulators import Emulator, create_emulator, emulator_app
 from interlock.emulators._brain import named_calls
 from interlock.emulators._schema import example
-from interlock.emulators._service import RECEIVED_LIMIT
+from interlock.emulators._service import RECEIVED_BYTES, RECEIVED_LIMIT
 from tests.gateway.serving import emulators_on_loopback
 
 ASK = 'call get_weather with {"city": "Paris", "when": {"day": 1}} and call get_time with {"zone": "CET"}'
@@ -284,3 +284,20 @@ def test_received_keeps_only_the_most_recent_bodies() -> None:
     assert len(emulator.received) == RECEIVED_LIMIT
     assert emulator.received[0]["messages"] == [{"role": "user", "content": "turn 5"}]
     assert emulator.received[-1]["messages"][0]["content"] == f"turn {RECEIVED_LIMIT + 4}"  # type: ignore[index, call-overload]  # wire JSON
+
+
+def test_received_keeps_at_most_its_byte_budget_and_always_the_newest() -> None:
+    """Large histories (each a quarter of the budget and more) are not all held: a
+    long-running emulator's full garbage collections walk every body it holds."""
+    emulator = create_emulator("openai-chat", reasoning_dialect="none")
+    filler = "x" * (RECEIVED_BYTES // 4)
+    with TestClient(emulator_app(emulator)) as client:
+        for index in range(10):
+            content = f"turn {index} {filler}"
+            body = {"model": "m", "messages": [{"role": "user", "content": content}]}
+            assert client.post("/v1/chat/completions", json=body).status_code == 200
+        held = [message["messages"][0]["content"][:7] for message in emulator.received]  # type: ignore[index, call-overload]  # wire JSON
+        assert held == ["turn 7 ", "turn 8 ", "turn 9 "]  # 4 bodies would exceed the budget
+        huge = {"model": "m", "messages": [{"role": "user", "content": filler * 5}]}
+        assert client.post("/v1/chat/completions", json=huge).status_code == 200
+    assert len(emulator.received) == 1 and emulator.received[0] == huge
