@@ -63,7 +63,7 @@ async def handle(
             proxy.finish(record, limited.status_code)
             return limited
         if watch is not None:
-            watch.start(http_request.receive)
+            watch.start(http_request.receive, streamed=call.request.stream)
         proxy.operations.routed(call)
         if proxy.router is not None and call.route.model.routed:
             call, response = await proxy.router.open(proxy, call)
