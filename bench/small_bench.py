@@ -10,12 +10,18 @@ on how the server is driven:
   minus direct, CPU is the gateway's own (``/proc/<pid>/task/*/schedstat``) per request. The
   server is idle between requests, so every request pays its own wake-ups (epoll, the event
   loop's idle turn): what a user's client that sends one request at a time sees.
-* **paced httpx**: an ``httpx.Client`` (the auditors' driver) sends one request every
-  ``--gap`` ms (the server falls asleep between them), CPU per request as above.
+* **paced httpx**: ``httpx.Client`` (the auditors' driver) waits ``--gap`` ms, sends a
+  request through the gateway, waits ``--gap`` ms again, then sends the same request
+  straight to the emulator on a second client: both legs are paced alike, so the stub's
+  and the driver's own wake-ups after a sleep are in both and "added" (the median of the
+  paired differences) is the gateway's part. CPU and voluntary context switches
+  (``/proc/<pid>/task/*/status``) are the gateway's, per request.
 * ``wrk -t1 -c16`` (``--wrk SECONDS``): saturating, many requests per wake-up (what a busy
   gateway sees), CPU per request.
 
 ``--baseline DIR`` measures another checkout's gateway in the same rounds, interleaved.
+``--floor`` adds ``bench/floor_app.py`` (uvicorn answering a fixed body, nothing else) to
+the paced rounds: what the serving layer alone costs per request with the same driver.
 
 ``--callgrind N`` measures instead what does not move with the machine's load: every gateway
 runs under ``valgrind --tool=callgrind`` (instrumentation off until warmed up) and the figure
@@ -24,7 +30,7 @@ is user-space instructions per request over ``N`` one-at-a-time requests, same a
 absolutes.
 
 Usage: python bench/small_bench.py [--rounds 5] [--requests 200] [--gap 2] [--wrk 5]
-       [--baseline DIR] [--callgrind N]
+       [--baseline DIR] [--callgrind N] [--floor] [--paced-only]
 """
 
 from __future__ import annotations
@@ -33,8 +39,10 @@ import argparse
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import history_bench as hb
@@ -44,36 +52,85 @@ import proxy_bench as pb
 
 from interlock.transcript import JsonObject
 
+FLOOR_APP = Path(__file__).with_name("floor_app.py")
 SMALL: list[JsonObject] = [{"role": "user", "content": f"hello there {hb.MARK}"}]
 
 
-def paced_cpu(variant: hb.Variant, model: str, requests: int, gap: float) -> float:
-    """CPU ms per request of ``variant``: an httpx client, one request every ``gap`` s."""
-    url = f"http://127.0.0.1:{variant.port}{pb.CHAT_PATH}"
-    with httpx.Client(timeout=60) as client:
+@dataclass
+class Paced:
+    """One paced run of one gateway: paired wall times and the gateway's own counters."""
+
+    added: list[float]
+    cpu: float
+    switches: float
+
+
+def switches(pid: int) -> int:
+    """Voluntary context switches of every thread of ``pid`` (each one a sleep)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for line in (task / "status").read_text().splitlines():
+            if line.startswith("voluntary_ctxt_switches"):
+                total += int(line.split()[1])
+    return total
+
+
+def paced_run(
+    variant: hb.Variant, cross: bool, ports: dict[str, int], requests: int, gap: float
+) -> Paced:
+    """``requests`` pairs, each leg after ``gap`` s of sleep: gateway, then emulator."""
+    model = "cross" if cross else "same"
+    port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
+    bodies = hb.bodies_for(SMALL, cross, model, "first")
+    proxied_url = f"http://127.0.0.1:{variant.port}{pb.CHAT_PATH}"
+    direct_url = f"http://127.0.0.1:{port}{path}"
+    headers = {"content-type": "application/json"}
+
+    def post(client: httpx.Client, url: str, body: bytes) -> float:
+        time.sleep(gap)
+        begun = time.perf_counter()
+        answer = client.post(url, content=body, headers=headers)
+        took = time.perf_counter() - begun
+        if answer.status_code != 200:
+            raise RuntimeError(f"HTTP {answer.status_code} from {url}: {answer.text}")
+        return took
+
+    with httpx.Client(timeout=60) as gateway, httpx.Client(timeout=60) as direct:
         for index in range(10):
-            client.post(url, content=hb.chat_body(SMALL, model).replace(b"#VARY#", b"w%d" % index))
-        started = hb.cpu_ns(variant.pid)
+            direct_body, proxy_body = bodies(1_000_000 + index)
+            post(gateway, proxied_url, proxy_body)
+            post(direct, direct_url, direct_body)
+        started, slept = hb.cpu_ns(variant.pid), switches(variant.pid)
+        added: list[float] = []
         for index in range(requests):
-            body = hb.chat_body(SMALL, model).replace(b"#VARY#", b"%07d" % index)
-            answer = client.post(url, content=body, headers={"content-type": "application/json"})
-            if answer.status_code != 200:
-                raise RuntimeError(f"HTTP {answer.status_code}: {answer.text}")
-            time.sleep(gap)
-        return (hb.cpu_ns(variant.pid) - started) / requests / 1e6
+            direct_body, proxy_body = bodies(index)
+            added.append(
+                post(gateway, proxied_url, proxy_body) - post(direct, direct_url, direct_body)
+            )
+        cpu = (hb.cpu_ns(variant.pid) - started) / requests / 1e6
+        return Paced(added, cpu, (switches(variant.pid) - slept) / requests)
 
 
-def paced(variants: list[hb.Variant], arguments: argparse.Namespace) -> None:
-    for model in ("same", "cross"):
-        results: dict[str, list[float]] = {variant.name: [] for variant in variants}
+def paced(variants: list[hb.Variant], ports: dict[str, int], arguments: argparse.Namespace) -> None:
+    for cross in (False, True):
+        serving = [variant for variant in variants if not cross or variant.name != "floor"]
+        results: dict[str, list[Paced]] = {variant.name: [] for variant in serving}
         for round_index in range(arguments.rounds):
-            order = variants if round_index % 2 == 0 else variants[::-1]
+            order = serving if round_index % 2 == 0 else serving[::-1]
             for variant in order:
-                cpu = paced_cpu(variant, model, arguments.requests, arguments.gap / 1000)
-                results[variant.name].append(cpu)
-        line = f"small {model}, httpx paced {arguments.gap:g} ms"
-        for variant in variants:
-            line += f" | {variant.name}: CPU {statistics.median(results[variant.name]):.3f} ms/req"
+                run = paced_run(variant, cross, ports, arguments.requests, arguments.gap / 1000)
+                results[variant.name].append(run)
+        line = f"small {'cross' if cross else 'same'}, httpx paced {arguments.gap:g} ms"
+        for variant in serving:
+            runs = results[variant.name]
+            p50 = statistics.median(statistics.median(run.added) for run in runs) * pb.MS
+            p99 = statistics.median(pb.pct(run.added, 0.99) for run in runs) * pb.MS
+            cpu = statistics.median(run.cpu for run in runs)
+            slept = statistics.median(run.switches for run in runs)
+            line += (
+                f" | {variant.name}: added p50 {p50:.2f} p99 {p99:.2f} ms,"
+                f" CPU {cpu:.3f} ms/req, {slept:.2f} sleeps/req"
+            )
         print(f"{line}   [load {pb.load_average()}]", flush=True)
 
 
@@ -119,6 +176,10 @@ def main() -> int:
     parser.add_argument("--wrk", type=float, default=0, help="seconds of wrk (0: skip)")
     parser.add_argument("--baseline", help="another checkout's gateway, measured alongside")
     parser.add_argument("--callgrind", type=int, help="instructions per request over N requests")
+    parser.add_argument(
+        "--floor", action="store_true", help="also bench/floor_app.py (the serving layer alone)"
+    )
+    parser.add_argument("--paced-only", action="store_true", help="skip the one-at-a-time pairs")
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="interlock-small-bench-"))
     ports = {"chat": pb.free_port(), "responses": pb.free_port()}
@@ -138,6 +199,13 @@ def main() -> int:
             processes.append(process)
             pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 60)
             variants.append(hb.Variant(name, port, process.pid))
+        if arguments.floor and not arguments.callgrind:
+            port = pb.free_port()
+            command = [sys.executable, str(FLOOR_APP), str(port)]
+            process = subprocess.Popen(command, cwd=work, stdout=subprocess.DEVNULL)
+            processes.append(process)
+            pb.wait_healthy(port, "/healthz", process)
+            variants.append(hb.Variant("floor", port, process.pid))
         print(f"load average at start {pb.load_average()}", flush=True)
         if arguments.callgrind:
             for model in ("same", "cross"):
@@ -148,10 +216,11 @@ def main() -> int:
                 print(line, flush=True)
             return 0
         arguments.vary = "first"
-        for cross in (False, True):
+        gateways = [variant for variant in variants if variant.name != "floor"]
+        for cross in (False, True) if not arguments.paced_only else ():
             label = "small " + ("cross" if cross else "same")
-            hb.case(label, SMALL, cross, ports, variants, arguments)
-        paced(variants, arguments)
+            hb.case(label, SMALL, cross, ports, gateways, arguments)
+        paced(variants, ports, arguments)
         if arguments.wrk:
             hb.wrk_cpu(variants, arguments.wrk)
     finally:
