@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from interlock.gateway import cli
 from interlock.gateway.cli import (
     EMULATOR_ENV,
+    EMULATOR_GC_THRESHOLDS,
     check_exposure,
     describe,
     emulator_from_environment,
@@ -91,6 +94,7 @@ def test_banner_shows_a_routed_models_deployments_and_fallbacks() -> None:
 def test_emulator_workers_build_their_app_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(cli, "quiet_collections", lambda: None)  # this process's GC stays
     monkeypatch.setenv(EMULATOR_ENV, "gemini:")
     paths = {getattr(route, "path", "") for route in emulator_from_environment().routes}
     assert "/v1beta/models/{target}" in paths
@@ -107,3 +111,16 @@ def test_emulate_refuses_an_unreadable_script(
     arguments = ["emulate", "--protocol", "gemini", "--script", str(script), "--workers", "2"]
     assert main(arguments) == 2
     assert "interlock:" in capsys.readouterr().err
+
+
+def test_an_emulator_process_freezes_its_startup_objects_and_collects_young_less_often() -> None:
+    thresholds = gc.get_threshold()
+    gc.unfreeze()  # what this test process froze before (a gateway's startup)
+    assert gc.get_freeze_count() == 0
+    try:
+        cli.quiet_collections()
+        assert gc.get_threshold() == EMULATOR_GC_THRESHOLDS
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
