@@ -44,9 +44,52 @@ def loads(text: str) -> JsonValue:
     return cast(JsonValue, json.loads(text))
 
 
-compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, the same text, with
-one encoder built once (``json.dumps`` with options builds one per call)."""
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_SCALAR_TYPES = frozenset({str, int, bool, type(None)})
+_DEEP = 32
+
+
+def compact(value: JsonValue) -> str:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``: the same text, or
+    the same exception; written by orjson (about 5x fewer instructions) when it cannot
+    differ, else by one ``json`` encoder built once.
+
+    orjson writes the same text for objects with string keys, arrays, strings, integers,
+    booleans and null, and refuses (so ``json`` answers) an integer beyond 64 bits and a
+    lone surrogate. It writes floats differently (``1e-05`` is ``1e-5``, ``NaN`` ``null``)
+    and takes types ``json`` refuses (dataclasses, dates, tuples as arrays are alike): so
+    ``json`` writes any value holding anything but those exact types, or nested deeper than
+    32 levels (a cycle included).
+    """
+    if _plain(value, 0):
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:
+            pass
+    return _compact(value)
+
+
+def _plain(value: JsonValue, depth: int) -> bool:
+    """True when ``value`` holds only dicts with string keys, lists and the scalar types
+    orjson writes as ``json`` does, at most :data:`_DEEP` levels deep."""
+    kind = type(value)
+    if kind in _SCALAR_TYPES:
+        return True
+    if depth > _DEEP:
+        return False
+    if kind is dict:
+        for key, item in cast(JsonObject, value).items():
+            if type(key) is not str:
+                return False
+            if type(item) not in _SCALAR_TYPES and not _plain(item, depth + 1):
+                return False
+        return True
+    if kind is list:
+        for item in cast(list[JsonValue], value):
+            if type(item) not in _SCALAR_TYPES and not _plain(item, depth + 1):
+                return False
+        return True
+    return False
 
 
 def check_json(text: str) -> None:

@@ -1,5 +1,6 @@
 """codecs/_json.loads answers exactly as json.loads: the same value or the same error;
-check_json raises exactly what json.loads raises."""
+check_json raises exactly what json.loads raises; compact writes exactly what json.dumps
+writes (compact separators, ensure_ascii off)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlock.codecs._json import check_json, loads
+from interlock.codecs._json import check_json, compact, loads
 
 _SCALARS = (
     st.none()
@@ -93,3 +94,63 @@ def test_where_orjson_and_json_differ_json_decides(text: str) -> None:
 def test_a_nan_decodes_as_a_nan() -> None:
     value = loads('{"x": NaN}')
     assert isinstance(value, dict) and isinstance(value["x"], float) and math.isnan(value["x"])
+
+
+def _dumped(value: object) -> object:
+    """``json.dumps``'s compact text of ``value``, or its exception (type and message)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as error:
+        return (type(error), str(error))
+
+
+def _compacted(value: object) -> object:
+    try:
+        return compact(value)  # pyright: ignore[reportArgumentType] -- any value on purpose
+    except (TypeError, ValueError, RecursionError) as error:
+        return (type(error), str(error))
+
+
+_ODD_SCALARS = (
+    _SCALARS
+    | st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x3F), max_size=4)
+    | st.sampled_from(["\ud800", "a\udfffb", "\u2028", "\x7f", "é\U0001f600"])
+    | st.integers(min_value=2**63 - 2, max_value=2**64 + 2)
+    | st.integers(min_value=-(2**63) - 2, max_value=-(2**63) + 2)
+    | st.sampled_from([1e-05, 1e16, -0.0, 100.0, float("nan"), 5e-324, object(), b"x"])
+)
+_ODD_VALUES = st.recursive(
+    _ODD_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.text(max_size=5), inner)
+        | st.dictionaries(st.sampled_from([1, True, None, 2.5]), inner, max_size=2)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_ODD_VALUES)
+def test_compact_writes_what_json_dumps_writes(value: object) -> None:
+    assert _compacted(value) == _dumped(value)
+
+
+def _nested(depth: int) -> object:
+    value: object = "x"
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [1, 31, 32, 33, 34, 300, 5000])
+def test_compact_of_deep_values_is_json_dumps(depth: int) -> None:
+    value = _nested(depth)
+    assert _compacted(value) == _dumped(value)
+
+
+def test_compact_of_a_cycle_fails_as_json_dumps_does() -> None:
+    cycle: dict[str, object] = {}
+    cycle["self"] = [cycle]
+    assert _compacted(cycle) == _dumped(cycle)
