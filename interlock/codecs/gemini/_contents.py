@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, Literal, cast
 
 from interlock.codecs.gemini._partial import (
     StreamedCall,
@@ -26,7 +26,7 @@ from interlock.codecs.gemini._partial import (
     start_call,
     streamed_fragment,
 )
-from interlock.codecs.gemini._parts import decode_part
+from interlock.codecs.gemini._parts import decode_part, plain_part
 from interlock.codecs.gemini._wire import (
     DIALECT,
     MINTED_ID_PREFIX,
@@ -36,7 +36,15 @@ from interlock.codecs.gemini._wire import (
     split_fields,
 )
 from interlock.codecs.gemini._wire import field as wire_field
-from interlock.transcript import JsonObject, JsonValue, Message, Part, ToolResultPart
+from interlock.transcript import (
+    JsonObject,
+    JsonValue,
+    Message,
+    Part,
+    Role,
+    TextPart,
+    ToolResultPart,
+)
 
 CONTENT_FIELDS: Final = frozenset({"role", "parts"})
 
@@ -53,6 +61,37 @@ def decode_system_instruction(value: JsonValue, path: str) -> Message:
     if "parts" not in body:
         marks["noParts"] = True
     return Message(role="system", parts=parts, extra={DIALECT: marks} if marks else {})
+
+
+PlainKind = Literal["model", "user", "answers"]
+
+
+def plain_content(value: JsonValue, index: int) -> tuple[PlainKind, list[Part]] | None:
+    """A content of the commonest shape, decoded directly: exactly ``role`` (``user`` or
+    ``model``) and a non-empty ``parts`` list of parts :func:`plain_part` takes (so none is
+    a streamed call's fragment). Its parts, and ``model``, ``user`` (no function response
+    among them) or ``answers`` (a user content with function responses). ``None`` for any
+    other content, which :meth:`ContentDecoder.add` then decodes the general way, to the
+    same messages."""
+    if not isinstance(value, dict) or len(value) != 2:
+        return None
+    role, items = value.get("role"), value.get("parts")
+    if (role != "user" and role != "model") or not isinstance(items, list) or not items:
+        return None
+    parts: list[Part] = []
+    answers = False
+    for position, item in enumerate(items):
+        if isinstance(item, dict) and len(item) == 1:  # the commonest part: text alone
+            text = item.get("text")
+            if isinstance(text, str):
+                parts.append(TextPart(text=text))
+                continue
+        part = plain_part(item, index, position)
+        if part is None:
+            return None
+        answers = answers or part.kind == "tool_result"
+        parts.append(part)
+    return "model" if role == "model" else "answers" if answers else "user", parts
 
 
 @dataclass(slots=True)
@@ -84,6 +123,27 @@ class ContentDecoder:
         self._streamed: _Streamed | None = None
         self._ended = False
 
+    def extend(self, contents: list[JsonValue]) -> None:
+        """Decode ``contents`` in order and append their messages (each content of the
+        commonest shape directly, see :func:`plain_content`; any other with :meth:`add`)."""
+        for index, value in enumerate(contents):
+            plain = plain_content(value, index)
+            if plain is None:
+                self.add(value, index)
+                continue
+            kind, parts = plain
+            self._streamed, self._ended = None, False
+            if kind == "model":
+                self._called(parts, {})
+            elif kind == "user":  # what _add_user does for parts without a result
+                self.messages.append(Message(role="user", parts=tuple(parts)))
+                self._previous_was_tool = False
+            elif len(parts) == 1:  # what _add_user does for one function response
+                result = self._pair(cast(ToolResultPart, parts[0]), index, 0)
+                self._emit("tool", (result,), {}, "new")
+            else:
+                self._add_user(parts, {}, index)
+
     def add(self, value: JsonValue, index: int) -> None:
         """Decode ``contents[index]`` and append its messages."""
         path = f"contents[{index}]"
@@ -113,13 +173,18 @@ class ContentDecoder:
         if "parts" not in fields:
             marks["noParts"] = True
         if role == "model":
-            self._open_calls = {}
-            for part in parts:
-                if part.kind == "tool_call":
-                    self._open_calls.setdefault(part.name, deque()).append(part.call_id)
-            self._emit(Message(role="assistant", parts=tuple(parts)), marks, None)
+            self._called(parts, marks)
             return
         self._add_user(parts, marks, index)
+
+    def _called(self, parts: list[Part], marks: JsonObject) -> None:
+        """Append a model content's message; its calls are the ones results may answer."""
+        calls: dict[str, deque[str]] = {}
+        for part in parts:
+            if part.kind == "tool_call":
+                calls.setdefault(part.name, deque()).append(part.call_id)
+        self._open_calls = calls
+        self._emit("assistant", tuple(parts), marks, None)
 
     def _model_parts(self, items: list[JsonValue], index: int) -> list[Part]:
         """A model content's parts, streamed call fragments put together."""
@@ -170,35 +235,38 @@ class ContentDecoder:
         for position, part in enumerate(parts):
             if isinstance(part, ToolResultPart):
                 if run:
-                    self._emit(Message(role="user", parts=tuple(run)), marks, boundary)
+                    self._emit("user", tuple(run), marks, boundary)
                     run, marks, boundary = [], {}, "continue"
-                paired = self._pair(part, f"{MINTED_ID_PREFIX}{index}_{position}")
-                self._emit(Message(role="tool", parts=(paired,)), marks, boundary)
+                paired = self._pair(part, index, position)
+                self._emit("tool", (paired,), marks, boundary)
                 marks, boundary = {}, "continue"
             else:
                 run.append(part)
         if run or boundary == "new":
-            self._emit(Message(role="user", parts=tuple(run)), marks, boundary)
+            self._emit("user", tuple(run), marks, boundary)
 
-    def _emit(self, message: Message, marks: JsonObject, boundary: str | None) -> None:
-        """Append ``message``, recording a boundary only where the encoder default differs."""
-        is_tool = message.role == "tool"
+    def _emit(
+        self, role: Role, parts: tuple[Part, ...], marks: JsonObject, boundary: str | None
+    ) -> None:
+        """Append a message, recording a boundary only where the encoder default differs."""
+        is_tool = role == "tool"
         default_merges = is_tool and self._previous_was_tool
         if boundary == "new" and default_merges:
             marks = {**marks, "content": "new"}
         elif boundary == "continue" and not default_merges:
             marks = {**marks, "content": "continue"}
         if marks:
-            message = replace(message, extra={DIALECT: marks})
-        self.messages.append(message)
+            self.messages.append(Message(role=role, parts=parts, extra={DIALECT: marks}))
+        else:
+            self.messages.append(Message(role=role, parts=parts))
         self._previous_was_tool = is_tool
 
-    def _pair(self, result: ToolResultPart, minted_id: str) -> ToolResultPart:
-        name = result.name or ""
-        waiting = self._open_calls.get(name)
+    def _pair(self, result: ToolResultPart, index: int, position: int) -> ToolResultPart:
+        """The result at ``contents[index].parts[position]`` with the id of its call."""
+        waiting = self._open_calls.get(result.name or "")
         if result.call_id:
             if waiting and result.call_id in waiting:
                 waiting.remove(result.call_id)
             return result
-        call_id = waiting.popleft() if waiting else minted_id
+        call_id = waiting.popleft() if waiting else f"{MINTED_ID_PREFIX}{index}_{position}"
         return replace(result, call_id=call_id)

@@ -43,6 +43,7 @@ from interlock.transcript import (
     JsonPart,
     LossyHistoryError,
     MediaPart,
+    Message,
     Opaque,
     Part,
     ReasoningPart,
@@ -54,19 +55,19 @@ from interlock.transcript import (
     TranslationWarning,
 )
 
-_NO_APPROVALS = ApprovalIds()
-
 
 class PartEncoder:
     """Encodes parts one by one, collecting warnings and the call ids/names seen so far.
 
-    ``approvals`` tells decisions of hosted calls from those of local calls; a request
-    encoder passes ``ApprovalIds.of(request.messages)``.
+    The approvals of ``history`` (a request encoder passes its messages) tell decisions of
+    hosted calls from those of local calls; they are collected the first time a decision
+    needs them.
     """
 
     __slots__ = (
         "_approvals",
         "_for_request",
+        "_history",
         "_policy",
         "_prefix",
         "call_names",
@@ -81,16 +82,22 @@ class PartEncoder:
         *,
         for_request: bool,
         prefix: str = "messages",
-        approvals: ApprovalIds = _NO_APPROVALS,
+        history: tuple[Message, ...] = (),
     ) -> None:
         self._policy = policy
         self._for_request = for_request
         self._prefix = prefix
-        self._approvals = approvals
+        self._approvals: ApprovalIds | None = None
+        self._history = history
         self.warnings: list[TranslationWarning] = []
         self.call_names: dict[str, str] = {}
         self.minted_ids: set[str] = set()
         self.hosted_calls: set[str] = set()
+
+    @property
+    def for_request(self) -> bool:
+        """True when encoding a request (the replay rules apply), not an answer."""
+        return self._for_request
 
     def location(self, message: int, part: int) -> str:
         """The canonical location of a part, e.g. ``messages[4].parts[1]``."""
@@ -305,6 +312,8 @@ class PartEncoder:
                     "Gemini form (only the Responses API carries MCP approvals)",
                 )
             return
+        if self._approvals is None:
+            self._approvals = ApprovalIds.of(self._history)
         if part.approval_id in self._approvals.local:
             return
         if part.approval_id in self._approvals.hosted:

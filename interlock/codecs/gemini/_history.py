@@ -18,25 +18,43 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from typing import Literal
 
+from interlock.codecs._json import loads
 from interlock.codecs.gemini._encode import PartEncoder
-from interlock.codecs.gemini._wire import DIALECT, object_entry
-from interlock.transcript import JsonObject, JsonValue, LossyHistoryError, Message, ReplayPolicy
+from interlock.codecs.gemini._results import response_object
+from interlock.codecs.gemini._wire import DIALECT, is_signature, object_entry
+from interlock.transcript import (
+    JsonObject,
+    JsonValue,
+    LossyHistoryError,
+    MediaPart,
+    Message,
+    Opaque,
+    Part,
+    ReasoningPart,
+    ReplayPolicy,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 DummyForm = Literal["literal", "base64"]
 
 
-@dataclass(slots=True)
 class _Turn:
-    """One wire content being built, plus what the signature check needs to know."""
+    """One wire content being built, plus what the signature check needs to know: whether
+    it holds more than function responses (``plain``), and where its first call is (offset
+    in ``parts``, message, part)."""
 
-    role: str
-    wire: JsonObject
-    parts: list[JsonValue]
-    plain: bool = False
-    first_call: tuple[int, int, int] | None = None
+    __slots__ = ("first_call", "parts", "plain", "role", "wire")
+
+    def __init__(self, role: str, wire: JsonObject, parts: list[JsonValue]) -> None:
+        self.role = role
+        self.wire = wire
+        self.parts = parts
+        self.plain = False
+        self.first_call: tuple[int, int, int] | None = None
 
 
 def encode_history(
@@ -51,11 +69,14 @@ def encode_history(
     system: JsonObject | None = None
     turns: list[_Turn] = []
     previous_tool = False
+    fast = encoder.for_request
     for index, message in enumerate(messages):
         if message.role in ("system", "developer"):
             system = _instruction(system, message, index, bool(turns), encoder, policy)
             continue
-        turn = _encode_message(message, index, encoder)
+        turn = plain_turn(message, index, encoder) if fast else None
+        if turn is None:
+            turn = _encode_message(message, index, encoder)
         is_tool = message.role == "tool"
         if turn is not None:
             boundary = message.extra.get(DIALECT, {}).get("content")
@@ -70,12 +91,146 @@ def encode_history(
     return system, [turn.wire for turn in turns]
 
 
+_WIRE_ROLES = {"user": "user", "tool": "user", "assistant": "model"}
+_DROPPED: JsonObject = {}
+"""What :func:`_plain_wire` gives for reasoning a request does not send (by identity)."""
+
+
+def plain_turn(message: Message, index: int, encoder: PartEncoder) -> _Turn | None:
+    """The content for a message of the commonest parts, built directly: plain text (no
+    citations, no Gemini fields kept, signed by Gemini or not), local calls with object
+    arguments, results of at most one text or JSON output (none after a call of the same
+    message), and reasoning of another provider without an opaque payload (not sent:
+    ``reasoning_dropped`` when it has text). ``None`` for any other message (or one with
+    Gemini marks, or nothing sent), which :func:`_encode_message` then encodes. Equal to
+    what it gives, warnings and the encoder's call names and minted ids included; nothing
+    is recorded unless the whole message is taken."""
+    role = _WIRE_ROLES.get(message.role)
+    if role is None or message.extra.get(DIALECT):
+        return None
+    parts: list[JsonValue] = []
+    turn = _Turn(role, {"role": role, "parts": parts}, parts)
+    later: list[tuple[int, ToolCallPart | ReasoningPart]] = []
+    for position, part in enumerate(message.parts):
+        if (
+            isinstance(part, TextPart)
+            and part.signature is None
+            and not part.citations
+            and not part.extra.get(DIALECT)
+        ):
+            turn.plain = True
+            parts.append({"text": part.text})
+            continue
+        wire = _plain_wire(part, encoder, bool(later))
+        if wire is None:
+            return None
+        if isinstance(part, ToolCallPart | ReasoningPart):
+            later.append((position, part))
+            if wire is _DROPPED:
+                continue
+            if turn.first_call is None:
+                turn.first_call = (len(parts), index, position)
+        turn.plain = turn.plain or "functionResponse" not in wire
+        parts.append(wire)
+    if not parts:
+        return None
+    if later:
+        _record(later, index, encoder)
+    return turn
+
+
+def _plain_wire(part: Part, encoder: PartEncoder, after_call: bool) -> JsonObject | None:
+    """The wire part :func:`plain_turn` takes ``part`` as (:data:`_DROPPED` for reasoning
+    not sent), or ``None``; the encoder is only read."""
+    if isinstance(part, TextPart):
+        if part.citations or part.extra.get(DIALECT):
+            return None
+        return _signed({"text": part.text}, part.signature)
+    if isinstance(part, ToolCallPart):
+        return _plain_call(part)
+    if isinstance(part, ToolResultPart):
+        return None if after_call else _plain_result(part, encoder)
+    if isinstance(part, ReasoningPart) and part.extra.get(DIALECT) is None:
+        return _DROPPED if part.opaque is None else None
+    return None
+
+
+def _record(
+    later: list[tuple[int, ToolCallPart | ReasoningPart]], index: int, encoder: PartEncoder
+) -> None:
+    """What the general path records for these parts, in order: a call's name and minted
+    id, the warning for reasoning with text that is not sent."""
+    for position, part in later:
+        if isinstance(part, ToolCallPart):
+            if part.extra.get(DIALECT):
+                encoder.minted_ids.add(part.call_id)
+            encoder.call_names[part.call_id] = part.name
+        elif part.text:
+            encoder.warn(
+                "reasoning_dropped",
+                encoder.location(index, position),
+                f"{part.reasoning_kind} reasoning from another provider is not sent to "
+                "Gemini as a thought",
+            )
+
+
+def _signed(wire: JsonObject, opaque: Opaque | None) -> JsonObject | None:
+    """``wire`` with its Gemini signature; ``None`` for another provider's payload."""
+    if opaque is None:
+        return wire
+    if not is_signature(opaque):
+        return None
+    wire["thoughtSignature"] = opaque.data
+    return wire
+
+
+def _minted_only(own: JsonObject | None) -> bool | None:
+    """Whether a part's Gemini marks are ``mintedId`` alone (``False`` for none at all);
+    ``None`` for any other marks."""
+    if not own:
+        return False
+    return True if len(own) == 1 and own.get("mintedId") is True else None
+
+
+def _plain_call(part: ToolCallPart) -> JsonObject | None:
+    minted_id = _minted_only(part.extra.get(DIALECT))
+    if minted_id is None or part.owner == "hosted":
+        return None
+    call: JsonObject = {} if minted_id else {"id": part.call_id}
+    call["name"] = part.name
+    if part.arguments.strip():
+        try:
+            arguments = loads(part.arguments)
+        except ValueError:
+            return None
+        if not isinstance(arguments, dict):
+            return None
+        call["args"] = arguments
+    return _signed({"functionCall": call}, part.signature)
+
+
+def _plain_result(part: ToolResultPart, encoder: PartEncoder) -> JsonObject | None:
+    minted_id = _minted_only(part.extra.get(DIALECT))
+    call_id, output = part.call_id, part.output
+    if minted_id is None or call_id in encoder.hosted_calls:
+        return None
+    name = part.name or encoder.call_names.get(call_id)
+    if name is None or len(output) > 1 or (output and isinstance(output[0], MediaPart)):
+        return None  # unnamed (refused), several outputs (flattened) or media (in parts)
+    body: JsonObject = {}
+    if call_id and not minted_id and call_id not in encoder.minted_ids:
+        body["id"] = call_id
+    body["name"] = name
+    body["response"] = response_object(part)
+    return {"functionResponse": body}
+
+
 def _encode_message(message: Message, index: int, encoder: PartEncoder) -> _Turn | None:
     role = "model" if message.role == "assistant" else "user"
     own = message.extra.get(DIALECT, {})
     wire: JsonObject = dict(object_entry(own, "fields"))
     parts: list[JsonValue] = []
-    turn = _Turn(role=role, wire=wire, parts=parts)
+    turn = _Turn(role, wire, parts)
     for position, part in enumerate(message.parts):
         encoded = encoder.encode(part, index, position)
         if encoded is None:

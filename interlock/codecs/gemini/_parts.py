@@ -24,9 +24,10 @@ from typing import Final, cast
 
 from interlock.codecs._json import compact, loads
 from interlock.codecs.gemini._media import decode_media
-from interlock.codecs.gemini._results import decode_function_response
+from interlock.codecs.gemini._results import decode_function_response, unwrap
 from interlock.codecs.gemini._wire import (
     DIALECT,
+    MINTED_ID_PREFIX,
     as_bool,
     as_object,
     as_str,
@@ -46,6 +47,7 @@ from interlock.transcript import (
     ReasoningPart,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
 )
 
 PART_FIELDS: Final = frozenset(
@@ -110,6 +112,82 @@ def decode_part(value: JsonValue, path: str, minted_id: str) -> Part:
         return ReasoningPart(reasoning_kind="encrypted", opaque=sealed, extra={DIALECT: marks})
     item = camel_fields(raw)
     return HostedToolPart(provider="google", item_type=next(iter(item), "part"), item=item)
+
+
+def plain_part(item: JsonValue, content: int, position: int) -> Part | None:
+    """A part of the commonest shapes decoded directly: ``{"text"}`` (with a
+    ``thoughtSignature`` when the text is not empty, or ``"thought": true``), a
+    ``functionCall`` of ``id`` / ``name`` / ``args`` (signed or not) and a
+    ``functionResponse`` of ``id`` / ``name`` / ``response``, every key in camelCase and of
+    the right type. ``None`` for any other part, which :func:`decode_part` then decodes.
+    Equal to what :func:`decode_part` gives for the same part at ``contents[content]``."""
+    if not isinstance(item, dict):
+        return None
+    size, data = len(item), item.get("thoughtSignature")
+    if data is not None:
+        if not isinstance(data, str):
+            return None
+        size -= 1
+    text = item.get("text")
+    if text is not None:
+        if not isinstance(text, str):
+            return None
+        thought = item.get("thought")
+        if thought is None and size == 1:
+            if data is None:
+                return TextPart(text=text)
+            return TextPart(text=text, signature=signature(data)) if text else None
+        if thought is not True or size != 2:
+            return None
+        sealed = None if data is None else signature(data)
+        return ReasoningPart(
+            reasoning_kind="summary", text=text, opaque=sealed, extra={DIALECT: {}}
+        )
+    if size != 1:
+        return None
+    call = item.get("functionCall")
+    if call is not None:
+        return _plain_call(call, data, f"{MINTED_ID_PREFIX}{content}_{position}")
+    return None if data is not None else _plain_result(item.get("functionResponse"))
+
+
+def _plain_call(call: JsonValue, data: str | None, minted_id: str) -> ToolCallPart | None:
+    if not isinstance(call, dict):
+        return None
+    name, args, call_id = call.get("name"), call.get("args"), call.get("id")
+    if not isinstance(name, str) or len(call) != 1 + (args is not None) + (call_id is not None):
+        return None
+    if (args is not None and not isinstance(args, dict)) or not isinstance(call_id, str | None):
+        return None
+    return ToolCallPart(
+        call_id=minted_id if call_id is None else call_id,
+        name=name,
+        arguments="" if args is None else compact(args),
+        signature=None if data is None else signature(data),
+        extra={} if call_id is not None else {DIALECT: {"mintedId": True}},
+    )
+
+
+def _plain_result(body: JsonValue) -> ToolResultPart | None:
+    if not isinstance(body, dict):
+        return None
+    name, response, call_id = body.get("name"), body.get("response"), body.get("id")
+    if not isinstance(name, str) or not isinstance(response, dict):
+        return None
+    if len(body) != 2 + (call_id is not None) or not isinstance(call_id, str | None):
+        return None
+    output = response.get("output") if len(response) == 1 else None
+    if isinstance(output, str):  # the commonest response: what unwrap gives for it
+        outcome, first = "success", TextPart(text=output)
+    else:
+        outcome, first = unwrap(response)
+    return ToolResultPart(
+        call_id="" if call_id is None else call_id,
+        name=name,
+        output=() if first is None else (first,),
+        outcome=outcome,
+        extra={} if call_id is not None else {DIALECT: {"mintedId": True}},
+    )
 
 
 def _leftover(fields: dict[str, JsonValue], unknown: JsonObject) -> JsonObject:

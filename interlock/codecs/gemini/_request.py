@@ -23,7 +23,7 @@ from interlock.codecs.gemini._config import (
     encode_tools,
 )
 from interlock.codecs.gemini._contents import ContentDecoder, decode_system_instruction
-from interlock.codecs.gemini._encode import ApprovalIds, PartEncoder
+from interlock.codecs.gemini._encode import PartEncoder
 from interlock.codecs.gemini._history import DummyForm, encode_history
 from interlock.codecs.gemini._wire import DIALECT, as_list, object_entry, split_fields
 from interlock.transcript import (
@@ -54,8 +54,7 @@ def decode_request(payload: JsonObject, *, model: str = "", stream: bool = False
         messages.append(decode_system_instruction(fields["systemInstruction"], "systemInstruction"))
     contents = ContentDecoder()
     if "contents" in fields:
-        for index, item in enumerate(as_list(fields["contents"], "contents")):
-            contents.add(item, index)
+        contents.extend(as_list(fields["contents"], "contents"))
     else:
         marks["noContents"] = True
     messages.extend(contents.messages)
@@ -102,7 +101,7 @@ def encode_request(
     ``dummy_signature_form`` chooses how the degrade-mode dummy is written (trap 10).
     """
     marks = request.extra.get(DIALECT, {})
-    encoder = PartEncoder(policy, for_request=True, approvals=ApprovalIds.of(request.messages))
+    encoder = PartEncoder(policy, for_request=True, history=request.messages)
     _unsupported(request, encoder, policy)
     for index, message in enumerate(request.messages):
         if message.name:  # Chat's participant name has no Gemini field: said, never silent

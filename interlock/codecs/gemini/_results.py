@@ -62,7 +62,7 @@ def decode_function_response(
     outputs: list[OutputPart] = []
     outcome: ToolOutcome = "success"
     if "response" in body:
-        outcome, first = _unwrap(as_object(body["response"], f"{path}.response"))
+        outcome, first = unwrap(as_object(body["response"], f"{path}.response"))
         if first is not None:
             outputs.append(first)
     else:
@@ -99,7 +99,8 @@ def decode_function_response(
     )
 
 
-def _unwrap(response: JsonObject) -> tuple[ToolOutcome, OutputPart | None]:
+def unwrap(response: JsonObject) -> tuple[ToolOutcome, OutputPart | None]:
+    """The outcome and output a ``response`` object stands for (see the module table)."""
     if len(response) == 1:
         ((key, value),) = response.items()
         if key == "error":
@@ -117,18 +118,10 @@ def encode_response_object(
     part: ToolResultPart, location: str, warnings: list[TranslationWarning]
 ) -> JsonObject:
     """The wire ``response`` object for a tool result's non-media output (see module table)."""
+    exact = response_object(part)
+    if exact is not None:
+        return exact
     values = [item for item in part.output if not isinstance(item, MediaPart)]
-    key = "output" if part.outcome == "success" else "error"
-    if not values:
-        return {} if key == "output" else {"error": ""}
-    if len(values) == 1:
-        (only,) = values
-        if isinstance(only, TextPart):
-            return {key: only.text}
-        assert isinstance(only, JsonPart)
-        if isinstance(only.value, dict) and key == "output":
-            return only.value
-        return {key: only.value}
     warnings.append(
         TranslationWarning(
             code="tool_output_flattened",
@@ -136,4 +129,26 @@ def encode_response_object(
             message="several tool output parts sent as one Gemini response list",
         )
     )
+    key = "output" if part.outcome == "success" else "error"
     return {key: [item.text if isinstance(item, TextPart) else item.value for item in values]}  # pyright: ignore[reportAttributeAccessIssue] -- values holds only text and JSON parts
+
+
+def response_object(part: ToolResultPart) -> JsonObject | None:
+    """The wire ``response`` object for a result with at most one non-media output part
+    (exact, see the module table); ``None`` for several, which have no exact form."""
+    key = "output" if part.outcome == "success" else "error"
+    output = part.output
+    if len(output) == 1 and isinstance(output[0], TextPart):  # the commonest result
+        return {key: output[0].text}
+    values = [item for item in output if not isinstance(item, MediaPart)]
+    if not values:
+        return {} if key == "output" else {"error": ""}
+    if len(values) > 1:
+        return None
+    (only,) = values
+    if isinstance(only, TextPart):
+        return {key: only.text}
+    assert isinstance(only, JsonPart)
+    if isinstance(only.value, dict) and key == "output":
+        return only.value
+    return {key: only.value}
