@@ -3,7 +3,8 @@
 It validates like the service (provider-wire §1.6, pre-flight checks 1–7, with the
 service's error strings, statuses and ``param``), answers with a brain, issues reasoning
 items whose ``encrypted_content`` is minted by :func:`mint_token` (and verifies replayed
-ones), keeps stored responses in memory so ``previous_response_id`` works (and
+ones: a blob another vendor's service issued is refused as the services do, see
+``issuer``), keeps stored responses in memory so ``previous_response_id`` works (and
 ``previous_response_not_found`` is real) and so do retrieve, delete, cancel and input
 items (:mod:`._responses_state`) and conversations (:mod:`._conversations`), and streams
 the official event sequence.
@@ -62,6 +63,14 @@ from interlock.transcript import (
 )
 
 TOKEN_KIND = "openai.reasoning"
+"""The token kind of the encrypted reasoning an ``openai``-issuer emulator mints."""
+
+
+def token_kind(issuer: str) -> str:
+    """The token kind of ``issuer``'s encrypted reasoning (each vendor's own)."""
+    return f"{issuer}.reasoning"
+
+
 _UNPARSEABLE = (
     "We could not parse the JSON body of your request. (HINT: This likely means you aren't "
     "using your HTTP library correctly.)"
@@ -102,10 +111,19 @@ def _type(item: JsonObject) -> str:
 
 
 class OpenAIResponsesEmulator(EmulatedService):
-    """The emulated service; ``received`` lists the most recent request bodies in order."""
+    """The emulated service; ``received`` lists the most recent request bodies in order.
+
+    ``issuer`` is the vendor it stands for (``openai``, ``xai``…): its encrypted reasoning
+    verifies only here, as each vendor's service decrypts only its own, and a non-default
+    vendor's ids carry its name (``rs_emuxai000001_0``).
+    """
 
     def __init__(
-        self, brain: DefaultBrain | ScriptBrain | None = None, *, offload: bool = False
+        self,
+        brain: DefaultBrain | ScriptBrain | None = None,
+        *,
+        offload: bool = False,
+        issuer: str = "openai",
     ) -> None:
         super().__init__(
             brain if brain is not None else DefaultBrain(call_prefix="call_resp"), offload=offload
@@ -116,6 +134,9 @@ class OpenAIResponsesEmulator(EmulatedService):
         """Conversations created with ``POST /v1/conversations`` (:mod:`._conversations`)."""
         self._ledger = _Ledger()
         self._counter = 0
+        self.issuer = issuer
+        self._token_kind = token_kind(issuer)
+        self._stem = "emu" if issuer == "openai" else f"emu{issuer}"
 
     # ------------------------------------------------------------------ validation
 
@@ -196,7 +217,7 @@ class OpenAIResponsesEmulator(EmulatedService):
             blob = item.get("encrypted_content")
             if _type(item) != "reasoning" or blob is None:
                 continue
-            if not isinstance(blob, str) or not verify_token(TOKEN_KIND, blob):
+            if not isinstance(blob, str) or not verify_token(self._token_kind, blob):
                 item_id = item.get("id")
                 if isinstance(item_id, str):
                     message = (
@@ -402,7 +423,9 @@ class OpenAIResponsesEmulator(EmulatedService):
         self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
     ) -> HttpResponse:
         chain = self._context(payload)
-        hosted = hosted_answer(request, chain + _items(payload), f"emu{self._counter + 1:06d}")
+        hosted = hosted_answer(
+            request, chain + _items(payload), f"{self._stem}{self._counter + 1:06d}"
+        )
         if hosted is not None:
             response = answered(hosted, response)
         return self._send(self._finalize(response, request), request, payload)
@@ -420,7 +443,7 @@ class OpenAIResponsesEmulator(EmulatedService):
     def _finalize(self, response: Response, request: Request) -> Response:
         """Own ids on every item, encrypted content on every reasoning item, summary on request."""
         self._counter += 1
-        stem = f"emu{self._counter:06d}"
+        stem = f"{self._stem}{self._counter:06d}"
         parts: list[Part] = []
         reasoning_id: str | None = None
         for index, part in enumerate(response.message.parts):
@@ -428,8 +451,8 @@ class OpenAIResponsesEmulator(EmulatedService):
                 reasoning_id = f"rs_{stem}_{index}"
                 if request.options.reasoning_summary is not None and part.text:
                     parts.append(replace(part, item_id=reasoning_id))
-                blob = mint_token(TOKEN_KIND, f"{stem}:{reasoning_id}")
-                opaque = Opaque(provider="openai", format=ENCRYPTED_FORMAT, data=blob)
+                blob = mint_token(self._token_kind, f"{stem}:{reasoning_id}")
+                opaque = Opaque(provider=self.issuer, format=ENCRYPTED_FORMAT, data=blob)
                 parts.append(
                     ReasoningPart(reasoning_kind="encrypted", opaque=opaque, item_id=reasoning_id)
                 )

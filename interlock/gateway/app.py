@@ -46,6 +46,7 @@ from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.operations import ProxyOperations
+from interlock.gateway.provenance import ProvenanceIndex, vendors_to_tell_apart
 from interlock.gateway.proxy import Proxy
 from interlock.gateway.rate_limits import rate_limiter
 from interlock.gateway.replicas import ReplicaRegistry, config_digests, is_shared
@@ -145,6 +146,8 @@ def _emulator_transport(
     options: dict[str, Any] = {}
     if config.reasoning_dialect:
         options["reasoning_dialect"] = config.reasoning_dialect
+    if config.protocol == "openai-responses":
+        options["issuer"] = config.issuer  # mints and accepts only its vendor's reasoning
     if config.protocol == "gemini":
         # The emulated models require thought signatures the way the config says they do.
         options["signature_rules"] = signature_rules(config.name, models)
@@ -188,7 +191,9 @@ def build_gateway(
             emulators[upstream_config.name] = emulator
         upstreams[upstream_config.name] = Upstream(
             config=upstream_config,
-            dialect=dialect(upstream_config.protocol, upstream_config.reasoning_dialect),
+            dialect=dialect(
+                upstream_config.protocol, upstream_config.reasoning_dialect, upstream_config.issuer
+            ),
             transport=transport or upstream_transport(upstream_config),
             metrics=metrics,
         )
@@ -211,6 +216,8 @@ def build_gateway(
         ),
     )
     proxy.router = router
+    if vendors_to_tell_apart(config):
+        proxy.provenance = ProvenanceIndex(store.backend)
     return Gateway(
         config=config,
         store=store,

@@ -34,6 +34,7 @@ from interlock.gateway.config_table import choice as _choice
 from interlock.gateway.config_table import non_negative_int as _non_negative_int
 from interlock.gateway.config_table import positive as _positive
 from interlock.gateway.config_table import strings as _strings
+from interlock.gateway.vendors import check_vendor, default_vendor
 
 Protocol: TypeAlias = DialectName
 """An upstream's wire dialect: one of the codec registry's names."""
@@ -126,6 +127,17 @@ class UpstreamConfig:
     """The largest answer head (status line and headers) the ``interlock`` transport accepts."""
     transport: TransportName = "interlock"
     """``interlock``: the lean HTTP/1.1 transport (``http1``); ``httpx``: httpx's own."""
+    vendor: str | None = None
+    """``openai-responses`` only: the vendor issuing (and alone accepting) this upstream's
+    encrypted reasoning; set from ``base_url`` when loaded without one (:mod:`.vendors`)."""
+
+    @property
+    def issuer(self) -> str:
+        """The vendor of this Responses upstream's encrypted reasoning (:mod:`.vendors`);
+        ``""`` for the other protocols."""
+        if self.protocol != "openai-responses":
+            return ""
+        return self.vendor or default_vendor(self.base_url)
 
     @property
     def emulated(self) -> bool:
@@ -394,10 +406,13 @@ def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
             "max_response_bytes": _positive(int),
             "max_header_bytes": _positive(int),
             "transport": _choice(get_args(TransportName)),
+            "vendor": check_vendor,
         }
     )
     if fields.get("reasoning_dialect") and fields["protocol"] != "openai-chat":
         raise ConfigError(table.key("reasoning_dialect"), "only for protocol openai-chat")
+    if fields.get("vendor") and fields["protocol"] != "openai-responses":
+        raise ConfigError(table.key("vendor"), "only for protocol openai-responses")
     base_url = cast(str, fields["base_url"])
     if base_url.startswith(EMULATOR_SCHEME):
         if base_url.removeprefix(EMULATOR_SCHEME).strip("/") not in PROTOCOLS:
@@ -412,6 +427,8 @@ def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
                 table.key("api_key_env"), f"environment variable {variable} is not set or empty"
             )
         fields["api_key"] = value
+    if fields["protocol"] == "openai-responses":
+        fields.setdefault("vendor", default_vendor(base_url))
     return UpstreamConfig(**fields)
 
 

@@ -18,6 +18,7 @@ from interlock.codecs._contract import HttpFacts, StreamDecoder, StreamEncoder, 
 from interlock.codecs.registry import DIALECT_NAMES, wire_codec
 from interlock.gateway.config import ChatReasoningDialect, Protocol
 from interlock.transcript import (
+    UNKNOWN_ISSUER,
     Encoded,
     JsonObject,
     JsonValue,
@@ -129,17 +130,30 @@ INGRESS_CHAT_REASONING: ChatReasoningDialect = "reasoning_content"
 """How Chat Completions *clients* of the gateway receive reasoning text."""
 
 
-def dialect(name: Protocol, reasoning_dialect: ChatReasoningDialect | None = None) -> Dialect:
-    """The dialect ``name``; ``reasoning_dialect`` applies to ``openai-chat`` only."""
+def dialect(
+    name: Protocol, reasoning_dialect: ChatReasoningDialect | None = None, issuer: str = ""
+) -> Dialect:
+    """The dialect ``name``; ``reasoning_dialect`` applies to ``openai-chat`` only,
+    ``issuer`` (the vendor of an upstream's encrypted reasoning, see :mod:`.vendors`) to
+    ``openai-responses`` only (its default vendor when empty)."""
     if name == "openai-chat":
         return _chat(reasoning_dialect or "none")
+    if name == "openai-responses" and issuer:
+        return Dialect.of(name, wire_codec(name, issuer=issuer))
     return Dialect.of(name, wire_codec(name))
 
 
 def ingress_dialects() -> dict[Protocol, Dialect]:
-    """The dialects clients speak to the gateway, by protocol name."""
+    """The dialects clients speak to the gateway, by protocol name.
+
+    A Responses client's history says nothing of which service issued its encrypted
+    reasoning: it is decoded as of :data:`UNKNOWN_ISSUER` (see :mod:`.provenance`)."""
     return {
-        name: dialect(name, INGRESS_CHAT_REASONING if name == "openai-chat" else None)
+        name: dialect(
+            name,
+            INGRESS_CHAT_REASONING if name == "openai-chat" else None,
+            UNKNOWN_ISSUER if name == "openai-responses" else "",
+        )
         for name in DIALECT_NAMES
     }
 

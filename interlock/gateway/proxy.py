@@ -45,6 +45,13 @@ from interlock.gateway.model_field import compact_json, rewrite_model
 from interlock.gateway.offload import OFFLOAD_BYTES, encode_in_pieces, off_loop
 from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.pairing import refuse_unpaired
+from interlock.gateway.provenance import (
+    RESPONSES,
+    ProvenanceIndex,
+    answer_blobs,
+    recorded_issuer,
+    resolve,
+)
 from interlock.gateway.proxy_call import ProxyCall, Route
 from interlock.gateway.proxy_history import decode, parse, remember, suffix_checks, vault_read
 from interlock.gateway.translation_cache import SPLICES, splice, translated_whole
@@ -96,6 +103,7 @@ class Proxy:
         history: HistoryCache | None = None,
         lifecycle: Lifecycle | None = None,
         operations: ProxyOperations | None = None,
+        provenance: ProvenanceIndex | None = None,
     ) -> None:
         self.routes = routes
         self.keys = keys
@@ -111,6 +119,9 @@ class Proxy:
         """Streams join it, so a drain waits for them (or ends them) before exit."""
         self.router: Router | None = None
         """Chooses, retries and falls back among a routed model's deployments."""
+        self.provenance = provenance
+        """With two or more Responses vendors: which vendor issued the encrypted reasoning
+        a Responses client holds (:mod:`.provenance`)."""
 
     def tenant(self, http_request: HttpRequest) -> str:
         """The caller's tenant, or a 401."""
@@ -204,6 +215,10 @@ class Proxy:
         upstream = call.upstream
         same = call.ingress.name == upstream.dialect.name
         request = call.request
+        foreign = None
+        if same and self.provenance is not None and upstream.dialect.name == RESPONSES:
+            foreign = await resolve(self.provenance, call.tenant, request, upstream.config.issuer)
+            request = foreign or request  # another vendor's reasoning: re-encoded without it
         if not same:
             request = self._cross_dialect(request, upstream)
             if call.parsed is not None:
@@ -223,13 +238,19 @@ class Proxy:
         call.request = request
         call.warnings = vault_misses(request.messages, upstream.config)
         size = len(call.body)
-        await off_loop(size, self.offload_bytes, lambda: self._encoded(call, client_model, lookup))
+        relay = foreign is None
+        await off_loop(
+            size, self.offload_bytes, lambda: self._encoded(call, client_model, lookup, relay)
+        )
 
-    def _encoded(self, call: ProxyCall, client_model: str, lookup: Lookup) -> None:
-        """The body for the upstream: the client's (checked, model spliced) or re-encoded."""
+    def _encoded(
+        self, call: ProxyCall, client_model: str, lookup: Lookup, relay: bool = True
+    ) -> None:
+        """The body for the upstream: the client's (checked, model spliced) or re-encoded
+        (always when not ``relay``: the request was changed before the vault)."""
         upstream, request = call.upstream, call.request
         restored = len(lookup.found)
-        same = call.ingress.name == upstream.dialect.name
+        same = relay and call.ingress.name == upstream.dialect.name
         policy = ReplayPolicy(
             mode=upstream.config.replay_mode,
             signatures_required=call.route.model.signatures_required,
@@ -348,6 +369,10 @@ class Proxy:
     async def complete(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
         """A non-streaming upstream answer, forwarded or translated (and vaulted)."""
         body = await self.read(call, response)
+        if self.provenance is not None and recorded_issuer(call):
+            await self.provenance.record(
+                call.tenant, call.upstream.config.issuer, answer_blobs(body)
+            )
         headers = call.headers(response)
         media_type = response.headers.get("content-type", "application/json")
         if call.passthrough and not vault_needed(call.upstream.config, call.passthrough):

@@ -23,6 +23,7 @@ from interlock.codecs._sse import SseEvent, SseParser, format_sse
 from interlock.gateway.chat_usage import without_usage_chunks
 from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.operations import StreamUsage
+from interlock.gateway.provenance import event_blobs, recorded_issuer
 from interlock.gateway.proxy import Proxy, ProxyCall
 from interlock.gateway.response_state import StreamedId
 from interlock.gateway.stream_end import EndWatch
@@ -120,6 +121,9 @@ class _Relay:
         self.end = EndWatch(call.upstream.dialect.name)
         self.stored = StreamedId.watching(proxy.operations.responses, call)
         """Records a stored Responses answer's id (:mod:`.response_state`)."""
+        self.issued = proxy.provenance if recorded_issuer(call) else None
+        """Records which vendor issued the encrypted reasoning (:mod:`.provenance`)."""
+        self.recorded: set[str] = set()
 
     async def pieces(self, response: httpx.Response) -> AsyncIterator[_Piece]:
         """Upstream bytes → complete events → updates, one piece per read.
@@ -134,6 +138,8 @@ class _Relay:
         try:
             async for chunk in body_chunks(response):
                 events = self.parser.feed(chunk)
+                if self.issued is not None:
+                    await self._record(events)  # before the client can have the blobs
                 raw = b""
                 if self.keep_raw:
                     held = held + chunk if held else chunk
@@ -151,12 +157,23 @@ class _Relay:
         if self.parser.mid_line:
             raise DecodeError("stream", "the stream ended in the middle of a line")
         events = self.parser.finish()
+        if self.issued is not None:
+            await self._record(events)
         updates = self._decode(events)
         ending = self.decoder.finish() if self.decoding else self._undecoded_end(events)
         failure = next((u for u in ending if isinstance(u, StreamFailed)), None)
         # a last event without its blank line is closed, so nothing after it joins it
         raw = held + b"\n\n" if held else b""
         return _Piece(raw, events, await self._observed(updates + ending), failure)
+
+    async def _record(self, events: list[SseEvent]) -> None:
+        """Record the vendor of the encrypted reasoning among ``events`` (each blob once)."""
+        assert self.issued is not None, "only when recording"
+        blobs = [blob for blob in event_blobs(events) if blob not in self.recorded]
+        if blobs:
+            self.recorded.update(blobs)
+            config = self.call.upstream.config
+            await self.issued.record(self.call.tenant, config.issuer, blobs)
 
     def _undecoded_end(self, events: list[SseEvent]) -> list[Update]:
         """A stream relayed undecoded that ended before its final event was cut short."""

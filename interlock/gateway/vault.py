@@ -8,6 +8,11 @@ restored into the canonical history before encoding: a signature onto the call t
 lost it, the reasoning parts in front of the step's calls. What is neither in the
 request nor in the vault stays missing, and the strict encoder then refuses the request
 before anything is sent.
+
+Entries are kept per upstream name, and each payload keeps the issuer it was decoded with
+(a Responses upstream's vendor, :mod:`.vendors`): what an upstream answered is restored only
+for that upstream, and its encoder replays only its own vendor's reasoning, so a blob never
+reaches another issuer even when an upstream's ``vendor`` changes under the same name.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from interlock.codecs.registry import wire_codec
 from interlock.gateway.config import Protocol, UpstreamConfig
 from interlock.gateway.stores import Store, vault_entries
 from interlock.transcript import (
+    OPENAI_ENCRYPTED_CONTENT,
+    UNKNOWN_ISSUER,
     JsonValue,
     Message,
     Opaque,
@@ -43,7 +50,10 @@ class VaultNeeds:
     signatures: bool
     reasoning: bool
     provider: str = ""
-    """The issuer of the reasoning payloads (``openai``, ``openrouter``)."""
+    """The issuer of the reasoning payloads (``openai``, ``xai``, ``openrouter``)."""
+    unrecorded: bool = False
+    """Responses: a client's encrypted reasoning of unrecorded issuer counts as the
+    upstream's own (:data:`~interlock.transcript.UNKNOWN_ISSUER`)."""
 
     @property
     def any(self) -> bool:
@@ -54,8 +64,9 @@ class VaultNeeds:
 def needs(upstream: UpstreamConfig) -> VaultNeeds:
     """What the upstream's dialect wants back, from its HTTP facts: signatures on calls
     (Gemini, native or via Chat ``gemini-compat``) and/or reasoning payloads of one issuer
-    (Responses, OpenRouter, Anthropic)."""
-    return _needs(upstream.protocol, upstream.reasoning_dialect)
+    (Responses, OpenRouter, Anthropic). A Responses upstream's reasoning issuer is its
+    vendor (:mod:`.vendors`)."""
+    return _needs(upstream.protocol, upstream.reasoning_dialect, upstream.issuer)
 
 
 def vault_needed(upstream: UpstreamConfig, passthrough: bool) -> bool:
@@ -70,11 +81,19 @@ def vault_needed(upstream: UpstreamConfig, passthrough: bool) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _needs(protocol: Protocol, reasoning_dialect: str | None) -> VaultNeeds:
-    options = {"reasoning_dialect": reasoning_dialect} if reasoning_dialect else {}
+def _needs(protocol: Protocol, reasoning_dialect: str | None, issuer: str) -> VaultNeeds:
+    options: dict[str, str] = {"reasoning_dialect": reasoning_dialect} if reasoning_dialect else {}
+    if issuer:
+        options["issuer"] = issuer
     facts = wire_codec(protocol, **options).http
     issuer = facts.reasoning_issuer
-    return VaultNeeds(signatures=facts.signed_calls, reasoning=bool(issuer), provider=issuer)
+    unrecorded = OPENAI_ENCRYPTED_CONTENT in facts.opaque_formats
+    return VaultNeeds(
+        signatures=facts.signed_calls,
+        reasoning=bool(issuer),
+        provider=issuer,
+        unrecorded=unrecorded,
+    )
 
 
 def _arguments_text(arguments: str) -> str:
@@ -128,13 +147,18 @@ def entries_for(message: Message, wanted: VaultNeeds) -> dict[str, JsonValue]:
     return entries
 
 
-def _has_own_reasoning(message: Message, provider: str) -> bool:
-    return any(
-        isinstance(part, ReasoningPart)
-        and part.opaque is not None
-        and part.opaque.provider == provider
-        for part in message.parts
-    )
+def _has_own_reasoning(message: Message, wanted: VaultNeeds) -> bool:
+    """True when the step carries reasoning of the upstream's issuer, or (Responses) of an
+    unrecorded issuer: a client's blob, the upstream's own unless recorded otherwise."""
+    for part in message.parts:
+        opaque = part.opaque if isinstance(part, ReasoningPart) else None
+        if opaque is None:
+            continue
+        if opaque.provider == wanted.provider:
+            return True
+        if wanted.unrecorded and opaque.provider == UNKNOWN_ISSUER:
+            return True
+    return False
 
 
 def _wanted_keys(messages: Sequence[Message], wanted: VaultNeeds) -> list[str]:
@@ -145,7 +169,7 @@ def _wanted_keys(messages: Sequence[Message], wanted: VaultNeeds) -> list[str]:
             continue
         if wanted.signatures:
             keys.extend(signature_key(call) for call in calls if call.signature is None)
-        if wanted.reasoning and not _has_own_reasoning(message, wanted.provider):
+        if wanted.reasoning and not _has_own_reasoning(message, wanted):
             keys.append(reasoning_key(calls))
     return keys
 

@@ -19,6 +19,7 @@ from interlock.transcript._formats import (
     OPAQUE_FORMATS,
     OPENAI_ENCRYPTED_CONTENT,
     OPENROUTER_REASONING_DETAIL,
+    UNKNOWN_ISSUER,
 )
 from interlock.transcript._messages import (
     Continuation,
@@ -97,6 +98,7 @@ __all__ = [
     "OPENAI_ENCRYPTED_CONTENT",
     "OPENROUTER_REASONING_DETAIL",
     "TRANSCRIPT_VERSION",
+    "UNKNOWN_ISSUER",
     "ApprovalIds",
     "ApprovalRequestPart",
     "ApprovalResponsePart",

@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Final
 
 OPENAI_ENCRYPTED_CONTENT: Final = "openai.responses.encrypted_content"
-"""OpenAI Responses ``reasoning.encrypted_content`` (provider ``openai``)."""
+"""Responses ``reasoning.encrypted_content``. Its provider is the vendor of the Responses
+service that issued it (``openai``, ``xai``…): each service accepts only its own."""
+
+UNKNOWN_ISSUER: Final = "unknown"
+"""The provider of a payload whose issuer nobody recorded: Responses encrypted reasoning a
+client sent back in its history (the wire does not say which service issued it). An
+encoder of the payload's format replays it to its own service, which judges it; the
+gateway labels a blob it saw another vendor issue with that vendor instead."""
 
 GEMINI_THOUGHT_SIGNATURE: Final = "gemini.thought_signature"
 """A Gemini ``thoughtSignature`` (provider ``google``), also via the OpenAI-compatible endpoint."""

@@ -329,3 +329,29 @@ def test_sdk_tool_round_trip_with_stateless_reasoning_replay(
         "function_call",
         "function_call_output",
     ]
+
+
+def test_each_vendor_accepts_only_the_encrypted_reasoning_it_issued() -> None:
+    """An emulator standing for xAI mints its own blobs and, like the services, refuses
+    OpenAI's (and OpenAI's refuses xAI's) with ``invalid_encrypted_content``."""
+    xai = OpenAIResponsesEmulator(issuer="xai")
+    ask: dict[str, Any] = {"model": "m", "input": "hi", "store": False}
+    ask |= {"reasoning": {"effort": "low"}, "include": ["reasoning.encrypted_content"]}
+    status, answer = post(xai, ask)
+    assert status == 200
+    reasoning = next(item for item in answer["output"] if item["type"] == "reasoning")
+    assert reasoning["id"].startswith("rs_emuxai")
+    message = next(item for item in answer["output"] if item["type"] == "message")
+    history = [{"role": "user", "content": "hi"}, reasoning, message]
+    again = {**ask, "input": [*history, {"role": "user", "content": "more"}]}
+    assert post(xai, again)[0] == 200
+    # Without ids (which only their issuer knows), the blob alone decides.
+    blob = {"type": "reasoning", "summary": [], "encrypted_content": reasoning["encrypted_content"]}
+    idless = [history[0], blob, {"role": "assistant", "content": "x"}, again["input"][-1]]
+    assert post(OpenAIResponsesEmulator(issuer="xai"), {**ask, "input": idless})[0] == 200
+    status, refused = post(OpenAIResponsesEmulator(), {**ask, "input": idless})
+    assert status == 400 and refused["error"]["code"] == "invalid_encrypted_content"
+    idless[1] = {**blob, "encrypted_content": mint_token(TOKEN_KIND, "x")}  # OpenAI's
+    assert post(OpenAIResponsesEmulator(), {**ask, "input": idless})[0] == 200
+    status, refused = post(xai, {**ask, "input": idless})
+    assert status == 400 and refused["error"]["code"] == "invalid_encrypted_content"

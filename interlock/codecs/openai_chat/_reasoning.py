@@ -248,7 +248,7 @@ def opaque_not_carried(
         message = "Gemini-compat carries thought signatures on tool calls and text, not thoughts"
         degrade.drop("signature_dropped", where, message)
         return
-    needed = opaque.is_from("openai", OPENAI_ENCRYPTED) or is_google_signature(opaque)
+    needed = opaque.format == OPENAI_ENCRYPTED or is_google_signature(opaque)  # any issuer
     if dialect == "none" and needed and site.current_turn_calls:
         # Trap 1: OpenAI Chat has no field for this, and the model continuing the
         # current turn's tool calls needs it.

@@ -139,8 +139,11 @@ def user_message(data: JsonObject, path: str, role: InputRole) -> Message:
     return Message(role=role, parts=parts, id=item_id, extra=wrap(fields))
 
 
-def reasoning_parts(data: JsonObject, path: str, boundary: bool) -> list[Part]:
-    """A reasoning item as summary, raw and encrypted parts sharing the item id."""
+def reasoning_parts(
+    data: JsonObject, path: str, boundary: bool, issuer: str = PROVIDER
+) -> list[Part]:
+    """A reasoning item as summary, raw and encrypted parts sharing the item id; the
+    encrypted content is labelled with ``issuer`` (the vendor that produced it)."""
     item_id = server_item_id(data, path)
     known = {"type", "id", "summary"}
     parts: list[ReasoningPart] = []
@@ -157,7 +160,7 @@ def reasoning_parts(data: JsonObject, path: str, boundary: bool) -> list[Part]:
     blob = data.get("encrypted_content")
     if blob is not None:
         known.add("encrypted_content")
-        opaque = encrypted(string(blob, f"{path}.encrypted_content"))
+        opaque = encrypted(string(blob, f"{path}.encrypted_content"), issuer)
         parts.append(ReasoningPart(reasoning_kind="encrypted", opaque=opaque, item_id=item_id))
     if not parts:
         parts.append(ReasoningPart(reasoning_kind="encrypted", item_id=item_id))
@@ -272,14 +275,16 @@ def _item_side(data: JsonObject) -> Side:
     return "assistant"
 
 
-def _model_side_parts(data: JsonObject, path: str, last: Part | None) -> list[Part]:
+def _model_side_parts(
+    data: JsonObject, path: str, last: Part | None, issuer: str = PROVIDER
+) -> list[Part]:
     kind = item_type(data)
     if kind == "message":
         ambiguous = isinstance(last, TextPart | RefusalPart)
         return assistant_message_parts(data, path, ambiguous and _same_item(last, data))
     if kind == "reasoning":
         ambiguous = isinstance(last, ReasoningPart) and _same_item(last, data)
-        return reasoning_parts(data, path, ambiguous)
+        return reasoning_parts(data, path, ambiguous, issuer)
     match kind:
         case "function_call":
             return [function_call(data, path)]
@@ -303,7 +308,8 @@ def _same_item(last: Part | None, data: JsonObject) -> bool:
 class _Grouper:
     """Folds items into canonical messages following the module's grouping rule."""
 
-    def __init__(self) -> None:
+    def __init__(self, issuer: str) -> None:
+        self.issuer = issuer
         self.messages: list[Message] = []
         self.side: Side | None = None
         self.parts: list[Part] = []
@@ -329,29 +335,34 @@ class _Grouper:
             self.flush()
             self.side = side
         last = self.parts[-1] if self.parts else None
-        self.parts.extend(_model_side_parts(data, path, last))
+        self.parts.extend(_model_side_parts(data, path, last, self.issuer))
 
 
-def decode_items(values: Sequence[JsonValue], path: str) -> tuple[Message, ...]:
-    """A list of input (or output) items as canonical messages."""
-    grouper = _Grouper()
+def decode_items(
+    values: Sequence[JsonValue], path: str, issuer: str = PROVIDER
+) -> tuple[Message, ...]:
+    """A list of input (or output) items as canonical messages (encrypted reasoning
+    labelled with ``issuer``)."""
+    grouper = _Grouper(issuer)
     for index, value in enumerate(values):
         grouper.add(value, f"{path}[{index}]")
     grouper.flush()
     return tuple(grouper.messages)
 
 
-def decode_output_items(values: Sequence[JsonValue], path: str) -> tuple[Part, ...]:
+def decode_output_items(
+    values: Sequence[JsonValue], path: str, issuer: str = PROVIDER
+) -> tuple[Part, ...]:
     """Response ``output`` items as the parts of one assistant message, in order."""
     parts: list[Part] = []
     for index, value in enumerate(values):
         item_path = f"{path}[{index}]"
         data = as_object(value, item_path)
         last = parts[-1] if parts else None
-        parts.extend(_model_side_parts(data, item_path, last))
+        parts.extend(_model_side_parts(data, item_path, last, issuer))
     return tuple(parts)
 
 
-def decode_output_item(value: JsonValue, path: str) -> list[Part]:
+def decode_output_item(value: JsonValue, path: str, issuer: str = PROVIDER) -> list[Part]:
     """One response output item as its parts (the stream decoder finishes items with this)."""
-    return _model_side_parts(as_object(value, path), path, None)
+    return _model_side_parts(as_object(value, path), path, None, issuer)

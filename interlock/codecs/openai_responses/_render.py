@@ -26,7 +26,7 @@ from interlock.codecs.openai_responses._items import INPUT_ID, call_defaults, me
 from interlock.codecs.openai_responses._wire import (
     ITEM,
     hint,
-    is_own_opaque,
+    is_encrypted,
     merge_fields,
     own,
 )
@@ -203,7 +203,10 @@ def _with_own(core: JsonObject, extra: Extra) -> JsonObject:
 
 
 def render_reasoning(parts: Sequence[ReasoningPart], item_id: str | None) -> JsonObject:
-    """A ``reasoning`` item; foreign opaque payloads are never rendered."""
+    """A ``reasoning`` item; opaque payloads other than encrypted content are never
+    rendered. Encrypted content of any issuer is: an answer to a client carries it whoever
+    issued it, and the request encoder drops a step's reasoning of another issuer before
+    it gets here (``_replay._plan_step``)."""
     summary: list[JsonValue] = []
     content: list[JsonValue] = []
     blob: str | None = None
@@ -215,7 +218,7 @@ def render_reasoning(parts: Sequence[ReasoningPart], item_id: str | None) -> Jso
                 content.append(_with_own({"type": "reasoning_text", "text": part.text}, part.extra))
             case "encrypted":
                 opaque = part.opaque
-                if blob is None and opaque is not None and is_own_opaque(opaque):
+                if blob is None and opaque is not None and is_encrypted(opaque):
                     blob = cast(str, opaque.data)
     item: JsonObject = {"type": "reasoning"}
     if item_id is not None:

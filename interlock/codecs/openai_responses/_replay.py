@@ -24,7 +24,11 @@ an id therefore goes as id-less string-content messages, a refusal as its text w
 warning (:func:`_idless_message`).
 
 Opaque payloads issued by another provider are never sent (dropped with a warning, or
-refused per policy). Local approval and input control parts are never sent.
+refused per policy). Encrypted reasoning is another provider's when another vendor's
+Responses service issued it (``ReplayContext.issuer``): its reasoning item, and the ids of
+its step, named things only that service holds, so the step goes as for reasoning that
+cannot be replayed (dropped on a finished turn; refused under strict when the current
+turn's tool call needs it). Local approval and input control parts are never sent.
 """
 
 from __future__ import annotations
@@ -46,7 +50,14 @@ from interlock.codecs.openai_responses._render import (
     render_single,
     render_tool_result,
 )
-from interlock.codecs.openai_responses._wire import ITEM, PROVIDER, is_own_opaque, own, wrap
+from interlock.codecs.openai_responses._wire import (
+    ITEM,
+    PROVIDER,
+    is_encrypted,
+    is_own_opaque,
+    own,
+    wrap,
+)
 from interlock.transcript import (
     ApprovalIds,
     ApprovalRequestPart,
@@ -88,6 +99,8 @@ class ReplayContext:
     policy: ReplayPolicy
     regime: Regime
     messages: Sequence[Message]
+    issuer: str = PROVIDER
+    """The vendor of the target service: only its own encrypted reasoning is replayed."""
     turn_start: int = 0
     """First message of the current turn: only its steps' reasoning is ever required."""
     sent_approvals: set[str] = field(default_factory=set[str])
@@ -120,7 +133,8 @@ class ReplayContext:
 
     def foreign(self, opaque: Opaque, location: str) -> None:
         """An opaque payload issued by someone else: never sent."""
-        reason = f"{opaque.provider} {opaque.format} payload cannot be replayed to OpenAI"
+        target = "OpenAI" if self.issuer == PROVIDER else f"{self.issuer} (OpenAI Responses)"
+        reason = f"{opaque.provider} {opaque.format} payload cannot be replayed to {target}"
         if self.policy.foreign_opaque == "refuse":
             raise LossyHistoryError(location, reason, code="foreign_opaque")
         self.warn("opaque_dropped", location, reason)
@@ -394,16 +408,19 @@ def _idless_message(group: ItemGroup, index: int, context: ReplayContext) -> lis
 def _plan_step(groups: list[ItemGroup], index: int, context: ReplayContext) -> _StepPlan:
     unreplayable: list[int] = []
     reasoning: list[int] = []
+    issuers: list[str] = []
     stateless = context.regime == "stateless"
     for number, group in enumerate(groups):
         if group.kind != "reasoning":
             continue
         reasoning.append(number)
-        has_blob = _scan_opaque(group, index, context)
-        if not (has_blob if stateless else has_blob or group.item_id is not None):
+        has_blob, elsewhere = _scan_opaque(group, index, context)
+        if elsewhere or not (has_blob if stateless else has_blob or group.item_id is not None):
             unreplayable.append(number)
+            issuers.extend(elsewhere)
     if unreplayable:
-        return _drop_reasoning(groups, unreplayable, reasoning, index, context)
+        step = _Step(groups, unreplayable, reasoning, issuers[0] if issuers else "")
+        return _drop_reasoning(step, index, context)
     if stateless and not reasoning and _has_ids(groups):
         location = f"messages[{index}]"
         context.warn("item_ids_stripped", location, "store is false: item ids cannot be looked up")
@@ -415,21 +432,36 @@ def _has_ids(groups: list[ItemGroup]) -> bool:
     return any(group.item_id is not None for group in groups)
 
 
-def _drop_reasoning(
-    groups: list[ItemGroup],
-    unreplayable: list[int],
-    reasoning: list[int],
-    index: int,
-    context: ReplayContext,
-) -> _StepPlan:
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """A model step whose reasoning cannot all go: its groups, the unreplayable reasoning
+    groups, every reasoning group, and the vendor that issued its encrypted content when
+    that is not the target (``""`` otherwise)."""
+
+    groups: list[ItemGroup]
+    unreplayable: list[int]
+    reasoning: list[int]
+    issuer: str
+
+
+def _why(step: _Step, context: ReplayContext) -> str:
+    owner = "OpenAI" if context.issuer == PROVIDER else context.issuer
+    if step.issuer:
+        return (
+            f"reasoning issued by {step.issuer}'s Responses service (its encrypted_content and "
+            f"item ids) cannot be replayed to {owner}"
+        )
+    if context.regime == "stateless":
+        return f"reasoning has no {owner} encrypted_content and store is false"
+    return f"reasoning has neither an item id nor {owner} encrypted_content"
+
+
+def _drop_reasoning(step: _Step, index: int, context: ReplayContext) -> _StepPlan:
+    groups, reasoning = step.groups, step.reasoning
     bound = any(isinstance(group.parts[0], _CALL_TYPES) for group in groups)
-    first = groups[unreplayable[0]]
+    first = groups[step.unreplayable[0]]
     location = f"messages[{index}].parts[{first.start}]"
-    why = (
-        "reasoning has no OpenAI encrypted_content and store is false"
-        if context.regime == "stateless"
-        else "reasoning has neither an item id nor OpenAI encrypted_content"
-    )
+    why = _why(step, context)
     code = "reasoning_dropped"
     if bound and index >= context.turn_start:
         # The model continues this step's tool call now: it needs its reasoning, stored or
@@ -449,15 +481,20 @@ def _drop_reasoning(
     return _StepPlan(dropped=frozenset(reasoning), strip_ids=_has_ids(groups))
 
 
-def _scan_opaque(group: ItemGroup, index: int, context: ReplayContext) -> bool:
-    """True when the reasoning group carries OpenAI encrypted content; foreign ones warn."""
+def _scan_opaque(group: ItemGroup, index: int, context: ReplayContext) -> tuple[bool, list[str]]:
+    """Whether the reasoning group carries the target's own encrypted content, and the
+    other vendors whose encrypted content it carries (its item is then that service's:
+    never referenced here); foreign payloads warn (or refuse, per policy)."""
     found = False
+    elsewhere: list[str] = []
     for offset, part in enumerate(group.parts):
         opaque = part.opaque if isinstance(part, ReasoningPart) else None
         if opaque is None:
             continue
-        if is_own_opaque(opaque):
+        if is_own_opaque(opaque, context.issuer):
             found = True
-        else:
-            context.foreign(opaque, f"messages[{index}].parts[{group.start + offset}]")
-    return found
+            continue
+        if is_encrypted(opaque):
+            elsewhere.append(opaque.provider)
+        context.foreign(opaque, f"messages[{index}].parts[{group.start + offset}]")
+    return found, elsewhere

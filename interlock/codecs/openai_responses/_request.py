@@ -17,6 +17,7 @@ from interlock.codecs.openai_responses._tools import (
 )
 from interlock.codecs.openai_responses._wire import (
     ENCRYPTED_INCLUDE,
+    PROVIDER,
     as_list,
     as_object,
     optional_bool,
@@ -61,12 +62,15 @@ KNOWN_FIELDS = frozenset(
 )
 
 
-def decode_request(payload: JsonObject) -> Request:
-    """Decode a Responses request body; raises :class:`DecodeError` naming the bad path."""
+def decode_request(payload: JsonObject, *, issuer: str = PROVIDER) -> Request:
+    """Decode a Responses request body; raises :class:`DecodeError` naming the bad path.
+
+    Encrypted reasoning in ``input`` is labelled with ``issuer``: a client's history says
+    nothing of where its blobs came from (the gateway relabels them by provenance)."""
     body = as_object(payload, "")
     hints = split_fields(body, KNOWN_FIELDS)
     hints |= {key: None for key in KNOWN_FIELDS if key in body and body[key] is None}
-    messages = _instructions(body, hints) + _input(body, hints)
+    messages = _instructions(body, hints) + _input(body, hints, issuer)
     tools, hosted, tool_choice = _tools(body, hints)
     model = body.get("model")
     if model is None:
@@ -116,7 +120,7 @@ def _instructions(body: JsonObject, hints: JsonObject) -> tuple[Message, ...]:
     return (Message(role="system", parts=(TextPart(text=value),), extra=wrap(marker)),)
 
 
-def _input(body: JsonObject, hints: JsonObject) -> tuple[Message, ...]:
+def _input(body: JsonObject, hints: JsonObject, issuer: str) -> tuple[Message, ...]:
     value = body.get("input")
     if value is None:
         if "input" in body:
@@ -126,7 +130,7 @@ def _input(body: JsonObject, hints: JsonObject) -> tuple[Message, ...]:
     if isinstance(value, str):
         hints["~input"] = "string"
         return (Message(role="user", parts=(TextPart(text=value),)),)
-    return decode_items(as_list(value, "input"), "input")
+    return decode_items(as_list(value, "input"), "input", issuer)
 
 
 def _tools(

@@ -36,8 +36,11 @@ from interlock.transcript import (
 )
 
 
-def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> Encoded:
-    """Encode a request; raises :class:`LossyHistoryError` before anything could be sent."""
+def encode_request(
+    request: Request, *, policy: ReplayPolicy | None = None, issuer: str = PROVIDER
+) -> Encoded:
+    """Encode a request for the service of ``issuer`` (only its own encrypted reasoning is
+    replayed); raises :class:`LossyHistoryError` before anything could be sent."""
     policy = policy or ReplayPolicy()
     hints = own(request.extra)
     messages = request.messages
@@ -50,7 +53,11 @@ def encode_request(request: Request, *, policy: ReplayPolicy | None = None) -> E
         "continuation" if continued else "stateless" if continuation.store is False else "stored"
     )
     context = ReplayContext(
-        policy=policy, regime=regime, messages=messages, turn_start=current_turn_start(messages)
+        policy=policy,
+        regime=regime,
+        messages=messages,
+        issuer=issuer,
+        turn_start=current_turn_start(messages),
     )
     start = offset + (continuation_start(messages[offset:]) if continued else 0)
     items: list[JsonValue] = []

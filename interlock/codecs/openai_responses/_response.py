@@ -65,12 +65,13 @@ _DEFAULTS: JsonObject = {
 }
 
 
-def decode_response(payload: JsonObject) -> Response:
-    """Decode a Responses response object; raises :class:`DecodeError` naming the bad path."""
+def decode_response(payload: JsonObject, *, issuer: str = PROVIDER) -> Response:
+    """Decode a Responses response object; raises :class:`DecodeError` naming the bad path.
+    Encrypted reasoning is labelled with ``issuer`` (the vendor that answered)."""
     body = as_object(payload, "")
     if "output" not in body:
         raise DecodeError("output", "required field is missing")
-    parts = decode_output_items(as_list(body["output"], "output"), "output")
+    parts = decode_output_items(as_list(body["output"], "output"), "output", issuer)
     status = optional_str(body, "status", "")
     details = body.get("incomplete_details")
     reason = None

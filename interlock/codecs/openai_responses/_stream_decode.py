@@ -23,6 +23,7 @@ from interlock.codecs.openai_responses._items import decode_output_item, functio
 from interlock.codecs.openai_responses._response import response_fields
 from interlock.codecs.openai_responses._usage import decode_finish, decode_usage
 from interlock.codecs.openai_responses._wire import (
+    PROVIDER,
     as_list,
     as_object,
     optional_int,
@@ -89,7 +90,9 @@ def part_keys(parts: list[Part]) -> list[_Key]:
 class StreamDecoder:
     """Feed Responses SSE events, get canonical updates; :meth:`finish` at end of stream."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, issuer: str = PROVIDER) -> None:
+        self._issuer = issuer
+        """The vendor whose stream this is: the label of its encrypted reasoning."""
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, int] = {}
         self._next_index = 0
@@ -253,7 +256,7 @@ class StreamDecoder:
         if state.done:
             return []
         state.done = True
-        parts = decode_output_item(item, path)
+        parts = decode_output_item(item, path, self._issuer)
         updates: list[Update] = []
         for key, part in zip(part_keys(parts), parts, strict=True):
             if isinstance(part, ToolCallPart):

@@ -26,6 +26,7 @@ from typing import cast
 from interlock.codecs._json import type_name
 from interlock.transcript import (
     OPENAI_ENCRYPTED_CONTENT,
+    UNKNOWN_ISSUER,
     DecodeError,
     Extra,
     JsonObject,
@@ -53,18 +54,27 @@ ITEM = "~item"
 _NO_KEYS: frozenset[str] = frozenset()
 
 
-def encrypted(data: str) -> Opaque:
-    """The envelope for an OpenAI Responses ``encrypted_content`` blob."""
-    return Opaque(provider=PROVIDER, format=ENCRYPTED_FORMAT, data=data)
+def encrypted(data: str, issuer: str = PROVIDER) -> Opaque:
+    """The envelope for a Responses ``encrypted_content`` blob issued by ``issuer``.
+
+    ``issuer`` is the vendor of the service that produced it (``openai``, ``xai``…): every
+    OpenAI-compatible Responses service encrypts reasoning with its own keys and refuses
+    another's blob, so the format alone does not say where the blob may go back to.
+    """
+    return Opaque(provider=issuer, format=ENCRYPTED_FORMAT, data=data)
 
 
-def is_own_opaque(opaque: Opaque) -> bool:
-    """True for payloads this codec may replay (OpenAI-issued encrypted reasoning)."""
-    return (
-        opaque.provider == PROVIDER
-        and opaque.format == ENCRYPTED_FORMAT
-        and isinstance(opaque.data, str)
-    )
+def is_encrypted(opaque: Opaque) -> bool:
+    """True for a Responses ``encrypted_content`` blob of any issuer (what an answer to a
+    Responses client carries: the client holds it and sends it back)."""
+    return opaque.format == ENCRYPTED_FORMAT and isinstance(opaque.data, str)
+
+
+def is_own_opaque(opaque: Opaque, issuer: str = PROVIDER) -> bool:
+    """True for payloads this codec may replay to the service of ``issuer``: its own
+    encrypted reasoning, or encrypted reasoning of unrecorded issuer (``UNKNOWN_ISSUER``:
+    a client's history; the service judges it)."""
+    return opaque.provider in (issuer, UNKNOWN_ISSUER) and is_encrypted(opaque)
 
 
 def is_minted(item_id: str) -> bool:

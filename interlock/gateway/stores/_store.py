@@ -38,6 +38,7 @@ Namespace = Literal[
     "usage",
     "response",
     "conversation",
+    "provenance",
 ]
 
 

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import pytest
 from openai.types.responses.easy_input_message_param import EasyInputMessageParam
 from pydantic import ConfigDict, TypeAdapter
 
+from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_responses import (
     DIALECT,
     ENCRYPTED_FORMAT,
+    StreamDecoder,
     decode_request,
+    decode_response,
     encode_request,
+    encode_response,
 )
 from interlock.transcript import (
+    UNKNOWN_ISSUER,
     ApprovalRequestPart,
     ApprovalResponsePart,
     Continuation,
@@ -565,3 +573,71 @@ def test_under_continuation_a_decision_on_a_stored_request_is_sent_once() -> Non
     for regime in (Continuation(), STATELESS):
         stateless = Request(model="m", messages=messages, continuation=regime)
         assert encode_request(stateless).payload["input"] == [], "no request, no decision"
+
+
+# ---------------------------------------------------------------- the issuer of a blob
+
+XAI = Opaque(provider="xai", format=ENCRYPTED_FORMAT, data="xai-blob")
+UNKNOWN = Opaque(provider=UNKNOWN_ISSUER, format=ENCRYPTED_FORMAT, data="client-blob")
+
+
+def finished(step: tuple[Part, ...], continuation: Continuation = STATELESS) -> Request:
+    """``step`` on a finished turn: a new user message follows its tool result."""
+    earlier = history(step, continuation)
+    again = Message(role="user", parts=(TextPart(text="And tomorrow?"),))
+    return replace(earlier, messages=(*earlier.messages, again))
+
+
+@pytest.mark.parametrize("continuation", [STATELESS, Continuation()], ids=["stateless", "stored"])
+def test_another_vendors_reasoning_on_a_finished_turn_is_dropped_with_its_ids(
+    continuation: Continuation,
+) -> None:
+    """xAI's blob (and the ids of its step, which name xAI's items) never go to OpenAI;
+    a finished turn does not need them: dropped with warnings, never refused."""
+    step = (ReasoningPart(reasoning_kind="encrypted", opaque=XAI, item_id="rs_x"), CALL)
+    encoded = encode_request(finished(step, continuation))
+    sent = json.dumps(encoded.payload)
+    assert "xai-blob" not in sent and "rs_x" not in sent and "fc_1" not in sent
+    assert [w.code for w in encoded.warnings][:2] == ["opaque_dropped", "reasoning_dropped"]
+    assert "issued by xai" in encoded.warnings[1].message
+
+
+def test_another_vendors_reasoning_the_current_step_needs_is_refused_under_strict() -> None:
+    step = (ReasoningPart(reasoning_kind="encrypted", opaque=XAI, item_id="rs_x"), CALL)
+    with pytest.raises(LossyHistoryError) as refused:
+        encode_request(history(step))
+    assert refused.value.code == "reasoning_not_replayable"
+    degraded = encode_request(history(step), policy=ReplayPolicy(mode="degrade"))
+    assert "xai-blob" not in json.dumps(degraded.payload)
+
+
+@pytest.mark.parametrize("opaque", [XAI, UNKNOWN], ids=["own", "unknown"])
+def test_a_vendors_own_and_unrecorded_reasoning_go_to_it_exactly(opaque: Opaque) -> None:
+    step = (ReasoningPart(reasoning_kind="encrypted", opaque=opaque, item_id="rs_x"), CALL)
+    encoded = encode_request(history(step), issuer="xai")
+    assert encoded.payload["input"][1] == {  # type: ignore[index]
+        "type": "reasoning",
+        "id": "rs_x",
+        "summary": [],
+        "encrypted_content": opaque.data,
+    }
+    assert encoded.warnings == ()
+    to_openai = encode_request(finished((replace(step[0], opaque=OWN), CALL)), issuer="xai")
+    assert "gAAAA-blob" not in json.dumps(to_openai.payload), "OpenAI's does not go to xAI"
+
+
+def test_decoders_label_encrypted_reasoning_with_their_vendor() -> None:
+    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "b"}
+    call = {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}
+    request = decode_request({"model": "m", "input": [item, call]}, issuer="xai")
+    parts = request.messages[0].parts
+    assert isinstance(parts[0], ReasoningPart) and parts[0].opaque == replace(XAI, data="b")
+    answer = decode_response({"output": [item, call], "status": "completed"}, issuer="xai")
+    assert answer.message.parts[0] == parts[0]
+    decoder = StreamDecoder(issuer="xai")
+    done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+    updates = decoder.feed(SseEvent(data=json.dumps(done)))
+    assert any(getattr(u, "part", None) == parts[0] for u in updates)
+    # An answer for a Responses client carries a blob whoever issued it.
+    encoded = encode_response(answer)
+    assert encoded["output"][0]["encrypted_content"] == "b"  # type: ignore[index]

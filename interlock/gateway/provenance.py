@@ -1,0 +1,239 @@
+"""Which vendor issued the encrypted reasoning a Responses client sends back.
+
+A Responses client holds the ``encrypted_content`` of the answers it got and sends it back
+in its history; the wire does not say which service issued a blob, and each vendor's
+service (:mod:`.vendors`) refuses another's. The ingress decoder therefore labels a
+client's blob :data:`~interlock.transcript.UNKNOWN_ISSUER`, which the Responses encoder
+replays to its service (the service judges it) — right whenever the blob came from that
+vendor, which is always the case with one Responses vendor configured.
+
+With two or more Responses vendors configured, the gateway records each blob it hands to a
+Responses client, as the answer passes through (streamed or not, relayed or re-encoded,
+before the client can have it): a digest of the blob → the vendor that issued it, per
+tenant, in the configured store (:class:`ProvenanceIndex`; entries expire after
+:data:`TTL_SECONDS`, the Responses API's own retention, and are swept as they expire). A
+request's blobs are looked up (one store round trip) and a blob recorded as another
+vendor's than the target's is labelled with that vendor: the encoder then drops it (and its
+step's ids) with a warning, or refuses under strict when the current turn's tool call needs
+it, and the body is re-encoded rather than passed through. A blob recorded as the target's
+own, or not recorded at all (history from before the gateway recorded, another gateway's,
+a store that lost it), stays unknown and goes to the target as the client sent it.
+
+The blob itself is never changed: a relayed answer stays byte-exact (wrapping the blob with
+its vendor would have made the index unnecessary, but would have changed the bytes every
+Responses client sees and ended byte-exact passthrough for every vendor but one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+
+from interlock.codecs._sse import SseEvent
+from interlock.gateway.config import GatewayConfig
+from interlock.gateway.proxy_call import ProxyCall
+from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._store import store_key
+from interlock.transcript import (
+    OPENAI_ENCRYPTED_CONTENT,
+    UNKNOWN_ISSUER,
+    JsonValue,
+    Message,
+    Part,
+    ReasoningPart,
+    Request,
+)
+
+TTL_SECONDS = 30 * 24 * 3600.0
+SWEEP_EVERY = 1000
+RESPONSES = "openai-responses"
+_MARK = "encrypted_content"
+
+
+def digest(blob: str) -> str:
+    """The key of one blob in the index (its SHA-256, hex, 32 digits)."""
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def vendors_to_tell_apart(config: GatewayConfig) -> bool:
+    """True when the config's Responses upstreams have two or more vendors (only then is
+    a client's blob of uncertain issuer)."""
+    vendors = {upstream.issuer for upstream in config.upstreams if upstream.protocol == RESPONSES}
+    return len(vendors) > 1
+
+
+class ProvenanceIndex:
+    """Blob digest → issuing vendor, per tenant, over one backend (module docstring)."""
+
+    def __init__(
+        self,
+        backend: KeyValueBackend,
+        *,
+        ttl_seconds: float = TTL_SECONDS,
+        sweep_every: int = SWEEP_EVERY,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.backend = backend
+        self.ttl_seconds = ttl_seconds
+        self.sweep_every = sweep_every
+        self.clock = clock
+        self._written = 0
+
+    async def record(self, tenant: str, issuer: str, blobs: Iterable[str]) -> None:
+        """Note that ``issuer`` issued ``blobs`` (renewing their expiry)."""
+        entry = json.dumps({"issuer": issuer, "expires": self.clock() + self.ttl_seconds})
+        items = {store_key("provenance", tenant, digest(blob)): entry for blob in blobs}
+        if not items:
+            return
+        await self.backend.set_many(items)
+        self._written += len(items)
+        if self._written >= self.sweep_every:
+            self._written = 0
+            await self.sweep(tenant)
+
+    async def find(self, tenant: str, blobs: Sequence[str]) -> dict[str, str]:
+        """The recorded, unexpired issuer of each of ``blobs`` (unrecorded ones left out)."""
+        keys = [store_key("provenance", tenant, digest(blob)) for blob in blobs]
+        texts = await self.backend.get_many(keys) if keys else []
+        now = self.clock()
+        found: dict[str, str] = {}
+        for blob, text in zip(blobs, texts, strict=True):
+            issuer, expires = _entry(text)
+            if issuer and expires > now:
+                found[blob] = issuer
+        return found
+
+    async def sweep(self, tenant: str) -> int:
+        """Delete ``tenant``'s expired entries; how many were deleted."""
+        now = self.clock()
+        deleted = 0
+        for key, text in await self.backend.scan(store_key("provenance", tenant) + "/"):
+            if _entry(text)[1] <= now:
+                await self.backend.delete(key)
+                deleted += 1
+        return deleted
+
+
+def _entry(text: str | None) -> tuple[str, float]:
+    """``(issuer, expiry)`` of a stored entry; an absent or unreadable one is expired."""
+    if text is None:
+        return "", 0.0
+    try:
+        document = json.loads(text)
+        return str(document["issuer"]), float(document["expires"])
+    except (ValueError, TypeError, KeyError):
+        return "", 0.0
+
+
+# ---------------------------------------------------------------- blobs on the wire
+
+
+def answer_blobs(body: bytes) -> list[str]:
+    """The encrypted reasoning of a non-streamed Responses answer (read only when the
+    body mentions it)."""
+    if _MARK.encode() not in body:
+        return []
+    try:
+        document: JsonValue = json.loads(body)
+    except ValueError:
+        return []
+    return _output_blobs(document.get("output") if isinstance(document, dict) else None)
+
+
+def event_blobs(events: Sequence[SseEvent]) -> list[str]:
+    """The encrypted reasoning of Responses stream events (finished output items and the
+    final response; events that do not mention it are not parsed)."""
+    blobs: list[str] = []
+    for event in events:
+        if _MARK not in event.data:
+            continue
+        try:
+            data: JsonValue = json.loads(event.data)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        blobs.extend(_output_blobs([data.get("item")]))
+        response = data.get("response")
+        if isinstance(response, dict):
+            blobs.extend(_output_blobs(response.get("output")))
+    return blobs
+
+
+def _output_blobs(items: JsonValue) -> list[str]:
+    if not isinstance(items, list):
+        return []
+    blobs: list[str] = []
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            blob = item.get(_MARK)
+            if isinstance(blob, str):
+                blobs.append(blob)
+    return blobs
+
+
+# ---------------------------------------------------------------- a client's request
+
+
+def unknown_blobs(request: Request) -> list[str]:
+    """The encrypted reasoning of unrecorded issuer in ``request``'s history, in order."""
+    return [
+        blob
+        for message in request.messages
+        if message.role == "assistant"
+        for part in message.parts
+        if isinstance(part, ReasoningPart) and (blob := _unknown(part)) is not None
+    ]
+
+
+def _unknown(part: ReasoningPart) -> str | None:
+    """The blob of ``part`` when it is encrypted reasoning of unrecorded issuer."""
+    opaque = part.opaque
+    if opaque is None or opaque.provider != UNKNOWN_ISSUER:
+        return None
+    data = opaque.data
+    return data if opaque.format == OPENAI_ENCRYPTED_CONTENT and isinstance(data, str) else None
+
+
+def relabelled(request: Request, issuers: Mapping[str, str], target: str) -> Request | None:
+    """``request`` with each blob recorded as another vendor's than ``target`` labelled
+    with that vendor; ``None`` when there is none (the request goes as it is)."""
+    foreign = {blob: issuer for blob, issuer in issuers.items() if issuer != target}
+    if not foreign:
+        return None
+    return replace(request, messages=tuple(_message(m, foreign) for m in request.messages))
+
+
+def _message(message: Message, foreign: Mapping[str, str]) -> Message:
+    if message.role != "assistant":
+        return message
+    parts: list[Part] = []
+    changed = False
+    for part in message.parts:
+        blob = _unknown(part) if isinstance(part, ReasoningPart) else None
+        issuer = foreign.get(blob) if blob is not None else None
+        if issuer is not None and isinstance(part, ReasoningPart) and part.opaque is not None:
+            part = replace(part, opaque=replace(part.opaque, provider=issuer))
+            changed = True
+        parts.append(part)
+    return replace(message, parts=tuple(parts)) if changed else message
+
+
+async def resolve(
+    index: ProvenanceIndex, tenant: str, request: Request, target: str
+) -> Request | None:
+    """``request`` with its blobs recorded as another vendor's than ``target`` labelled so
+    (one store round trip when it has blobs); ``None`` when none is."""
+    blobs = unknown_blobs(request)
+    if not blobs:
+        return None
+    return relabelled(request, await index.find(tenant, blobs), target)
+
+
+def recorded_issuer(call: ProxyCall) -> bool:
+    """True when ``call``'s answer hands encrypted reasoning to a Responses client (a
+    Responses client of a Responses upstream): its blobs are recorded."""
+    return call.ingress.name == RESPONSES and call.upstream.dialect.name == RESPONSES
