@@ -9,10 +9,10 @@ lost it, the reasoning parts in front of the step's calls. What is neither in th
 request nor in the vault stays missing, and the strict encoder then refuses the request
 before anything is sent.
 
-Entries are kept per upstream name, and each payload keeps the issuer it was decoded with
-(a Responses upstream's vendor, :mod:`.vendors`): what an upstream answered is restored only
-for that upstream, and its encoder replays only its own vendor's reasoning, so a blob never
-reaches another issuer even when an upstream's ``vendor`` changes under the same name.
+Entries are kept per upstream (its name, and for a Responses upstream of a vendor other than
+``openai`` the vendor too: :func:`vault_space`), and each payload keeps the issuer it was
+decoded with (:mod:`.vendors`): what an upstream answered is restored only for that upstream
+while its vendor stays the same, and its encoder replays only its own vendor's reasoning.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from interlock.codecs._turns import current_turn_start
 from interlock.codecs.registry import wire_codec
 from interlock.gateway.config import Protocol, UpstreamConfig
 from interlock.gateway.stores import Store, vault_entries
+from interlock.gateway.vendors import DEFAULT_VENDOR
 from interlock.transcript import (
     OPENAI_ENCRYPTED_CONTENT,
     UNKNOWN_ISSUER,
@@ -94,6 +95,14 @@ def _needs(protocol: Protocol, reasoning_dialect: str | None, issuer: str) -> Va
         provider=issuer,
         unrecorded=unrecorded,
     )
+
+
+def vault_space(upstream: UpstreamConfig) -> str:
+    """The vault's name for ``upstream``: its name, with ``@vendor`` for a Responses upstream
+    whose vendor is not ``openai`` (so a changed ``vendor`` finds none of the other's entries;
+    ``openai`` keeps the plain name entries had before vendors were told apart)."""
+    issuer = upstream.issuer
+    return upstream.name if issuer in ("", DEFAULT_VENDOR) else f"{upstream.name}@{issuer}"
 
 
 def _arguments_text(arguments: str) -> str:
@@ -208,7 +217,7 @@ class ReasoningVault:
         """Keep what ``message`` (one model step) carries; returns how many entries."""
         entries = entries_for(message, needs(upstream))
         if entries:
-            await self.store.vault_put(tenant, upstream.name, entries)
+            await self.store.vault_put(tenant, vault_space(upstream), entries)
         return len(entries)
 
     async def restore(
@@ -240,7 +249,7 @@ class ReasoningVault:
         of an unchanged ``known`` part are not parsed again)."""
         before = known if known is not None else _NOTHING
         backend_keys = before.backend_keys + tuple(
-            self.store.vault_keys(tenant, upstream.name, keys)
+            self.store.vault_keys(tenant, vault_space(upstream), keys)
         )
         texts = tuple(await self.store.vault_raw(backend_keys))
         ids = before.ids + tuple(keys)

@@ -34,6 +34,7 @@ name = "responses"
 protocol = "openai-responses"
 base_url = "https://responses.example/v1"
 api_key_env = "UP_KEY"
+vendor = "openai"
 
 [[upstreams]]
 name = "gemini"

@@ -24,7 +24,9 @@ from interlock.transcript import (
     ToolResultPart,
 )
 
-UPSTREAM = UpstreamConfig(name="up", protocol="openai-responses", base_url="https://x.example")
+UPSTREAM = UpstreamConfig(
+    name="up", protocol="openai-responses", base_url="https://x.example", vendor="openai"
+)
 
 
 async def test_a_lookup_after_a_known_one_reads_both_and_sees_every_change() -> None:
@@ -112,3 +114,23 @@ def test_vault_misses_from_a_start_are_the_whole_historys_from_there(
     assert vault_misses(messages, UPSTREAM, start=start) == tuple(
         warning for warning, at in zip(whole, positions, strict=True) if at >= start
     )
+
+
+async def test_entries_are_kept_per_vendor_so_a_changed_vendor_finds_none() -> None:
+    """What an xAI upstream answered is restored for it, and never for the same upstream
+    name once its vendor is another (the entries live under ``name@vendor``)."""
+    vault = ReasoningVault(open_store("memory://"))
+    xai = UpstreamConfig(name="up", protocol="openai-responses", base_url="https://api.x.ai/v1")
+    call = ToolCallPart(call_id="call_1", name="f", arguments="{}")
+    blob = Opaque(provider="xai", format=OPENAI_ENCRYPTED_CONTENT, data="xai-blob")
+    step = Message(
+        role="assistant", parts=(ReasoningPart(reasoning_kind="encrypted", opaque=blob), call)
+    )
+    assert await vault.remember("t", xai, step) == 1
+    asked = Message(role="user", parts=(TextPart(text="go"),))
+    request = Request(model="m", messages=(asked, Message(role="assistant", parts=(call,))))
+    restored, count = await vault.restore("t", xai, request)
+    assert count == 1 and restored.messages[1].parts[0] == step.parts[0]
+    now_openai = replace(xai, base_url="https://api.openai.com/v1")
+    assert now_openai.issuer == "openai"
+    assert (await vault.restore("t", now_openai, request))[1] == 0
