@@ -53,7 +53,7 @@ WRITE_STALL_SECONDS = 60.0
 connection is aborted (:class:`StallLimitedHttpProtocol`)."""
 
 SERVER_OPTIONS: Mapping[str, Any] = {
-    "http": "interlock.gateway.agui:StallLimitedHttpProtocol",
+    "http": "interlock.gateway.http_protocol:GatewayHttpProtocol",
     "ws": "interlock.gateway.agui:LeanWebSocketProtocol",
     "ws_per_message_deflate": False,
     "timeout_keep_alive": 75,

@@ -1,0 +1,165 @@
+"""The gateway's HTTP protocol hands request bodies on uncopied, and otherwise exactly as
+uvicorn's own protocol does: same bytes, flow control, chunked bodies, ``Expect:
+100-continue``, pipelined requests, and (through ``interlock serve``) the gateway's 413."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import httpx
+import pytest
+from starlette.types import Receive, Scope, Send
+
+from interlock.gateway.agui import SERVER_OPTIONS
+from interlock.gateway.http_protocol import BodyChunks, GatewayHttpProtocol
+from tests.gateway.agui.harness import Server
+from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
+
+
+def test_one_chunk_is_handed_on_as_itself_several_are_joined_once() -> None:
+    chunk = b"x" * 100_000
+    one = BodyChunks()
+    one += chunk
+    assert bytes(one) is chunk and len(one) == 100_000
+    several = BodyChunks(bytearray(b"ab"))
+    several += b"cd"
+    several += b"e"
+    assert bytes(several) == b"abcde" and len(several) == 5
+    assert bytes(BodyChunks()) == b""
+
+
+def test_the_gateway_serves_with_this_protocol() -> None:
+    assert SERVER_OPTIONS["http"] == "interlock.gateway.http_protocol:GatewayHttpProtocol"
+
+
+class Recording(GatewayHttpProtocol):
+    """Keeps every chunk llhttp handed over (the app compares identities)."""
+
+    seen: ClassVar[list[bytes]] = []
+
+    def on_body(self, body: bytes) -> None:
+        Recording.seen.append(body)
+        super().on_body(body)
+
+
+async def digest_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """Answers each request with its body's length, SHA-256, message count, and whether a
+    one-message body was the very object llhttp produced."""
+    assert scope["type"] == "http"
+    pieces: list[bytes] = []
+    messages = 0
+    while True:
+        message = await receive()
+        assert message["type"] == "http.request" and type(message["body"]) is bytes
+        pieces.append(message["body"])
+        messages += 1
+        if not message.get("more_body", False):
+            break
+    body = b"".join(pieces)
+    same_object = any(pieces[0] is seen for seen in Recording.seen) if len(pieces) == 1 else None
+    answer = json.dumps(
+        {
+            "size": len(body),
+            "sha256": hashlib.sha256(body).hexdigest(),
+            "uncopied": same_object,
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(answer))]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": answer})
+
+
+@pytest.fixture(params=["gateway", "stock"])
+def server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    """The same app on this protocol and on uvicorn's own (``http="httptools"``)."""
+    http: Any = Recording if request.param == "gateway" else "httptools"
+    running = Server(digest_app, options={**SERVER_OPTIONS, "http": http}).start()  # type: ignore[arg-type]  # an ASGI app, not Starlette
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def expected(body: bytes) -> dict[str, object]:
+    return {"size": len(body), "sha256": hashlib.sha256(body).hexdigest()}
+
+
+def test_a_body_arrives_intact_whatever_its_size_or_framing(server: Server) -> None:
+    small = b'{"hello": "there"}'
+    large = bytes(range(256)) * 20_000  # 5 MB: reading pauses past uvicorn's high water mark
+
+    def pieces() -> Iterator[bytes]:  # chunked transfer encoding
+        for start in range(0, len(large), 70_000):
+            yield large[start : start + 70_000]
+
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        for content in (small, large, b""):
+            answer = http.post("/", content=content).json()
+            assert {key: answer[key] for key in ("size", "sha256")} == expected(content)
+        chunked = http.post("/", content=pieces()).json()
+        assert {key: chunked[key] for key in ("size", "sha256")} == expected(large)
+        continued = http.post("/", content=small, headers={"expect": "100-continue"}).json()
+        assert {key: continued[key] for key in ("size", "sha256")} == expected(small)
+
+
+def test_a_one_chunk_body_reaches_the_app_uncopied(server: Server) -> None:
+    Recording.seen.clear()
+    body = b"y" * 30_000  # with its head, one write: one TCP segment on loopback, one read
+    head = b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n" % len(body)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+        connection.sendall(head + body)
+        received = b""
+        while b"}" not in received:
+            data = connection.recv(65536)
+            assert data, "the server closed the connection"
+            received += data
+    answer = json.loads(received[received.index(b"{") : received.index(b"}") + 1])
+    assert {key: answer[key] for key in ("size", "sha256")} == expected(body)
+    # Stock uvicorn copies it twice (bytearray +=, bytes()): never the same object.
+    assert answer["uncopied"] is (server.options["http"] is Recording)
+
+
+def test_pipelined_requests_each_get_their_own_body(server: Server) -> None:
+    bodies = [b"first " * 1000, b"second " * 3000]
+    raw = b"".join(
+        b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        for body in bodies
+    )
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+        connection.sendall(raw)
+        received = b""
+        while received.count(b'"sha256"') < 2:
+            data = connection.recv(65536)
+            assert data, "the server closed the connection"
+            received += data
+    answers = [json.loads(part[: part.index(b"}") + 1]) for part in received.split(b"\r\n\r\n")[1:]]
+    assert [{key: answer[key] for key in ("size", "sha256")} for answer in answers] == [
+        expected(body) for body in bodies
+    ]
+
+
+def test_the_gateway_still_refuses_a_body_over_its_limit(tmp_path: Path) -> None:
+    with emulators_on_loopback() as (emulator_url, _):
+        config = tmp_path / "interlock.toml"
+        text = gateway_config(emulator_url, f"sqlite:///{tmp_path / 'state.db'}")
+        config.write_text(text.replace("[server]", "[server]\nmax_body_bytes = 300000", 1))
+        with serve(config, tmp_path) as url:
+            _limited(url)
+
+
+def _limited(url: str) -> None:
+    """Over the limit: the gateway's 413 in Chat's error shape; under it (a 200 KB body in
+    one piece, handed on uncopied): answered."""
+    large = {"model": "via-chat", "messages": [{"role": "user", "content": "z" * 400_000}]}
+    fits = {"model": "via-chat", "messages": [{"role": "user", "content": "z" * 200_000}]}
+    with httpx.Client(base_url=url, timeout=60) as http:
+        answer = http.post("/v1/chat/completions", json=large)
+        small = http.post("/v1/chat/completions", json=fits)
+    assert answer.status_code == 413
+    assert answer.json()["error"]["code"] == "too_large"
+    assert small.status_code == 200, small.text
