@@ -68,6 +68,8 @@ class Split:
     """UTF-8 offset just after the last history item."""
     head_bytes: int
     """UTF-8 length of the text before the history member (the head members are there)."""
+    model_at: int = -1
+    """UTF-8 offset of the top-level ``model`` member's value, or -1 without one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,9 @@ class Continuation:
     new_items: int
     prefix_end: int
     """UTF-8 offset just after the last history item of this request."""
+    model_at: int = -1
+    """UTF-8 offset in the body of the top-level ``model`` member's value when that member
+    comes after the history (a Responses ``input`` first), else -1."""
 
 
 @dataclass(slots=True, eq=False)
@@ -98,7 +103,9 @@ class Entry:
     from its second request on."""
     call_ids: frozenset[str]
     checked_for: tuple[str, str] | None
-    """(upstream name, replay mode) whose replay check every message passed, if any."""
+    """(upstream name, replay mode) whose replay check every message passed, if any: the
+    request went to that upstream as sent, so its body holds no id the gateway minted for
+    that upstream's dialect (``proxy.minted_ids``)."""
     translation: Translation | None = None
     """The prefix as translated for another dialect's upstream (:mod:`.translation_cache`);
     kept, like ``messages``, only for a history a request continued."""
@@ -127,7 +134,9 @@ def split_body(text: str, history_key: str) -> Split | None:
     position = _skip(text, 0)
     if not text.startswith("{", position):
         return None
-    members, _, prefix_end, history_start = _members(text, position + 1, history_key, first=True)
+    members, _, prefix_end, history_start, model_at = _members(
+        text, position + 1, history_key, first=True
+    )
     if members is None or prefix_end < 0:
         return None
     head: JsonObject = {}
@@ -140,6 +149,7 @@ def split_body(text: str, history_key: str) -> Split | None:
         head=head,
         prefix_end=_utf8_offset(text, prefix_end),
         head_bytes=_utf8_offset(text, history_start),
+        model_at=_utf8_offset(text, model_at) if model_at >= 0 else -1,
     )
 
 
@@ -148,9 +158,10 @@ def _utf8_offset(text: str, offset: int) -> int:
     return offset if text.isascii() else len(text[:offset].encode())
 
 
-_Members = tuple[list[tuple[str, JsonValue]] | None, int, int, int]
+_Members = tuple[list[tuple[str, JsonValue]] | None, int, int, int, int]
 """(members or ``None``, offset after the object, offset after the last history item or
--1, offset of the history member's key or -1)."""
+-1, offset of the history member's key or -1, offset of the ``model`` member's value or
+-1)."""
 
 
 def _members(text: str, position: int, history_key: str, *, first: bool) -> _Members:
@@ -161,36 +172,39 @@ def _members(text: str, position: int, history_key: str, *, first: bool) -> _Mem
     """
     members: list[tuple[str, JsonValue]] = []
     keys: set[str] = set()
-    prefix_end = history_start = -1
+    prefix_end = history_start = model_at = -1
     position = _skip(text, position)
     if first and text.startswith("}", position):
-        return None, position, -1, -1
+        return None, position, -1, -1, -1
     try:
         while True:
             start = position
             key, position = _DECODER.raw_decode(text, position)
             position = _skip(text, position)
             if not isinstance(key, str) or key in keys or not text.startswith(":", position):
-                return None, position, -1, -1
+                return None, position, -1, -1, -1
             keys.add(key)
-            decoded, end = _DECODER.raw_decode(text, _skip(text, position + 1))
+            value_at = _skip(text, position + 1)
+            decoded, end = _DECODER.raw_decode(text, value_at)
             value = cast(JsonValue, decoded)
             if key == history_key:
                 if not isinstance(value, list) or not value:
-                    return None, position, -1, -1
+                    return None, position, -1, -1, -1
                 prefix_end, history_start = _last_item_end(text, end), start
+            elif key == "model":
+                model_at = value_at
             members.append((key, value))
             position = _skip(text, end)
             if text.startswith("}", position):
                 break
             if not text.startswith(",", position):
-                return None, position, -1, -1
+                return None, position, -1, -1, -1
             position = _skip(text, position + 1)
     except ValueError:
-        return None, position, -1, -1
+        return None, position, -1, -1, -1
     if _skip(text, position + 1) != len(text):
-        return None, position, -1, -1
-    return members, position + 1, prefix_end, history_start
+        return None, position, -1, -1, -1
+    return members, position + 1, prefix_end, history_start, model_at
 
 
 def _last_item_end(text: str, array_end: int) -> int:
@@ -224,19 +238,22 @@ def continue_body(entry: Entry, body: bytes, history_key: str) -> Continuation |
     end = _last_item_end(text, position + 1) if items else 0
     prefix_end = entry.size + _utf8_offset(text, end)
     position = _skip(text, position + 1)
+    model_at = -1
     if text.startswith("}", position):
         tail: list[tuple[str, JsonValue]] | None = []
         if _skip(text, position + 1) != len(text):
             return None
     elif text.startswith(",", position):
-        tail = _members(text, position + 1, history_key, first=False)[0]
+        tail, _, _, _, model_at = _members(text, position + 1, history_key, first=False)
     else:
         return None
     if tail is None or any(key == history_key or key in entry.head for key, _ in tail):
         return None
     payload: JsonObject = {**entry.head, history_key: items}
     payload.update(tail)
-    return Continuation(entry, payload, len(items), prefix_end)
+    if model_at >= 0:
+        model_at = entry.size + _utf8_offset(text, model_at)
+    return Continuation(entry, payload, len(items), prefix_end, model_at)
 
 
 def hold(continuation: Continuation, kept: tuple[Message, ...]) -> None:
@@ -418,6 +435,13 @@ class ParsedBody:
     known_bytes: int = 0
     """Bytes at the start of the body that an earlier request passed with (a continued
     prefix): its surrogate check searches only the rest."""
+    model_at: int = -1
+    """UTF-8 offset of the top-level ``model`` member's value in the body when the parse
+    noted it (:class:`Split`, :class:`Continuation`), else -1."""
+
+    def __post_init__(self) -> None:
+        if self.model_at < 0 and self.continuation is not None:
+            self.model_at = self.continuation.model_at
 
     @property
     def model_within(self) -> int | None:

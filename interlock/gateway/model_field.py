@@ -39,18 +39,26 @@ def compact_json(value: JsonValue) -> bytes:
 _MODEL_FIELD = re.compile(rb'"model"\s*:\s*')
 
 
-def rewrite_model(body: bytes, old: str, new: str, within: int | None = None) -> bytes:
+def rewrite_model(
+    body: bytes, old: str, new: str, within: int | None = None, at: int = -1
+) -> bytes:
     """``body`` with its top-level ``"model": old`` value replaced by ``new``.
 
-    Only that one JSON string is re-serialized and spliced in. If the field cannot be
-    located unambiguously (it appears more than once with that value), the whole body is
-    re-serialized instead: correctness first, the fast path when it is safe. ``within``:
-    the body's first that many bytes are known to hold the one top-level ``model`` member
-    (a parsed head, :class:`ParsedBody`), so the search stops there.
+    Only that one JSON string is re-serialized and spliced in. ``at``: the offset of the
+    top-level ``model`` member's value, noted while parsing (:class:`ParsedBody`): when
+    the value there is ``old`` as ``json.dumps`` writes it, it is replaced without
+    searching (a JSON string ends at its first unescaped quote, so a value starting with
+    that whole token is that token). Otherwise the body is searched for the member; if
+    it cannot be located unambiguously (it appears more than once with that value), the
+    whole body is re-serialized instead: correctness first, the fast path when it is
+    safe. ``within``: the body's first that many bytes are known to hold the one
+    top-level ``model`` member (a parsed head), so the search stops there.
     """
     if old == new:
         return body
     encoded_old = _json_string(old)
+    if at >= 0 and body.startswith(encoded_old, at):
+        return _spliced(body, at, len(encoded_old), new)
     end = len(body) if within is None else within
     hits = [
         match.end()
@@ -58,14 +66,18 @@ def rewrite_model(body: bytes, old: str, new: str, within: int | None = None) ->
         if body.startswith(encoded_old, match.end())
     ]
     if len(hits) == 1:
-        start = hits[0]
-        # One new buffer: slicing the long tail first would allocate (and fault in) a
-        # second copy of it; a memoryview is read in place.
-        rest = memoryview(body)[start + len(encoded_old) :]
-        return b"".join((body[:start], _json_string(new), rest))
+        return _spliced(body, hits[0], len(encoded_old), new)
     payload = cast(JsonObject, json.loads(body))
     payload["model"] = new
     return compact_json(payload)
+
+
+def _spliced(body: bytes, start: int, size: int, new: str) -> bytes:
+    """``body`` with its ``size`` bytes at ``start`` replaced by ``new`` as a JSON string."""
+    # One new buffer: slicing the long tail first would allocate (and fault in) a second
+    # copy of it; a memoryview is read in place.
+    rest = memoryview(body)[start + size :]
+    return b"".join((body[:start], _json_string(new), rest))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -88,6 +88,25 @@ __all__ = [
 """Re-exported: the pipeline's call, route and HTTP edges are imported from here."""
 
 
+def minted_ids(call: ProxyCall, checked: tuple[str, str]) -> bool:
+    """True when the client's body holds an id the gateway minted in the upstream's
+    dialect (its decoder drops those, so the request is re-encoded).
+
+    A continued prefix whose entry was checked for ``checked`` (upstream, replay mode)
+    went there unchanged, which it does only without such an id: only the bytes from just
+    before the prefix's end on are searched (searching a 200 KB body costs ~75 µs).
+    """
+    marker = call.upstream.dialect.http.minted_id_marker
+    if not marker:
+        return False
+    parsed = call.parsed
+    continuation = parsed.continuation if parsed is not None else None
+    start = 0
+    if continuation is not None and continuation.entry.checked_for == checked:
+        start = max(continuation.entry.size - len(marker) + 1, 0)
+    return call.body.find(marker, start) >= 0
+
+
 class Proxy:
     """Routes and translates provider requests; one per gateway process."""
 
@@ -256,8 +275,7 @@ class Proxy:
             signatures_required=call.route.model.signatures_required,
         )
         checked = (upstream.name, upstream.config.replay_mode)
-        marker = upstream.dialect.http.minted_id_marker
-        if same and marker and marker in call.body:
+        if same and minted_ids(call, checked):
             same = False  # ids the gateway minted: the decoder dropped them, re-encode
         if same and not restored:
             if not suffix_checks(self.history, call, checked, policy):
@@ -266,8 +284,9 @@ class Proxy:
             call.passthrough = True
             call.translation = "exact"
             if not call.ingress.model_in_path:
-                within = call.parsed.model_within if call.parsed is not None else None
-                call.body = rewrite_model(call.body, client_model, request.model, within)
+                parsed = call.parsed
+                within, at = (parsed.model_within, parsed.model_at) if parsed else (None, -1)
+                call.body = rewrite_model(call.body, client_model, request.model, within, at)
             call.body, call.hide_usage = ask_for_usage(call.body, request, call.ingress.name)
             return
         encoded = self.encode_checked(upstream, request, policy)

@@ -43,7 +43,9 @@ def _split(body: bytes, text: str, key: str) -> ParsedBody:
     split = split_body(text, key)
     if split is None:
         return ParsedBody(parse_payload(body))
-    return ParsedBody(split.payload, body, split.head, split.head_bytes, split.prefix_end)
+    return ParsedBody(
+        split.payload, body, split.head, split.head_bytes, split.prefix_end, model_at=split.model_at
+    )
 
 
 def parse(history: HistoryCache, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:

@@ -13,6 +13,7 @@ from interlock.gateway.app import Gateway
 from interlock.gateway.history_cache import (
     Entry,
     HistoryCache,
+    ParsedBody,
     checks_alone,
     continue_body,
     split_body,
@@ -396,3 +397,72 @@ async def test_branches_from_one_history_reuse_it_from_the_second_branch_on(mode
     cache = HistoryCache(min_bytes=0)
     assert await replay(cache, branches) == await replay(HistoryCache(min_bytes=10**9), branches)
     assert cache.reused == 3
+
+
+def test_the_model_after_the_history_is_noted_where_it_is() -> None:
+    prefix = '{"input":[{"role":"user","content":"\u00e9\u2713"}'
+    first = (prefix + '],"model":"m","store":false}').encode()
+    split = split_body(first.decode(), "input")
+    assert split is not None and first.startswith(b'"m","store"', split.model_at)
+    known = Entry(
+        source=first,
+        size=len(prefix.encode()),
+        head={},
+        head_bytes=0,
+        messages=(),
+        call_ids=frozenset(),
+        checked_for=None,
+    )
+    later = (prefix + ',{"role":"user","content":"\u00fc"}] , "model" :  "m"}').encode()
+    continuation = continue_body(known, later, "input")
+    assert continuation is not None and later.startswith(b'"m"}', continuation.model_at)
+    parsed = ParsedBody(continuation.payload, later, continuation=continuation)
+    assert parsed.model_at == continuation.model_at
+    headed = entry('{"model":"m","input":[{"role":"user"}')
+    assert continue_body(headed, headed.source + b"]}", "input").model_at == -1  # type: ignore[union-attr]
+
+
+MINTED_ITEM: JsonObject = {
+    "type": "message",
+    "id": "msg_interlock_0001",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "earlier answer", "annotations": []}],
+}
+
+
+def responses_conversation(minted_at: int, turns: int, *, model_last: bool) -> Conversation:
+    """A Responses client's growing history (same dialect upstream); the item added at
+    turn ``minted_at`` carries an id the gateway minted. ``model_last``: the SDK-less
+    order with ``model`` after ``input``."""
+    items: list[JsonObject] = [
+        {"role": "system", "content": "be brief " * 20},
+        {"role": "user", "content": "go"},
+    ]
+    conversation: Conversation = []
+    for turn in range(turns):
+        items.append(MINTED_ITEM if turn == minted_at else {"role": "user", "content": f"n{turn}"})
+        payload: JsonObject = {"input": list(items), "store": False, "model": "to-responses"}
+        if not model_last:
+            payload = {"model": "to-responses", **payload}
+        conversation.append((json.dumps(payload).encode(), "/v1/responses"))
+    return conversation
+
+
+@pytest.mark.parametrize("model_last", [False, True])
+async def test_an_id_the_gateway_minted_after_a_known_prefix_is_still_found(
+    model_last: bool,
+) -> None:
+    conversation = responses_conversation(3, 6, model_last=model_last)
+    cache = HistoryCache(min_bytes=0)
+    answers, sent = await replay(cache, conversation)
+    assert (answers, sent) == await replay(HistoryCache(min_bytes=10**9), conversation)
+    assert cache.reused >= 3
+    translations = [answer[1] for answer in answers]  # type: ignore[index]
+    assert translations[:3] == ["exact"] * 3 and "exact" not in translations[3:]
+    assert [b"_interlock_" in body for body in sent] == [False] * 6  # re-encoded from turn 3
+    assert all(json.loads(body)["model"] == "up-responses" for body in sent)
+    if model_last:  # passed through as sent but for the model name, spliced in place
+        assert [body.replace(b'"up-responses"', b'"to-responses"') for body in sent[:3]] == [
+            content for content, _ in conversation[:3]
+        ]

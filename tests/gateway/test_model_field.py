@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from interlock.gateway.history_cache import split_body
 from interlock.gateway.model_field import COMPACT, compact_json, rewrite_model
 from interlock.transcript import JsonValue
 
@@ -72,4 +73,36 @@ def test_rewrite_model_falls_back_to_a_compact_body_when_ambiguous() -> None:
         "model": "b",
         "x": {"model": "a"},
         "n": 10**20,
+    }
+
+
+MODEL_BODIES = [
+    b'{"model":"a","input":[{"role":"user","content":"\\"model\\": \\"a\\""}]}',
+    b'{"input":[{"role":"user","content":"x"}],"model":"a","store":false}',
+    b'{"input":[{"content":"\xc3\xa9\xe2\x9c\x93"}] , "model" :  "a"}',
+    b'{"input":[{"model":"a"}],"model":"a"}',
+    b'{"input":[{}],"model":"\\u0061"}',
+]
+
+
+@pytest.mark.parametrize("body", MODEL_BODIES)
+def test_the_parsed_model_position_gives_what_the_search_gives(body: bytes) -> None:
+    split = split_body(body.decode(), "input")
+    at = split.model_at if split is not None else -1
+    assert at >= 0 and body.startswith(b'"', at)
+    searched = rewrite_model(body, "a", "upstream-b")
+    assert rewrite_model(body, "a", "upstream-b", at=at) == searched
+    assert json.loads(searched) == {**json.loads(body), "model": "upstream-b"}
+
+
+def test_a_noted_position_is_used_without_searching() -> None:
+    body = b'{"input":[{"model":"a"}],"model":"a"}'  # ambiguous to a search: re-serialized
+    at = body.rindex(b'"a"')
+    assert rewrite_model(body, "a", "b", at=at) == b'{"input":[{"model":"a"}],"model":"b"}'
+    assert rewrite_model(body, "a", "b") == b'{"input":[{"model":"a"}],"model":"b"}'
+    # A position that does not hold the old name as json.dumps writes it: searched instead.
+    escaped = b'{"input":[],"model":"\\u0061"}'
+    assert json.loads(rewrite_model(escaped, "a", "b", at=escaped.index(b'"\\u'))) == {
+        "input": [],
+        "model": "b",
     }
