@@ -344,8 +344,8 @@ def _foreign_settings(request: Request, encoder: PartEncoder) -> None:
     said, by its wire path (``gemini.generationConfig.topK``) where the dialect's layout is
     known, else by the key it was kept under."""
     for dialect, kept in request.extra.items():
-        if dialect == DIALECT:
-            continue
+        if dialect == DIALECT or ":" in dialect:
+            continue  # ``openai-chat:layout``: another codec's wire-shape hints, not settings
         if walks(dialect):
             wheres = [f"{dialect}.{path}" for path, _ in kept_wire_fields(request.extra, dialect)]
         else:

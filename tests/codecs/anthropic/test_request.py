@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from interlock.codecs import anthropic, openai_responses
+from interlock.codecs import anthropic, openai_chat, openai_responses
 from interlock.transcript import (
     DecodeError,
     GenerationOptions,
@@ -94,6 +94,23 @@ def test_a_responses_string_input_is_no_dropped_setting() -> None:
     assert encoded.payload["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Hi"}]}
     ]
+
+
+def test_chat_wire_shape_hints_are_no_dropped_settings() -> None:
+    """The Chat decoder's layout (``max_tokens`` sent under its legacy name, a string
+    ``stop``) says how the wire looked, not a setting: nothing to warn about."""
+    request = openai_chat.decode_request(
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "Hi"}],
+            "max_tokens": 64,
+            "stop": "x",
+        }
+    )
+    assert request.extra["openai-chat:layout"] == {"max_tokens": True, "stop": "string"}
+    encoded = anthropic.encode_request(request)
+    assert (encoded.payload["max_tokens"], encoded.payload["stop_sequences"]) == (64, ["x"])
+    assert encoded.warnings == ()
 
 
 def test_a_choice_among_some_tools_widens_to_any_with_a_warning() -> None:
