@@ -8,6 +8,8 @@ same-dialect round trip is exact.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
 from interlock.codecs._turns import current_turn_start
@@ -19,6 +21,12 @@ from interlock.codecs.openai_chat._message_encode import (
 )
 from interlock.codecs.openai_chat._pairing import find_pairing_violation
 from interlock.codecs.openai_chat._policy import Degradations
+from interlock.codecs.openai_chat._reasoning_options import (
+    REASONING,
+    ReasoningSettings,
+    decode_settings,
+    encode_settings,
+)
 from interlock.codecs.openai_chat._tools import (
     HOSTED_PROVIDERS,
     custom_tool_names,
@@ -92,10 +100,15 @@ def decode_request(payload: JsonObject) -> Request:
     stream = body.get("stream") is True
     if stream:
         fields.consumed.add("stream")
-    options = _decode_options(fields, layout)
+    settings = decode_settings(body, layout)
+    fields.consumed.update(settings.consumed)
+    options = _decode_options(fields, layout, settings)
     response_format = structured.decode_chat(body.get("response_format"))
     if response_format is not None:
         fields.consumed.add("response_format")
+    unknown = rest(body, fields.consumed)
+    if settings.residue is not None:
+        unknown[REASONING] = settings.residue
     functions, hosted = _decode_tools(tools, layout)
     return Request(
         model="" if "model" not in body else as_str(body["model"], "model"),
@@ -107,7 +120,7 @@ def decode_request(payload: JsonObject) -> Request:
         stream=stream,
         options=options,
         response_format=response_format,
-        extra=with_extra(rest(body, fields.consumed), layout),
+        extra=with_extra(unknown, layout),
     )
 
 
@@ -122,7 +135,11 @@ def _decode_tools(
     return functions, hosted
 
 
-def _decode_options(fields: _Fields, layout: JsonObject) -> GenerationOptions:
+def _decode_options(
+    fields: _Fields, layout: JsonObject, settings: ReasoningSettings
+) -> GenerationOptions:
+    """The generation options; ``settings`` are OpenRouter's reasoning settings
+    (:mod:`._reasoning_options`)."""
     take = fields.take
     temperature = take("temperature")
     top_p = take("top_p")
@@ -146,7 +163,9 @@ def _decode_options(fields: _Fields, layout: JsonObject) -> GenerationOptions:
         max_output_tokens=None if max_tokens is None else as_int(max_tokens, key),
         stop=stops,
         seed=None if seed is None else as_int(seed, "seed"),
-        reasoning_effort=None if effort is None else as_str(effort, "reasoning_effort"),
+        reasoning_effort=settings.effort if effort is None else as_str(effort, "reasoning_effort"),
+        include_reasoning=settings.include,
+        thinking_budget=settings.budget,
     )
 
 
@@ -190,7 +209,7 @@ def encode_request(
     _encode_tools(request, payload, degrade)
     if request.stream:
         payload["stream"] = True
-    _encode_options(request, payload, degrade)
+    _encode_options(request, payload, degrade, reasoning_dialect)
     if request.response_format is not None:
         payload["response_format"] = structured.encode_chat(request.response_format)
     payload = merge_unknown(payload, fields.kept(request.extra, "request", ""))
@@ -235,7 +254,12 @@ def _encode_tools(request: Request, payload: JsonObject, degrade: Degradations) 
         payload["parallel_tool_calls"] = request.parallel_tool_calls
 
 
-def _encode_options(request: Request, payload: JsonObject, degrade: Degradations) -> None:
+def _encode_options(
+    request: Request,
+    payload: JsonObject,
+    degrade: Degradations,
+    reasoning_dialect: ReasoningDialect | None,
+) -> None:
     options = request.options
     layout = extra_of(request.extra, LAYOUT)
     if options.temperature is not None:
@@ -252,16 +276,36 @@ def _encode_options(request: Request, payload: JsonObject, degrade: Degradations
         payload["stop"] = []
     if options.seed is not None:
         payload["seed"] = options.seed
-    budget = options.thinking_budget
+    _encode_reasoning(options, request.extra, payload, degrade, reasoning_dialect)
+
+
+def _encode_reasoning(
+    options: GenerationOptions,
+    extra: Mapping[str, JsonObject],
+    payload: JsonObject,
+    degrade: Degradations,
+    reasoning_dialect: ReasoningDialect | None,
+) -> None:
+    """The reasoning options: OpenRouter's and vLLM's own fields first
+    (:mod:`._reasoning_options`), then ``reasoning_effort`` (a thinking budget as the closest
+    effort, with a warning); what no field carries is an ``option_dropped`` warning."""
+    written = encode_settings(options, extra, reasoning_dialect, payload)
+    budget = None if "thinking_budget" in written else options.thinking_budget
     effort = None if budget is None else effort_for_budget(budget)
-    dropped: tuple[str, ...] = ("reasoning_summary", "include_reasoning", "thinking_budget")
-    if options.reasoning_effort is not None:
+    dropped = [
+        name
+        for name in ("reasoning_summary", "include_reasoning", "thinking_budget")
+        if name not in written
+    ]
+    if "reasoning_effort" in written:
+        effort = None  # sent in OpenRouter's ``reasoning.effort``, as it came
+    elif options.reasoning_effort is not None:
         payload["reasoning_effort"] = options.reasoning_effort
-    elif effort is not None:
+    if effort is not None and "reasoning_effort" not in payload:
         payload["reasoning_effort"] = effort
         reason = f"thinking budget {budget} sent as reasoning_effort {effort!r}"
         degrade.drop("thinking_budget_as_effort", "options.thinking_budget", reason)
-        dropped = dropped[:2]
+        dropped.remove("thinking_budget")
     for name in dropped:
         if getattr(options, name) is not None:
             degrade.drop("option_dropped", f"options.{name}", f"Chat has no {name} parameter")

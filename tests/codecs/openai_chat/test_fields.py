@@ -142,10 +142,11 @@ def test_openrouter_fields_go_to_openrouter_only(dialect: ReasoningDialect) -> N
     assistant = body["messages"][1]  # type: ignore[index]
     # The flat rendering of the summary is never relabelled as raw `reasoning` text.
     assert "reasoning" not in assistant  # type: ignore[operator]
+    # OpenRouter's reasoning.effort is the canonical effort: sent as reasoning_effort
+    assert body["reasoning_effort"] == "high"
     dropped = {w.location for w in encoded.warnings if w.code == "field_dropped"}
     # (the Gemini-issued details themselves are dropped as foreign opaque payloads)
     assert dropped == {
-        "extra.reasoning",
         "extra.provider",
         "extra.usage",
         "messages[1].extra.reasoning",
