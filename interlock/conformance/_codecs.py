@@ -145,7 +145,10 @@ Registry: TypeAlias = Mapping[str, Codec]
 """Vector dialect name (``openai_responses``, ``openai_chat``, ``gemini``, ``agui``) → codec."""
 
 _CHAT_STREAM = {"include_usage": True}
-_CHAT_REASONING_KEYS = frozenset({"reasoning_content", "reasoning", "reasoning_details"})
+_EXECUTED = "executed_tools"
+"""Groq's server-side tool runs: an OpenAI-compatible upstream (any dialect but plain OpenAI)
+gets them back on the assistant message, as the Chat codec keeps any vendor field."""
+_CHAT_REASONING_KEYS = frozenset({"reasoning_content", "reasoning", "reasoning_details", _EXECUTED})
 
 _VARIANTS: dict[str, tuple[Target, ...]] = {
     "openai_chat": (
@@ -162,7 +165,7 @@ _VARIANTS: dict[str, tuple[Target, ...]] = {
             options={"reasoning_dialect": "reasoning_content"},
             stream_options=_CHAT_STREAM,
             one_text_stream=True,
-            vendor_keys=frozenset({"reasoning_content"}),
+            vendor_keys=frozenset({"reasoning_content", _EXECUTED}),
         ),
         Target(
             name="openai_chat[openrouter]",
@@ -174,13 +177,21 @@ _VARIANTS: dict[str, tuple[Target, ...]] = {
             vendor_keys=_CHAT_REASONING_KEYS,
         ),
         Target(
+            name="openai_chat[reasoning]",
+            dialect="openai_chat",
+            options={"reasoning_dialect": "reasoning"},
+            stream_options=_CHAT_STREAM,
+            one_text_stream=True,
+            vendor_keys=frozenset({"reasoning", "include_reasoning", _EXECUTED}),
+        ),
+        Target(
             name="openai_chat[gemini-compat]",
             dialect="openai_chat",
             options={"reasoning_dialect": "gemini-compat"},
             stream_options=_CHAT_STREAM,
             one_text_stream=True,
             carries=frozenset({GEMINI_SIGNATURE}),
-            vendor_keys=frozenset({"extra_content"}),
+            vendor_keys=frozenset({"extra_content", _EXECUTED}),
         ),
     ),
 }
