@@ -40,6 +40,7 @@ from interlock.codecs.openai_chat._reasoning import (
     detail_part,
     take_google_signature,
 )
+from interlock.codecs.openai_chat._stream_plain import plain_delta
 from interlock.codecs.openai_chat._thinking import CARRIER, chunks_text
 from interlock.codecs.openai_chat._tools import check_arguments
 from interlock.codecs.openai_chat._usage import decode_usage
@@ -77,11 +78,6 @@ from interlock.transcript import (
 
 _CHUNK_KEYS = {"id", "object", "created", "model", "choices", "usage", "obfuscation"}
 _CONCATENATED = ("text", "summary", "data")
-_DELTA_READS = frozenset(
-    {"extra_content", "reasoning_details", *RAW_CARRIERS, "annotations", "refusal", "tool_calls"}
-)
-"""Every delta key the general path reads besides ``content``."""
-_CALL_KEYS = frozenset({"index", "id", "type", "function"})
 
 
 @dataclass(slots=True)
@@ -131,7 +127,7 @@ class StreamDecoder:
         except ValueError as error:
             raise DecodeError(path, f"malformed JSON in event: {error}") from None
         if self._started and not self._finished:
-            delta = _plain_delta(chunk)
+            delta = plain_delta(chunk)
             if delta is not None:
                 plain = self._plain(*delta)
                 if plain is not None:
@@ -244,7 +240,7 @@ class StreamDecoder:
             slot.part = executed_part({**slot.part.item, **entry})
 
     def _plain(self, key: tuple[str, int | str], piece: str) -> PartDelta | None:
-        """The delta of a plain chunk (:func:`_plain_delta`) to a part already open, or
+        """The delta of a plain chunk (:func:`~._stream_plain.plain_delta`) to a part already open, or
         ``None`` (the general path then decodes the chunk)."""
         slot = self._slots.get(key)
         if slot is None:
@@ -457,79 +453,6 @@ def _continues(detail: JsonObject, fragment: JsonObject) -> bool:
         if value is not None and detail.get(name) is not None and value != detail[name]:
             return False
     return True
-
-
-def _plain_delta(chunk: JsonValue) -> tuple[tuple[str, int | str], str] | None:
-    """The slot key and text of the commonest chunk: one choice (index 0, no
-    finish_reason) whose delta carries only a non-empty ``content`` string, raw reasoning
-    text (one carrier) or one tool call's next non-empty ``arguments`` piece, with no
-    usage and no error; ``None`` for
-    any other chunk. Such a chunk only appends to a part already open (the caller checks),
-    exactly as the general path would: keys that path does not read are ignored alike,
-    and one it reads set to anything but ``null`` (or ``""`` content) sends the chunk
-    there."""
-    delta = _plain_choice_delta(chunk)
-    if delta is None:
-        return None
-    content: JsonValue = None
-    other: tuple[str, JsonValue] | None = None  # the one other key read, not null
-    for key, value in delta.items():
-        if key == "content":
-            content = value
-        elif value is not None and key in _DELTA_READS:
-            if other is not None:
-                return None
-            other = (key, value)
-    if other is None:
-        return (("text", 0), content) if isinstance(content, str) and content else None
-    if content is not None and content != "":
-        return None
-    key, value = other
-    if key == "tool_calls":
-        return _plain_call(value)
-    if key in RAW_CARRIERS and isinstance(value, str) and value:
-        return ("raw", key), value
-    return None
-
-
-def _plain_choice_delta(chunk: JsonValue) -> JsonObject | None:
-    """The delta of a chunk's one choice (index 0, no finish_reason) when the chunk
-    carries no usage and no error (see :func:`_plain_delta`)."""
-    if not isinstance(chunk, dict) or "x_groq" in chunk:
-        return None
-    choices = chunk.get("choices")
-    if chunk.get("usage") is not None or chunk.get("error") is not None:
-        return None
-    if not isinstance(choices, list) or len(choices) != 1:
-        return None
-    choice = choices[0]
-    if not isinstance(choice, dict) or choice.get("finish_reason") is not None:
-        return None
-    delta = choice.get("delta")
-    if not _first_choice(choice.get("index", 0)) or not isinstance(delta, dict):
-        return None
-    return delta
-
-
-def _plain_call(calls: JsonValue) -> tuple[tuple[str, int | str], str] | None:
-    """One tool call's next arguments piece (see :func:`_plain_delta`)."""
-    if not isinstance(calls, list) or len(calls) != 1:
-        return None
-    call = calls[0]
-    if not isinstance(call, dict) or not _CALL_KEYS.issuperset(call):
-        return None
-    position, function = call.get("index", 0), call.get("function")
-    if call.get("type") == "custom" or not isinstance(function, dict):
-        return None
-    if isinstance(position, bool) or not isinstance(position, int):
-        return None
-    piece = function.get("arguments")
-    return (("call", position), piece) if isinstance(piece, str) and piece else None
-
-
-def _first_choice(index: JsonValue) -> bool:
-    """True for a choice index that is the integer 0 (not ``false``, not ``0.0``)."""
-    return index == 0 and isinstance(index, int) and not isinstance(index, bool)
 
 
 def _started(chunk: JsonObject, path: str, prelude: JsonObject) -> ResponseStarted:

@@ -145,7 +145,7 @@ def general_only(action: Callable[[], object]) -> object:
     """The outcome of ``action`` with every Chat fast path switched off."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(message_decode, "common_message", lambda item, names: None)
-        patch.setattr(stream_decode, "_plain_delta", lambda chunk: None)
+        patch.setattr(stream_decode, "plain_delta", lambda chunk: None)
         return _outcome(action)
 
 
@@ -323,8 +323,8 @@ def test_plain_chunks_take_the_fast_path() -> None:
     for line in [_chunk({"content": "Hi"}), _chunk({"tool_calls": [call]})]:
         decoder.feed(SseEvent(data=line))
     piece = {"index": 0, "function": {"arguments": "{"}}
-    assert stream_decode._plain_delta(json.loads(_chunk({"content": "more"}))) is not None
-    assert stream_decode._plain_delta(json.loads(_chunk({"tool_calls": [piece]}))) is not None
+    assert stream_decode.plain_delta(json.loads(_chunk({"content": "more"}))) is not None
+    assert stream_decode.plain_delta(json.loads(_chunk({"tool_calls": [piece]}))) is not None
     near_misses = [
         _chunk({"content": "x"}, finish_reason="stop"),
         _chunk({"content": "x"}, usage={"prompt_tokens": 1}),
@@ -334,7 +334,7 @@ def test_plain_chunks_take_the_fast_path() -> None:
         _chunk({"tool_calls": [{**piece, "custom": {}}]}),
     ]
     for line in near_misses:
-        assert stream_decode._plain_delta(json.loads(line)) is None
+        assert stream_decode.plain_delta(json.loads(line)) is None
 
 
 _EXTRAS: list[dict[str, JsonObject]] = [

@@ -1,0 +1,87 @@
+"""The commonest ``chat.completion.chunk``: one text (or arguments) piece for a part already
+open, recognised without the general path's decoding (:class:`._stream_decode.StreamDecoder`
+uses it first; anything it does not recognise goes the general way, with the same result)."""
+
+from __future__ import annotations
+
+from interlock.codecs.openai_chat._reasoning import RAW_CARRIERS
+from interlock.transcript import JsonObject, JsonValue
+
+_DELTA_READS = frozenset(
+    {"extra_content", "reasoning_details", *RAW_CARRIERS, "annotations", "refusal", "tool_calls"}
+)
+"""Every delta key the general path reads besides ``content``."""
+_CALL_KEYS = frozenset({"index", "id", "type", "function"})
+
+
+def plain_delta(chunk: JsonValue) -> tuple[tuple[str, int | str], str] | None:
+    """The slot key and text of the commonest chunk: one choice (index 0, no
+    finish_reason) whose delta carries only a non-empty ``content`` string, raw reasoning
+    text (one carrier) or one tool call's next non-empty ``arguments`` piece, with no
+    usage and no error; ``None`` for
+    any other chunk. Such a chunk only appends to a part already open (the caller checks),
+    exactly as the general path would: keys that path does not read are ignored alike,
+    and one it reads set to anything but ``null`` (or ``""`` content) sends the chunk
+    there."""
+    delta = _plain_choice_delta(chunk)
+    if delta is None:
+        return None
+    content: JsonValue = None
+    other: tuple[str, JsonValue] | None = None  # the one other key read, not null
+    for key, value in delta.items():
+        if key == "content":
+            content = value
+        elif value is not None and key in _DELTA_READS:
+            if other is not None:
+                return None
+            other = (key, value)
+    if other is None:
+        return (("text", 0), content) if isinstance(content, str) and content else None
+    if content is not None and content != "":
+        return None
+    key, value = other
+    if key == "tool_calls":
+        return _plain_call(value)
+    if key in RAW_CARRIERS and isinstance(value, str) and value:
+        return ("raw", key), value
+    return None
+
+
+def _plain_choice_delta(chunk: JsonValue) -> JsonObject | None:
+    """The delta of a chunk's one choice (index 0, no finish_reason) when the chunk
+    carries no usage and no error (see :func:`plain_delta`)."""
+    if not isinstance(chunk, dict) or "x_groq" in chunk:
+        return None
+    choices = chunk.get("choices")
+    if chunk.get("usage") is not None or chunk.get("error") is not None:
+        return None
+    if not isinstance(choices, list) or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if not isinstance(choice, dict) or choice.get("finish_reason") is not None:
+        return None
+    delta = choice.get("delta")
+    if not _first_choice(choice.get("index", 0)) or not isinstance(delta, dict):
+        return None
+    return delta
+
+
+def _plain_call(calls: JsonValue) -> tuple[tuple[str, int | str], str] | None:
+    """One tool call's next arguments piece (see :func:`plain_delta`)."""
+    if not isinstance(calls, list) or len(calls) != 1:
+        return None
+    call = calls[0]
+    if not isinstance(call, dict) or not _CALL_KEYS.issuperset(call):
+        return None
+    position, function = call.get("index", 0), call.get("function")
+    if call.get("type") == "custom" or not isinstance(function, dict):
+        return None
+    if isinstance(position, bool) or not isinstance(position, int):
+        return None
+    piece = function.get("arguments")
+    return (("call", position), piece) if isinstance(piece, str) and piece else None
+
+
+def _first_choice(index: JsonValue) -> bool:
+    """True for a choice index that is the integer 0 (not ``false``, not ``0.0``)."""
+    return index == 0 and isinstance(index, int) and not isinstance(index, bool)
