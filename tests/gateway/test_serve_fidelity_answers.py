@@ -279,15 +279,7 @@ RAISED = {
         "chat",
         "anthropic",
         "gemini",
-        pytest.param(
-            "responses",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the Chat stream decoder finishes the response at the [DONE] after an "
-                "in-band error: the Responses client gets error then response.completed "
-                "(reported to the openai_chat stream owner)",
-            ),
-        ),
+        "responses",
     ],
 )
 def test_an_in_band_stream_error_is_one_failure_and_nothing_after_it(

@@ -12,7 +12,8 @@ The ``ResponseFinished`` of a finished choice is held until ``[DONE]`` (or the e
 input): usage arrives *after* ``finish_reason`` (``stream_options.include_usage`` sends it in
 a last chunk with empty ``choices``; OpenRouter's last chunk repeats the choice with an empty
 delta), and every update must reach the client's encoder before the response's end.
-An in-band ``{"error": …}`` chunk (OpenRouter, mid-stream) is a stream failure. Groq sends
+An in-band ``{"error": …}`` chunk (OpenRouter, mid-stream) is a stream failure, and the
+response's last word: the ``[DONE]`` after it adds nothing. Groq sends
 the usage of a stream in ``x_groq.usage`` of its last chunk; it is decoded as the usage (the
 Chat encoder writes it back as the standard ``usage``); its ``x_groq.usage_breakdown`` is kept
 in the ``ResponseFinished``'s ``extra[GROQ_END]`` (:mod:`._executed`).
@@ -119,6 +120,8 @@ class StreamDecoder:
             raise DecodeError("stream", "event after data: [DONE]")
         if event.data.strip() == "[DONE]":
             self._done = True
+            if self._failed:
+                return []  # the in-band error ended the response: nothing follows it
             return self._end() if self._finished else self._finish_parts(None) + self._end()
         path = f"stream[{self._chunks}]"
         self._chunks += 1

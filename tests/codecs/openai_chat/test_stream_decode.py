@@ -12,6 +12,7 @@ from interlock.codecs.openai_chat import ReasoningDialect, StreamDecoder, decode
 from interlock.transcript import (
     DecodeError,
     PartDelta,
+    PartFinished,
     PartStarted,
     ReasoningPart,
     ResponseFinished,
@@ -248,6 +249,15 @@ def test_error_event_mid_stream() -> None:
     failed = [u for u in updates if isinstance(u, StreamFailed)]
     assert (failed[0].code, failed[0].message) == ("server_overloaded", "overloaded")
     assert len(failed) == 1  # the end of input does not report the same failure again
+
+
+def test_the_done_after_an_in_band_error_adds_nothing() -> None:
+    """OpenRouter sends ``[DONE]`` after its in-band error chunk: the failure is the last
+    update (no finished part, no ``ResponseFinished`` after it)."""
+    error = json.dumps({"error": {"message": "overloaded", "code": 502}})
+    updates = decode_all([_chunk({"content": "a"}), error, "[DONE]"])
+    assert isinstance(updates[-1], StreamFailed)
+    assert not any(isinstance(u, ResponseFinished | PartFinished) for u in updates)
 
 
 def test_openrouter_usage_chunk_repeats_the_finished_choice_with_an_empty_delta() -> None:
