@@ -35,7 +35,7 @@ from interlock.codecs.agui import (
 from interlock.gateway.config import ApprovalStyle
 from interlock.transcript import JsonObject, Message
 
-MAX_MESSAGES = 200_000
+MAX_MESSAGES = 20_000
 """Rendered messages one process remembers, over every thread (least recent forgotten)."""
 
 

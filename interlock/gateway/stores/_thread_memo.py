@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 from interlock.transcript import TRANSCRIPT_VERSION, JsonValue, Message, to_json
 
-MAX_CHARS = 64 * 1024 * 1024
-"""Characters of thread texts one process remembers (about three times that in memory)."""
+MAX_CHARS = 16 * 1024 * 1024
+"""Characters of thread texts one process remembers, each counted twice (its text and its
+messages' texts); the parsed messages it keeps come on top."""
 
 
 def compact(value: JsonValue) -> str:
