@@ -9,7 +9,7 @@ the remembered ones at the same position (messages are immutable; a rendering de
 on the message, its position's fallback id, the seal key, the tenant and the approval
 style, all part of what is compared). The result is the one :func:`messages_to_agui` and
 :func:`window_messages` give, because the memo is used only where joining per-message
-renderings is exactly that:
+renderings is exactly that (and from a thread's second snapshot in this process on):
 
 - every message has its own id (a message without one is shown as ``msg-<position>``);
 - no rendering involves a ``confirm_changes`` call or answer, the one thing
@@ -57,6 +57,8 @@ class SnapshotMemo:
         self.max_messages = max_messages
         self._entries: OrderedDict[tuple[str, str], _Rendered] = OrderedDict()
         self._held = 0
+        self._first: OrderedDict[tuple[str, str], None] = OrderedDict()
+        """Threads seen once (rendered whole, not remembered), oldest first."""
 
     def window(
         self,
@@ -70,11 +72,24 @@ class SnapshotMemo:
         """``(messages shown, number left out)``, as :func:`window_messages` of
         :func:`messages_to_agui` gives them for ``thread`` (``(tenant, thread id)``)."""
         tenant = thread[0]
-        rendered = self._render(thread, messages, seal_key, style)
-        if rendered is not None and sum(rendered.sizes) <= limit:
-            return [piece for pieces in rendered.pieces for piece in pieces], 0
+        if thread in self._entries or self._seen(thread):
+            rendered = self._render(thread, messages, seal_key, style)
+            if rendered is not None and sum(rendered.sizes) <= limit:
+                return [piece for pieces in rendered.pieces for piece in pieces], 0
         whole = messages_to_agui(messages, seal_key=seal_key, tenant=tenant, approval_style=style)
         return window_messages(whole, limit)
+
+    def _seen(self, thread: tuple[str, str]) -> bool:
+        """Whether ``thread`` had a snapshot here before; noted now if not. A thread's
+        first snapshot is rendered whole, as cheaply as before the memo: most threads
+        of a busy process never have a second one."""
+        if thread in self._first:
+            del self._first[thread]
+            return True
+        self._first[thread] = None
+        if len(self._first) > self.max_messages:
+            self._first.popitem(last=False)
+        return False
 
     def _render(
         self,
@@ -121,9 +136,12 @@ class SnapshotMemo:
             self._held -= len(oldest.messages)
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _text(piece: JsonObject) -> str:
-    """What :func:`window_messages` measures a rendered message by."""
-    return json.dumps(piece, separators=(",", ":"), ensure_ascii=False)
+    """What :func:`window_messages` measures a rendered message by (its ``json.dumps``)."""
+    return _COMPACT.encode(piece)
 
 
 def _confirms(piece: JsonObject) -> bool:

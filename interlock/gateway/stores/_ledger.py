@@ -35,11 +35,10 @@ from interlock.core_loop import (
     load_rule,
 )
 from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._thread_memo import compact
 from interlock.transcript import InputRequestPart, JsonValue, ToolResultPart
 
-
-def _dumps(value: JsonValue) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+_dumps = compact
 
 
 class KeyValueLedgerStore:

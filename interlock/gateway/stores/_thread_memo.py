@@ -34,9 +34,14 @@ MAX_CHARS = 16 * 1024 * 1024
 messages' texts); the parsed messages it keeps come on top."""
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def compact(value: JsonValue) -> str:
-    """JSON text as the store writes it: compact separators, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """JSON text as the store writes it: compact separators, non-ASCII kept (what
+    ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` gives, without
+    building an encoder per call)."""
+    return _COMPACT.encode(value)
 
 
 def thread_text(messages: Sequence[str], state: str, interrupts: str) -> str:

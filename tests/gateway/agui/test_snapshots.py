@@ -132,14 +132,16 @@ def test_a_growing_thread_renders_only_its_new_messages(monkeypatch: pytest.Monk
         )
         assert len(window) == 2 * len(messages) - len(messages) // 2  # reasoning shown apart
         assert omitted == 0
-    assert rendered == [1] * 80  # each message once, alone
+    # the first snapshot whole (as without the memo: most threads have one), the second
+    # message by message to fill the memo, then each new message once, alone
+    assert rendered == [2] + [1] * 80
     memo.window(("other", "long"), messages, seal_key=KEY, style="interrupt", limit=1 << 23)
-    assert len(rendered) == 160  # another tenant's thread of the same id shares nothing
+    assert rendered[-1] == 80  # another tenant's thread of the same id shares nothing
 
 
 def test_the_memo_holds_a_bounded_number_of_messages() -> None:
     memo = SnapshotMemo(max_messages=5)
     three = kinds(0)["user"] + kinds(0)["answer"] + kinds(1)["user"]
-    for thread in ("a", "b"):
+    for thread in ("a", "a", "b", "b"):  # remembered from a thread's second snapshot on
         memo.window(("t", thread), three, seal_key=KEY, style="interrupt", limit=1 << 20)
     assert list(memo._entries) == [("t", "b")]  # pyright: ignore[reportPrivateUsage]
