@@ -109,10 +109,16 @@ class SseClient:
     """One keep-alive connection posting runs and reading each SSE body to its end."""
 
     def __init__(self, port: int) -> None:
+        self.port = port
         self.connection = pb.Connection(port)
 
     def run(self, number: int, thread: str | None = None) -> int:
-        return self.connection.post("/agui/bench", run_input(number, thread)).events
+        try:
+            return self.connection.post("/agui/bench", run_input(number, thread)).events
+        except ConnectionError:  # closed while idle (75 s: a block under valgrind can outlast it)
+            self.connection.close()
+            self.connection = pb.Connection(self.port)
+            return self.connection.post("/agui/bench", run_input(number, thread)).events
 
     def close(self) -> None:
         self.connection.close()
