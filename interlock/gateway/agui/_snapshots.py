@@ -33,6 +33,7 @@ from interlock.codecs.agui import (
     window_messages,
 )
 from interlock.gateway.config import ApprovalStyle
+from interlock.gateway.stores import identical_prefix
 from interlock.transcript import JsonObject, Message
 
 MAX_MESSAGES = 20_000
@@ -98,21 +99,18 @@ class SnapshotMemo:
         seal_key: bytes,
         style: ApprovalStyle,
     ) -> _Rendered | None:
-        """Each message's rendering, reusing the remembered ones; ``None`` (and nothing
-        remembered) where joining them would not be the whole rendering."""
+        """Each message's rendering, reusing the remembered ones of the longest prefix
+        that is the remembered messages; ``None`` (and nothing remembered) where joining
+        them would not be the whole rendering."""
         known = self._entries.pop(thread, None)
         if known is not None:
             self._held -= len(known.messages)
             if known.seal_key != seal_key or known.style != style:
                 known = None
-        before = known.messages if known is not None else ()
-        pieces: list[list[JsonObject]] = []
-        sizes: list[int] = []
-        for position, message in enumerate(messages):
-            if known is not None and position < len(before) and before[position] is message:
-                pieces.append(known.pieces[position])
-                sizes.append(known.sizes[position])
-                continue
+        shared = 0 if known is None else identical_prefix(known.messages, messages)
+        pieces = list(known.pieces[:shared]) if known is not None else []
+        sizes = list(known.sizes[:shared]) if known is not None else []
+        for message in messages[shared:]:
             if message.id is None:
                 return None
             alone = messages_to_agui(

@@ -22,6 +22,7 @@ from interlock.gateway.stores._store import (
     store_key,
     vault_entries,
 )
+from interlock.gateway.stores._thread_memo import identical_prefix
 from interlock.gateway.stores.memory import MemoryBackend
 from interlock.gateway.stores.sqlite import SqliteBackend
 
@@ -60,6 +61,7 @@ __all__ = [
     "SqliteBackend",
     "Store",
     "ThreadRecord",
+    "identical_prefix",
     "open_backend",
     "open_store",
     "stop_if_cancelled",

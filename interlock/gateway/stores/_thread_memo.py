@@ -23,6 +23,7 @@ remembered texts, least recently used threads forgotten first.
 from __future__ import annotations
 
 import json
+import operator
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,6 +61,15 @@ def thread_text(messages: Sequence[str], state: str, interrupts: str) -> str:
     )
 
 
+def identical_prefix(before: Sequence[object], after: Sequence[object]) -> int:
+    """How many leading items of ``after`` are the very objects of ``before`` (by
+    identity, checked at C speed when the whole shorter sequence is)."""
+    count = min(len(before), len(after))
+    if all(map(operator.is_, before[:count], after[:count])):
+        return count
+    return next(index for index in range(count) if before[index] is not after[index])
+
+
 @dataclass(frozen=True, slots=True)
 class Remembered:
     """One thread as last read or written: its stored text, messages and their texts
@@ -90,17 +100,16 @@ class ThreadMemo:
         return entry
 
     def texts(self, key: str, messages: Sequence[Message]) -> list[str]:
-        """Each message's JSON text, reusing the remembered text of a message that is the
-        remembered one at its position (the same object: messages are immutable)."""
+        """Each message's JSON text, reusing the remembered texts of the longest prefix of
+        ``messages`` that is the remembered messages (the same objects: messages are
+        immutable; equal is not enough, ``1`` and ``1.0`` are equal but written apart)."""
         entry = self._entries.get(key)
-        known = entry.messages if entry is not None else ()
-        written = entry.texts if entry is not None else ()
-        return [
-            written[index]
-            if index < len(written) and known[index] is message
-            else compact(to_json(message))
-            for index, message in enumerate(messages)
-        ]
+        shared = (
+            0 if entry is None else identical_prefix(entry.messages[: len(entry.texts)], messages)
+        )
+        texts = list(entry.texts[:shared]) if entry is not None else []
+        texts += [compact(to_json(message)) for message in messages[shared:]]
+        return texts
 
     def remember(self, key: str, entry: Remembered) -> None:
         """Remember ``entry`` for ``key`` (replacing what was), forgetting the least

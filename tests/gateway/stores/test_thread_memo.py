@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlock.gateway.stores import Store, ThreadRecord, open_store, store_key
+from interlock.gateway.stores import Store, ThreadRecord, identical_prefix, open_store, store_key
 from interlock.gateway.stores import _thread_memo as memo_module
 from interlock.gateway.stores._thread_memo import Remembered, ThreadMemo, compact, thread_text
 from interlock.transcript import Message, TextPart, ToolCallPart, ToolResultPart
@@ -158,3 +158,25 @@ def test_the_memo_forgets_the_least_recently_used_threads_past_its_size() -> Non
     assert memo.find("d", "w" * 60) is None
     assert memo.find("a", "x" * 20) is not None
     assert memo.find("a", "other") is None  # another text under the same key: a miss
+
+
+async def test_an_equal_but_new_message_is_written_as_itself(store: Store) -> None:
+    """``1`` and ``1.0`` are equal, not the same JSON: only the very same message objects
+    reuse a remembered text."""
+    integer = Message(role="user", parts=(TextPart(text="x"),), extra={"v": {"n": 1}})
+    floating = Message(role="user", parts=(TextPart(text="x"),), extra={"v": {"n": 1.0}})
+    assert integer == floating
+    saved = await store.save_thread("t", "th", ThreadRecord(messages=(integer, said("y"))))
+    assert saved is not None
+    edited = ThreadRecord(messages=(floating, saved.messages[1]), revision=saved.revision)
+    assert await store.save_thread("t", "th", edited) is not None
+    raw = await stored(store, "t", "th")
+    assert '"n":1.0' in raw and raw == compact(edited.to_document())
+
+
+def test_identical_prefix_counts_the_very_same_objects() -> None:
+    first, second, third = said("a"), said("b"), said("c")
+    assert identical_prefix((first, second), (first, second, third)) == 2
+    assert identical_prefix((first, second, third), (first, second)) == 2
+    assert identical_prefix((first, said("b")), (first, second)) == 1  # equal, not the same
+    assert identical_prefix((), (first,)) == 0
