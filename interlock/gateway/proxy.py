@@ -54,7 +54,8 @@ from interlock.gateway.provenance import (
 )
 from interlock.gateway.proxy_call import ProxyCall, Route
 from interlock.gateway.proxy_history import decode, parse, remember, suffix_checks, vault_read
-from interlock.gateway.translation_cache import SPLICES, splice, translated_whole
+from interlock.gateway.splice_rules import SPLICES
+from interlock.gateway.translation_cache import splice, translated_whole
 from interlock.gateway.upstream import AnswerTooLarge, Upstream, UpstreamUnavailable, read_answer
 from interlock.gateway.vault import (
     Lookup,
@@ -241,7 +242,10 @@ class Proxy:
         if not same:
             request = self._cross_dialect(request, upstream)
             if call.parsed is not None:
-                spliced = await splice(self.vault, call.tenant, upstream, request, call.parsed)
+                policy = self.policy(call)
+                spliced = await splice(
+                    self.vault, call.tenant, upstream, request, call.parsed, policy
+                )
                 if spliced is not None:  # what is left to do is small: here, on the loop
                     self.history.translations_reused += 1
                     call.request, call.translated = spliced.request, spliced.translation
@@ -270,10 +274,7 @@ class Proxy:
         upstream, request = call.upstream, call.request
         restored = len(lookup.found)
         same = relay and call.ingress.name == upstream.dialect.name
-        policy = ReplayPolicy(
-            mode=upstream.config.replay_mode,
-            signatures_required=call.route.model.signatures_required,
-        )
+        policy = self.policy(call)
         checked = (upstream.name, upstream.config.replay_mode)
         if same and minted_ids(call, checked):
             same = False  # ids the gateway minted: the decoder dropped them, re-encode
@@ -295,7 +296,7 @@ class Proxy:
         if call.ingress.name != dialect and dialect in SPLICES and call.parsed is not None:
             large = 0 < self.offload_bytes <= len(call.body)
             call.translated, body = translated_whole(
-                call.parsed, upstream, request, encoded, lookup, call.warnings, large=large
+                call.parsed, upstream, request, encoded, lookup, call.warnings, policy, large=large
             )
         self._translated(call, encoded, restored, body)
 
@@ -311,6 +312,14 @@ class Proxy:
             payload = encoded.payload
             body = encode_in_pieces(payload).encode() if large else compact_json(payload)
         call.body = body
+
+    @staticmethod
+    def policy(call: ProxyCall) -> ReplayPolicy:
+        """The replay policy ``call``'s history is encoded under for its upstream."""
+        return ReplayPolicy(
+            mode=call.upstream.config.replay_mode,
+            signatures_required=call.route.model.signatures_required,
+        )
 
     def encode_checked(self, upstream: Upstream, request: Request, policy: ReplayPolicy) -> Encoded:
         """``request`` encoded for ``upstream``; a 400 naming the loss when it would be lossy."""

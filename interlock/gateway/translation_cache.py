@@ -16,12 +16,16 @@ Correctness first, so a spliced body is the body the full path would send:
   stored texts read for the prefix's keys must equal those read when the prefix was
   translated (a new, changed or removed entry misses; the prefix's backend keys are kept,
   so they are not built again, and unchanged texts are not parsed again);
-* the same upstream, replay mode and service-state regime (:attr:`Translation.key`);
-* the upstream encodes each message on its own (:data:`SPLICES`), the new messages are
-  of the kinds that cannot change how an earlier message is encoded
-  (:func:`splices_alone`), and neither the kept translation nor the new messages'
-  encoding carries a warning (warnings name absolute message positions) or a member
-  taken from the first messages (Responses ``instructions``);
+* the same upstream, replay policy and everything of the request but its messages (model,
+  tools, options, service-state fields, kept wire fields: :attr:`Translation.key`), so
+  the encoder is given the same context;
+* the upstream's encoding of the prefix cannot change because of what follows it, and
+  the new messages encode alone as after the prefix (the rules per dialect:
+  :mod:`.splice_rules`), and neither the kept translation nor the new messages'
+  encoding carries a warning (warnings name absolute message positions); a member taken
+  from the leading system messages (Gemini ``systemInstruction``) is encoded with the new
+  messages and must equal the kept translation's, any other member taken from the first
+  messages (Responses ``instructions``) is not kept;
 * the bytes are ``compact_json``'s for the whole value (:mod:`.json_pieces`). A full-path
   body past ``server.offload_bytes`` is written by the standard library instead, which may
   spell a number differently (``1e-05`` for ``0.00001``): the same JSON value.
@@ -36,7 +40,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
+from interlock.gateway.dialects import Dialect
 from interlock.gateway.json_pieces import Written, items_json, with_array
+from interlock.gateway.model_field import compact_json
+from interlock.gateway.splice_rules import (
+    LEAD_MEMBERS,
+    NO_HEAD_MEMBERS,
+    SPLICES,
+    lead,
+    splices_alone,
+)
 from interlock.gateway.upstream import Upstream
 from interlock.gateway.vault import (
     Lookup,
@@ -46,39 +59,20 @@ from interlock.gateway.vault import (
     wanted_keys,
 )
 from interlock.transcript import (
-    Continuation,
     Encoded,
     JsonValue,
     LossyHistoryError,
     Message,
-    ReasoningPart,
     ReplayPolicy,
     Request,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
     TranslationWarning,
 )
 
 if TYPE_CHECKING:
     from interlock.gateway.history_cache import ParsedBody
 
-SPLICES: dict[str, str] = {"openai-responses": "input"}
-"""Upstream dialects whose encoding is one run of items per message, in order, with the
-history array each request carries them in. Responses: ``encode_message`` per message;
-what spans messages is the leading ``instructions`` message, hosted approvals (ruled out
-below) and the *current turn* (it starts after the last user message: with none among the
-new messages, the prefix's steps keep the turn they had and every new step is current, as
-when encoded alone). Gemini (adjacent contents merged, results
-paired by position) and Anthropic (consecutive same-role turns merged) need rules of
-their own and are not here."""
-
-_NO_HEAD_MEMBERS: dict[str, tuple[str, ...]] = {"openai-responses": ("instructions",)}
-"""Members an upstream body takes from the first messages: a translation holding one is
-not kept (the new messages' body would not carry it)."""
-
-TranslationKey = tuple[str, str, Continuation]
-"""(upstream name, replay mode, the request's service-state fields)."""
+TranslationKey = tuple[str, ReplayPolicy, Request]
+"""(upstream name, replay policy, the request without its messages)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,32 +91,16 @@ class Translation:
     misses: tuple[TranslationWarning, ...]
     """The prefix's vault-miss warnings (:func:`.vault.vault_misses` of ``restored``):
     the same in every history continuing it with no message opening a turn."""
+    lead: bytes | None = None
+    """The compact JSON of the member the upstream body takes from the leading system
+    messages (:data:`.splice_rules.LEAD_MEMBERS`), ``None`` without one."""
 
 
-def key_of(request: Request, upstream_name: str, replay_mode: str) -> TranslationKey:
-    """The key a translation of ``request``'s history is kept and found under."""
-    return (upstream_name, replay_mode, request.continuation)
-
-
-_PLAIN_PARTS = (TextPart, ReasoningPart, ToolCallPart, ToolResultPart)
-
-
-def splices_alone(new: Sequence[Message]) -> bool:
-    """True when encoding ``new`` alone gives the items encoding them after the prefix
-    would, and cannot change the prefix's items.
-
-    Assistant steps and tool results made of text, reasoning, calls and results, without a
-    participant name: no approval (hosted approvals are looked up across the history), no
-    user, system or developer message, nothing carrying a refusal or media.
-    """
-    if not new:
-        return False
-    for message in new:
-        if message.role not in ("assistant", "tool") or message.name:
-            return False
-        if not all(type(part) in _PLAIN_PARTS for part in message.parts):
-            return False
-    return True
+def key_of(request: Request, upstream_name: str, policy: ReplayPolicy) -> TranslationKey:
+    """The key a translation of ``request``'s history is kept and found under: the
+    upstream, the policy and the request without its messages (``stream`` aside: it
+    changes no history item)."""
+    return (upstream_name, policy, replace(request, messages=(), stream=False))
 
 
 def _history_items(dialect: str, encoded: Encoded) -> list[JsonValue] | None:
@@ -130,9 +108,33 @@ def _history_items(dialect: str, encoded: Encoded) -> list[JsonValue] | None:
     items = encoded.payload.get(SPLICES[dialect])
     if encoded.warnings or not isinstance(items, list):
         return None
-    if any(member in encoded.payload for member in _NO_HEAD_MEMBERS.get(dialect, ())):
+    if any(member in encoded.payload for member in NO_HEAD_MEMBERS.get(dialect, ())):
         return None
     return items
+
+
+def _lead_json(dialect: str, encoded: Encoded) -> bytes | None:
+    member = LEAD_MEMBERS.get(dialect)
+    value = encoded.payload.get(member) if member is not None else None
+    return compact_json(value) if value is not None else None
+
+
+def encode_alone(
+    dialect: Dialect,
+    request: Request,
+    policy: ReplayPolicy,
+    prefix: Sequence[Message],
+    new: tuple[Message, ...],
+) -> Encoded | None:
+    """``new`` encoded for ``dialect`` on its own, after the prefix's leading system
+    messages where the dialect takes a member from them (:func:`.splice_rules.lead`);
+    ``None`` when the encoder refuses (the full path then answers, with the whole
+    history's locations)."""
+    messages = lead(dialect.name, prefix) + new
+    try:
+        return dialect.encode_request(replace(request, messages=messages), policy)
+    except LossyHistoryError:
+        return None
 
 
 def kept(
@@ -151,7 +153,8 @@ def kept(
     written = items_json(items, pieces=pieces) if items is not None else None
     if written is None:
         return None
-    return Translation(key, restored, lookup, memoryview(written), misses)
+    lead_json = _lead_json(dialect, encoded)
+    return Translation(key, restored, lookup, memoryview(written), misses, lead_json)
 
 
 def prefix_found(translation: Translation, lookup: Lookup) -> bool:
@@ -167,7 +170,7 @@ def spliced_body(translation: Translation, dialect: str, encoded: Encoded) -> Wr
     encoding."""
     items = _history_items(dialect, encoded)
     written = items_json(items) if items is not None else None
-    if written is None:
+    if written is None or _lead_json(dialect, encoded) != translation.lead:
         return None
     return with_array(encoded.payload, SPLICES[dialect], (translation.items, written))
 
@@ -199,7 +202,7 @@ def prefix_translation(
     lookup = whole.lookup.head(len(whole.lookup.ids) - new_keys)
     restored = whole.restored[:prefix]
     misses = vault_misses(restored, upstream.config)
-    return Translation(whole.key, restored, lookup, kept_items, misses)
+    return Translation(whole.key, restored, lookup, kept_items, misses, whole.lead)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,14 +224,24 @@ class Splice:
 
 
 async def splice(
-    vault: ReasoningVault, tenant: str, upstream: Upstream, request: Request, parsed: ParsedBody
+    vault: ReasoningVault,
+    tenant: str,
+    upstream: Upstream,
+    request: Request,
+    parsed: ParsedBody,
+    policy: ReplayPolicy,
 ) -> Splice | None:
-    """``request`` encoded for ``upstream`` from its known prefix's translation and its new
-    messages alone (restored from the vault, encoded), or ``None`` for the full path."""
+    """``request`` encoded for ``upstream`` under ``policy`` from its known prefix's
+    translation and its new messages alone (restored from the vault, encoded), or
+    ``None`` for the full path."""
     continuation = parsed.continuation
-    translation = continuation.entry.translation if continuation is not None else None
-    key = key_of(request, upstream.name, upstream.config.replay_mode)
-    if translation is None or translation.key != key or not splices_alone(parsed.new):
+    entry = continuation.entry if continuation is not None else None
+    translation = entry.translation if entry is not None else None
+    dialect = upstream.dialect.name
+    if entry is None or translation is None or dialect not in SPLICES:
+        return None
+    key = key_of(request, upstream.name, policy)
+    if translation.key != key or not splices_alone(dialect, parsed.new, entry.call_ids):
         return None
     new_keys = wanted_keys(parsed.new, upstream.config)
     lookup = await vault.look(tenant, upstream.config, new_keys, translation.lookup)
@@ -236,18 +249,14 @@ async def splice(
         return None
     found = lookup.found
     new = restore_messages(parsed.new, found) if found else parsed.new
-    policy = ReplayPolicy(mode=upstream.config.replay_mode)
-    try:
-        alone = upstream.dialect.encode_request(replace(request, messages=new), policy)
-    except LossyHistoryError:
-        return None  # the full path answers, with the whole history's locations
-    written = spliced_body(translation, upstream.dialect.name, alone)
-    if written is None:
+    alone = encode_alone(upstream.dialect, request, policy, translation.restored, new)
+    written = spliced_body(translation, dialect, alone) if alone is not None else None
+    if alone is None or written is None:
         return None
     messages = translation.restored + new
     start = len(translation.restored)  # no new message opens a turn (splices_alone)
     misses = translation.misses + vault_misses(messages, upstream.config, start=start)
-    kept_now = Translation(key, messages, lookup, written.items, misses)
+    kept_now = Translation(key, messages, lookup, written.items, misses, translation.lead)
     request = replace(request, messages=messages)
     return Splice(alone, written.body, request, kept_now, len(found), misses)
 
@@ -258,6 +267,7 @@ def hold_translation(
     whole_items: list[JsonValue],
     upstream: Upstream,
     request: Request,
+    policy: ReplayPolicy,
 ) -> None:
     """Give the entry ``parsed`` continued (which just got its messages, see ``hold``) the
     translation of its prefix, cut from ``whole`` (this request's, written from
@@ -270,14 +280,13 @@ def hold_translation(
         return
     count = len(entry.messages)
     new = parsed.messages[count:]
-    if not all(map(operator.is_, entry.messages, parsed.messages)) or not splices_alone(new):
+    if not all(map(operator.is_, entry.messages, parsed.messages)):
         return
-    policy = ReplayPolicy(mode=upstream.config.replay_mode)
-    try:
-        alone = upstream.dialect.encode_request(
-            replace(request, messages=whole.restored[count:]), policy
-        )
-    except LossyHistoryError:
+    if not splices_alone(upstream.dialect.name, new, entry.call_ids):
+        return
+    restored = whole.restored
+    alone = encode_alone(upstream.dialect, request, policy, restored[:count], restored[count:])
+    if alone is None:
         return
     new_keys = len(wanted_keys(new, upstream.config))
     entry.translation = prefix_translation(whole, whole_items, count, new_keys, upstream, alone)
@@ -290,20 +299,21 @@ def translated_whole(
     encoded: Encoded,
     lookup: Lookup,
     misses: tuple[TranslationWarning, ...],
+    policy: ReplayPolicy,
     *,
     large: bool,
 ) -> tuple[Translation | None, bytes | None]:
     """A whole history translated on the full path (``request``, restored, is ``encoded``
-    for ``upstream``; ``misses`` its vault-miss warnings): the translation to keep with
+    for ``upstream`` under ``policy``; ``misses`` its vault-miss warnings): the translation to keep with
     this request's prefix, after giving
     the entry it continued its prefix's (:func:`hold_translation`), and the body written
     from the kept bytes; ``(None, None)`` when it cannot be kept."""
     dialect = upstream.dialect.name
-    key = key_of(request, upstream.name, upstream.config.replay_mode)
+    key = key_of(request, upstream.name, policy)
     whole = kept(key, dialect, encoded, request.messages, lookup, misses, pieces=large)
     if whole is None:
         return None, None
     items = cast(list[JsonValue], encoded.payload[SPLICES[dialect]])
-    hold_translation(parsed, whole, items, upstream, request)
+    hold_translation(parsed, whole, items, upstream, request, policy)
     written = with_array(encoded.payload, SPLICES[dialect], (whole.items,))
     return whole, written.body if written is not None else None

@@ -12,22 +12,18 @@ import pytest
 from interlock.gateway.history_cache import HistoryCache
 from interlock.gateway.model_field import compact_json
 from interlock.gateway.stores import Store
-from interlock.gateway.translation_cache import Translation, kept, spliced_body, splices_alone
+from interlock.gateway.translation_cache import Translation, kept, spliced_body
 from interlock.gateway.vault import Lookup, reasoning_key
 from interlock.transcript import (
     OPENAI_ENCRYPTED_CONTENT,
-    ApprovalRequestPart,
-    Continuation,
     Encoded,
     JsonObject,
     JsonValue,
-    Message,
     Opaque,
     ReasoningPart,
-    RefusalPart,
-    TextPart,
+    ReplayPolicy,
+    Request,
     ToolCallPart,
-    ToolResultPart,
     TranslationWarning,
     to_json,
 )
@@ -155,26 +151,15 @@ async def test_new_messages_that_do_not_encode_alone_take_the_full_path(
     assert 0 < cache.translations_reused < 8
 
 
-async def test_gemini_upstream_is_never_spliced() -> None:
+async def test_gemini_histories_sent_with_dummy_signatures_are_never_spliced() -> None:
+    """Degrading toward Gemini 3 without signatures warns per current-turn step (warnings
+    name absolute positions): those translations are not kept."""
     cache = await same_with_and_without(growing("to-gemini", 6))
     assert cache.translations_reused == 0 and cache.reused == 4
 
 
-def test_only_plain_assistant_steps_and_tool_results_splice() -> None:
-    call = ToolCallPart(call_id="c", name="f", arguments={})
-    result = ToolResultPart(call_id="c", name="f", output=(TextPart(text="ok"),))
-    step = Message(role="assistant", parts=(ReasoningPart(reasoning_kind="raw", text="r"), call))
-    assert splices_alone((step, Message(role="tool", parts=(result,))))
-    assert not splices_alone(())
-    assert not splices_alone((Message(role="user", parts=(TextPart(text="x"),)),))
-    assert not splices_alone((Message(role="assistant", parts=(RefusalPart(text="no"),)),))
-    assert not splices_alone((Message(role="assistant", name="b", parts=(call,)),))
-    approval = ApprovalRequestPart(approval_id="a", call=call)
-    assert not splices_alone((Message(role="assistant", parts=(approval,)),))
-
-
 def test_an_encoding_with_a_warning_or_instructions_is_neither_kept_nor_spliced() -> None:
-    key = ("responses", "strict", Continuation(store=False))
+    key = ("responses", ReplayPolicy(), Request(model="m", messages=()))
     plain = Encoded(payload={"model": "m", "input": [{"n": 2}], "store": False})
     known = kept(key, "openai-responses", Encoded(payload={"input": [{"n": 1}]}), (), NOTHING, ())
     assert known == Translation(key, (), NOTHING, memoryview(b'{"n":1}'), ())

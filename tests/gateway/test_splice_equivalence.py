@@ -1,0 +1,322 @@
+"""Kept translations change nothing: for random growing histories with random edits, vault
+entries appearing and models switching, every upstream body and every answer is the same
+byte for byte with the history cache as without it, for each upstream dialect (Chat,
+Responses, Gemini with and without the signature rule, Anthropic) and both clients that
+keep prefixes (Chat Completions, Responses)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+import httpx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from interlock.codecs import openai_chat, openai_responses
+from interlock.gateway.app import Gateway
+from interlock.gateway.history_cache import HistoryCache
+from interlock.gateway.vault import reasoning_key, signature_key
+from interlock.transcript import (
+    GEMINI_THOUGHT_SIGNATURE,
+    OPENAI_ENCRYPTED_CONTENT,
+    JsonObject,
+    JsonValue,
+    Opaque,
+    ReasoningPart,
+    ReplayPolicy,
+    ToolCallPart,
+    to_json,
+)
+from tests.gateway.helpers import Recorder, chat_completion, client, gateway
+
+CONFIG = """
+[server]
+max_body_bytes = 10000000
+access_log = false
+
+[store]
+url = "memory://"
+
+[[upstreams]]
+name = "chat"
+protocol = "openai-chat"
+base_url = "https://chat.example/v1"
+api_key_env = "UP_KEY"
+
+[[upstreams]]
+name = "responses"
+protocol = "openai-responses"
+base_url = "https://responses.example/v1"
+api_key_env = "UP_KEY"
+
+[[upstreams]]
+name = "gemini"
+protocol = "gemini"
+base_url = "https://gemini.example"
+api_key_env = "UP_KEY"
+
+[[upstreams]]
+name = "gemini-degrade"
+protocol = "gemini"
+base_url = "https://gemini.example"
+api_key_env = "UP_KEY"
+replay_mode = "degrade"
+
+[[upstreams]]
+name = "anthropic"
+protocol = "anthropic"
+base_url = "https://anthropic.example/v1"
+api_key_env = "UP_KEY"
+
+[[models]]
+name = "to-chat"
+upstream = "chat"
+model = "up-chat"
+
+[[models]]
+name = "to-responses"
+upstream = "responses"
+model = "up-responses"
+
+[[models]]
+name = "to-gemini3"
+upstream = "gemini"
+model = "gemini-3-pro"
+
+[[models]]
+name = "to-gemini2"
+upstream = "gemini-degrade"
+model = "gemini-2.5-flash"
+
+[[models]]
+name = "to-gemini3-degrade"
+upstream = "gemini-degrade"
+model = "gemini-3-pro"
+
+[[models]]
+name = "to-anthropic"
+upstream = "anthropic"
+model = "claude-x"
+"""
+
+MODELS = [
+    "to-chat",
+    "to-responses",
+    "to-gemini3",
+    "to-gemini2",
+    "to-gemini3-degrade",
+    "to-anthropic",
+]
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+
+
+def answer(request: httpx.Request) -> httpx.Response:
+    """Each upstream's plain text answer."""
+    path = request.url.path
+    if "generateContent" in path:
+        content = {"role": "model", "parts": [{"text": "ok"}]}
+        candidate = {"content": content, "finishReason": "STOP"}
+        return httpx.Response(200, json={"candidates": [candidate], "modelVersion": "g"})
+    if path.endswith("/responses"):
+        text = {"type": "output_text", "text": "ok", "annotations": []}
+        item = {"type": "message", "id": "m", "role": "assistant", "status": "completed"}
+        output = [{**item, "content": [text]}]
+        body = {"id": "r", "object": "response", "created_at": 1, "model": "up-responses"}
+        return httpx.Response(200, json={**body, "status": "completed", "output": output})
+    if path.endswith("/messages"):
+        usage = {"input_tokens": 1, "output_tokens": 1}
+        message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x"}
+        content = [{"type": "text", "text": "ok"}]
+        return httpx.Response(
+            200, json={**message, "content": content, "stop_reason": "end_turn", "usage": usage}
+        )
+    return httpx.Response(200, json=chat_completion())
+
+
+# ---------------------------------------------------------------- histories
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the client adds (or changes) before sending the next request."""
+
+    kind: str
+    model: str | None
+    """The model the client switches to (``None``: it keeps the one it has)."""
+    calls: int = 1
+    reasoning: bool = False
+    vault: bool = False
+    """Before sending: the vault gets reasoning and a signature for every call so far."""
+
+
+KINDS = ["step", "step", "step", "answer", "user", "named", "orphan", "reused_id", "edit", "same"]
+TURNS = st.lists(
+    st.builds(
+        Turn,
+        kind=st.sampled_from(KINDS),
+        model=st.one_of(st.none(), st.none(), st.none(), st.sampled_from(MODELS)),
+        calls=st.integers(1, 2),
+        reasoning=st.booleans(),
+        vault=st.booleans(),
+    ),
+    min_size=2,
+    max_size=10,
+)
+
+
+@dataclass
+class History:
+    messages: list[JsonObject]
+    calls: list[str]
+    counter: int = 0
+
+    def call_id(self) -> str:
+        self.counter += 1
+        return f"call_{self.counter}"
+
+
+def _step(history: History, turn: Turn, call_ids: list[str]) -> None:
+    calls: list[JsonValue] = [
+        {"id": i, "type": "function", "function": {"name": "f", "arguments": '{"n": 1}'}}
+        for i in call_ids
+    ]
+    assistant: JsonObject = {"role": "assistant", "content": None, "tool_calls": calls}
+    if turn.reasoning:
+        assistant["reasoning_content"] = "thinking it over"
+    history.messages.append(assistant)
+    for call_id in call_ids:
+        history.messages.append(
+            {"role": "tool", "tool_call_id": call_id, "content": "r " + call_id}
+        )
+    history.calls.extend(call_ids)
+
+
+def grow(history: History, turn: Turn) -> None:
+    """The client's next history (Chat form)."""
+    messages = history.messages
+    match turn.kind:
+        case "step":
+            _step(history, turn, [history.call_id() for _ in range(turn.calls)])
+        case "answer":
+            messages.append({"role": "assistant", "content": f"answer {len(messages)}"})
+        case "user":
+            messages.append({"role": "user", "content": f"and then {len(messages)}"})
+        case "named":
+            _step(history, turn, [history.call_id()])
+            messages[-2]["name"] = "agent_b"
+        case "orphan" if history.calls:
+            messages.append({"role": "tool", "tool_call_id": history.calls[0], "content": "late"})
+        case "reused_id" if history.calls:
+            _step(history, turn, [history.calls[-1]])
+        case "edit":
+            messages[1] = {**messages[1], "content": str(messages[1]["content"]) + "!"}
+        case _:
+            pass  # the same history again
+
+
+def chat_body(messages: list[JsonObject], model: str) -> bytes:
+    return json.dumps({"model": model, "messages": messages, "tools": TOOLS}).encode()
+
+
+def responses_body(messages: list[JsonObject], model: str) -> bytes:
+    """The same history as a Responses client sends it (the codec's own encoding)."""
+    request = openai_chat.decode_request({"model": model, "messages": messages})
+    payload = openai_responses.encode_request(request, policy=ReplayPolicy(mode="degrade")).payload
+    payload["tools"] = [{"type": "function", "name": "f", "parameters": {"type": "object"}}]
+    payload["store"] = False
+    return json.dumps(payload).encode()
+
+
+async def fill_vault(built: Gateway, calls: list[str]) -> None:
+    """Reasoning (Responses) and thought signatures (Gemini) for every call so far, as if
+    the upstreams had answered with them."""
+    for call_id in calls:
+        call = ToolCallPart(call_id=call_id, name="f", arguments='{"n": 1}')
+        opaque = Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="enc-" + call_id)
+        reasoning = [to_json(ReasoningPart(reasoning_kind="encrypted", opaque=opaque))]
+        await built.store.vault_put("default", "responses", {reasoning_key((call,)): reasoning})
+        signature = Opaque(provider="google", format=GEMINI_THOUGHT_SIGNATURE, data="c2ln")
+        for upstream in ("gemini", "gemini-degrade"):
+            await built.store.vault_put(
+                "default", upstream, {signature_key(call): to_json(signature)}
+            )
+
+
+async def replay(
+    cache: HistoryCache, model: str, turns: list[Turn], ingress: str
+) -> tuple[list[object], ...]:
+    """Every request of the conversation: the answers, and what each upstream was sent."""
+    upstream = Recorder(answer)
+    built = gateway({name: upstream for name in built_upstreams()}, CONFIG)
+    built.proxy.history = cache
+    history = History(
+        messages=[
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "go"},
+        ],
+        calls=[],
+    )
+    answers: list[object] = []
+    async with client(built) as http:
+        for turn in turns:
+            model = turn.model or model
+            grow(history, turn)
+            if turn.vault:
+                await fill_vault(built, history.calls)
+            if ingress == "chat":
+                sent = await http.post(
+                    "/v1/chat/completions", content=chat_body(history.messages, model)
+                )
+            else:
+                body = responses_body(history.messages, model)
+                sent = await http.post("/v1/responses", content=body)
+            label = sent.headers.get("x-interlock-translation")
+            answers.append((sent.status_code, label, sent.content))
+    forwarded: list[object] = [(r.url.path, r.content) for r in upstream.requests]
+    return answers, forwarded
+
+
+def built_upstreams() -> list[str]:
+    return ["chat", "responses", "gemini", "gemini-degrade", "anthropic"]
+
+
+@settings(
+    deadline=None,  # no timing assertions: the machine is shared
+    max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.sampled_from(MODELS), TURNS, st.sampled_from(["chat", "responses"]))
+def test_cached_and_uncached_paths_send_and_answer_the_same_bytes(
+    model: str, turns: list[Turn], ingress: str
+) -> None:
+    cached = asyncio.run(replay(HistoryCache(min_bytes=0), model, turns, ingress))
+    uncached = asyncio.run(replay(HistoryCache(min_bytes=10**9), model, turns, ingress))
+    assert cached == uncached
+
+
+def _steps(count: int) -> list[Turn]:
+    return [Turn(kind="step", model=None, vault=True) for _ in range(count)]
+
+
+def test_every_splicing_upstream_is_spliced_in_a_plain_conversation() -> None:
+    """The property above is not vacuous: a growing conversation of tool steps reuses its
+    translation toward Chat, Responses and Gemini (signatures from the vault) and never
+    toward Anthropic, from both clients."""
+    for ingress in ("chat", "responses"):
+        for model, reused in [
+            ("to-chat", 6),
+            ("to-responses", 6),
+            ("to-gemini3", 6),
+            ("to-gemini2", 6),
+            ("to-anthropic", 0),
+        ]:
+            cache = HistoryCache(min_bytes=0)
+            turns = _steps(8)
+            cached = asyncio.run(replay(cache, model, turns, ingress))
+            uncached = asyncio.run(replay(HistoryCache(min_bytes=10**9), model, turns, ingress))
+            assert cached == uncached
+            if (ingress, model) in (("chat", "to-chat"), ("responses", "to-responses")):
+                continue  # same dialect: the body is the client's, nothing is translated
+            assert cache.translations_reused == reused, (ingress, model)
