@@ -8,8 +8,8 @@ counted; the emulators run natively). Under callgrind a request takes ~50x longe
 compare checkouts in the same run, not absolutes across machines.
 
 Per case (continued histories, ``--vary`` as given): 10 warm-up requests, instrumentation
-on, 5 more, counters zeroed, ``N`` requests, dump. Conversation (``--turns T``): every
-turn sent once, counters zeroed before turn 6 and dumped after turn 15 ("turn 10"), then
+on, 5 more, counters zeroed, ``N`` requests, dump. Conversation (``--turns T``, from the
+client ``--ingress`` names): every turn sent once, counters zeroed before turn 6 and dumped after turn 15 ("turn 10"), then
 zeroed before turn ``T - 9`` and dumped after the last ("turn T").
 """
 
@@ -113,12 +113,13 @@ def conversation(
     turn_bodies: list[bytes],
     variants: list[tuple[str, int, int]],
     work: Path,
+    path: str = pb.CHAT_PATH,
 ) -> None:
     """Instructions per turn at turn 10 and at the last turn of one conversation."""
     turns = len(turn_bodies)
     line = f"{label:<22} {turns} turns, instructions per turn (callgrind)"
     for name, port, pid in variants:
-        client = Client(port)
+        client = Client(port, path)
         control(pid, "-i", "on")
         try:
             figures: list[float] = []
@@ -215,5 +216,9 @@ def run(named: list[tuple[str, int, int]], arguments: argparse.Namespace, work: 
             turn_bodies: list[bytes] = []
             for turn in range(1, arguments.turns + 1):
                 messages.extend(hb.step(turn))
-                turn_bodies.append(hb.chat_body(messages, model))
-            conversation(f"conversation {model}", turn_bodies, named, work)
+                if responses:
+                    turn_bodies.append(hb.responses_body(messages, model=f"r-{model}"))
+                else:
+                    turn_bodies.append(hb.chat_body(messages, model))
+            label_now = f"{arguments.ingress} conversation {model}"
+            conversation(label_now, turn_bodies, named, work, path)

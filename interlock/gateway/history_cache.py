@@ -22,8 +22,10 @@ Correctness first, so the fast path only ever yields what the full path would:
   (so every error is the full path's own error, with its own locations).
 
 Bounded: at most ``per_scope`` entries per tenant and dialect, at most ``max_bytes``
-bytes of held bodies in all (least recently used dropped first). Tenants never see
+bytes of held bodies in all — the client's, and the upstream body a kept translation is
+a view into (:attr:`Entry.held`) — least recently used dropped first. Tenants never see
 each other's entries: the tenant is part of the key, and the key is the exact bytes.
+:meth:`HistoryCache.render` exposes the bytes, entries and reuse counts as metrics.
 """
 
 from __future__ import annotations
@@ -118,6 +120,17 @@ class Entry:
     vault_lookup: tuple[str, Lookup] | None = None
     """(upstream name, the vault lookup of the prefix's messages for it): a continuation
     to that upstream builds only its new messages' keys (``proxy_history.vault_read``)."""
+    number: int = -1
+    """Its number in the cache once kept (-1 before)."""
+    held: int = 0
+    """Bytes it counts against ``max_bytes`` while kept: its body and its translation's."""
+
+    @property
+    def size_held(self) -> int:
+        """Bytes this entry holds: its body, and the upstream body its kept translation
+        is a view into."""
+        translation = self.translation
+        return len(self.source) + (translation.held if translation is not None else 0)
 
     @property
     def prefix(self) -> memoryview:
@@ -394,18 +407,56 @@ class HistoryCache:
         number = next(self._ids)
         entries[number] = entry
         self._order[number] = scope
-        self._bytes += len(entry.source)
+        entry.number, entry.held = number, entry.size_held
+        self._bytes += entry.held
         while len(entries) > self.per_scope:
             self._drop(next(iter(entries)))
+        self._bound()
+
+    def _bound(self) -> None:
         while self._bytes > self.max_bytes:
             self._drop(next(iter(self._order)))
 
     def _drop(self, number: int) -> None:
         scope = self._order.pop(number)
         entries = self._scopes[scope]
-        self._bytes -= len(entries.pop(number).source)
+        self._bytes -= entries.pop(number).held
         if not entries:
             del self._scopes[scope]
+
+    def translate(self, entry: Entry, translation: Translation | None) -> None:
+        """Give a kept ``entry`` its prefix's translation (or none), counting its bytes
+        (the bounds are enforced again: the least recently used entries go first)."""
+        with self._lock:
+            entry.translation = translation
+            if self._order.get(entry.number) is None:
+                return  # not kept (or dropped since): counted nowhere
+            size = entry.size_held
+            self._bytes += size - entry.held
+            entry.held = size
+            self._bound()
+
+    def render(self) -> str:
+        """Prometheus exposition lines for this cache (see ``metrics.py``)."""
+        reused = (
+            ("decode", self.reused),
+            ("check", self.checks_reused),
+            ("translation", self.translations_reused),
+        )
+        lines = [
+            "# HELP interlock_history_cache_bytes Bytes of client and translated bodies the "
+            "history cache holds (16 MB at most, least recently used out first).",
+            "# TYPE interlock_history_cache_bytes gauge",
+            f"interlock_history_cache_bytes {self._bytes}",
+            "# HELP interlock_history_cache_entries History prefixes the cache holds.",
+            "# TYPE interlock_history_cache_entries gauge",
+            f"interlock_history_cache_entries {len(self._order)}",
+            "# HELP interlock_history_reused_total Requests whose known history prefix was "
+            "not decoded, checked or translated again, by the work saved.",
+            "# TYPE interlock_history_reused_total counter",
+        ]
+        lines += [f'interlock_history_reused_total{{work="{w}"}} {n}' for w, n in reused]
+        return "\n".join(lines) + "\n"
 
 
 HISTORY_KEYS: dict[str, str] = {"openai-chat": "messages", "openai-responses": "input"}

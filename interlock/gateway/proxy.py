@@ -296,7 +296,15 @@ class Proxy:
         if call.ingress.name != dialect and dialect in SPLICES and call.parsed is not None:
             large = 0 < self.offload_bytes <= len(call.body)
             call.translated, body = translated_whole(
-                call.parsed, upstream, request, encoded, lookup, call.warnings, policy, large=large
+                self.history,
+                call.parsed,
+                upstream,
+                request,
+                encoded,
+                lookup,
+                call.warnings,
+                policy,
+                large=large,
             )
         self._translated(call, encoded, restored, body)
 

@@ -40,7 +40,7 @@ def routes(
             return json_response(
                 openai.error(error.status, error.message, code=error.code), error.status
             )
-        text = proxy.metrics.render() + proxy.operations.render()
+        text = proxy.metrics.render() + proxy.operations.render() + proxy.history.render()
         return PlainTextResponse(text, media_type=CONTENT_TYPE)
 
     return [

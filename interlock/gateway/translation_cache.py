@@ -69,7 +69,7 @@ from interlock.transcript import (
 )
 
 if TYPE_CHECKING:
-    from interlock.gateway.history_cache import ParsedBody
+    from interlock.gateway.history_cache import HistoryCache, ParsedBody
 
 TranslationKey = tuple[str, ReplayPolicy, Request]
 """(upstream name, replay policy, the request without its messages)."""
@@ -94,6 +94,11 @@ class Translation:
     lead: bytes | None = None
     """The compact JSON of the member the upstream body takes from the leading system
     messages (:data:`.splice_rules.LEAD_MEMBERS`), ``None`` without one."""
+
+    @property
+    def held(self) -> int:
+        """Bytes this translation keeps alive: the whole body ``items`` is a view into."""
+        return memoryview(self.items.obj).nbytes
 
 
 def key_of(request: Request, upstream_name: str, policy: ReplayPolicy) -> TranslationKey:
@@ -262,6 +267,7 @@ async def splice(
 
 
 def hold_translation(
+    history: HistoryCache,
     parsed: ParsedBody,
     whole: Translation | None,
     whole_items: list[JsonValue],
@@ -270,7 +276,7 @@ def hold_translation(
     policy: ReplayPolicy,
 ) -> None:
     """Give the entry ``parsed`` continued (which just got its messages, see ``hold``) the
-    translation of its prefix, cut from ``whole`` (this request's, written from
+    translation of its prefix (counted by ``history``), cut from ``whole`` (this request's, written from
     ``whole_items``): the new messages are encoded alone and must be exactly the tail of
     this request's items."""
     entry = parsed.continued
@@ -289,10 +295,13 @@ def hold_translation(
     if alone is None:
         return
     new_keys = len(wanted_keys(new, upstream.config))
-    entry.translation = prefix_translation(whole, whole_items, count, new_keys, upstream, alone)
+    history.translate(
+        entry, prefix_translation(whole, whole_items, count, new_keys, upstream, alone)
+    )
 
 
 def translated_whole(
+    history: HistoryCache,
     parsed: ParsedBody,
     upstream: Upstream,
     request: Request,
@@ -314,6 +323,6 @@ def translated_whole(
     if whole is None:
         return None, None
     items = cast(list[JsonValue], encoded.payload[SPLICES[dialect]])
-    hold_translation(parsed, whole, items, upstream, request, policy)
+    hold_translation(history, parsed, whole, items, upstream, request, policy)
     written = with_array(encoded.payload, SPLICES[dialect], (whole.items,))
     return whole, written.body if written is not None else None

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 
 import httpx
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from interlock.codecs import openai_chat, openai_responses
@@ -148,7 +148,8 @@ class Turn:
     calls: int = 1
     reasoning: bool = False
     vault: bool = False
-    """Before sending: the vault gets reasoning and a signature for every call so far."""
+    """Before sending: the vault gets reasoning and a signature for this turn's calls (as
+    if the model had made them; the others stay unknown)."""
 
 
 KINDS = ["step", "step", "step", "answer", "user", "named", "orphan", "reused_id", "edit", "same"]
@@ -217,7 +218,9 @@ def grow(history: History, turn: Turn) -> None:
 
 
 def chat_body(messages: list[JsonObject], model: str) -> bytes:
-    return json.dumps({"model": model, "messages": messages, "tools": TOOLS}).encode()
+    """As the openai SDK writes it: the history before the model (so a model switch keeps
+    the known prefix)."""
+    return json.dumps({"messages": messages, "model": model, "tools": TOOLS}).encode()
 
 
 def responses_body(messages: list[JsonObject], model: str) -> bytes:
@@ -226,12 +229,13 @@ def responses_body(messages: list[JsonObject], model: str) -> bytes:
     payload = openai_responses.encode_request(request, policy=ReplayPolicy(mode="degrade")).payload
     payload["tools"] = [{"type": "function", "name": "f", "parameters": {"type": "object"}}]
     payload["store"] = False
+    payload = {"input": payload.pop("input"), **payload}  # the openai SDK's order
     return json.dumps(payload).encode()
 
 
 async def fill_vault(built: Gateway, calls: list[str]) -> None:
-    """Reasoning (Responses) and thought signatures (Gemini) for every call so far, as if
-    the upstreams had answered with them."""
+    """Reasoning (Responses) and thought signatures (Gemini) for ``calls``, as if the
+    upstreams had answered with them."""
     for call_id in calls:
         call = ToolCallPart(call_id=call_id, name="f", arguments='{"n": 1}')
         opaque = Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="enc-" + call_id)
@@ -262,9 +266,10 @@ async def replay(
     async with client(built) as http:
         for turn in turns:
             model = turn.model or model
+            known = len(history.calls)
             grow(history, turn)
             if turn.vault:
-                await fill_vault(built, history.calls)
+                await fill_vault(built, history.calls[known:])
             if ingress == "chat":
                 sent = await http.post(
                     "/v1/chat/completions", content=chat_body(history.messages, model)
@@ -286,6 +291,13 @@ def built_upstreams() -> list[str]:
     deadline=None,  # no timing assertions: the machine is shared
     max_examples=60,
     suppress_health_check=[HealthCheck.too_slow],
+)
+# Steps without signatures kept for Gemini 2 (no signature rule), then the same upstream
+# under a Gemini 3 model: the whole history now needs the dummy signatures.
+@example(
+    "to-gemini2",
+    [Turn("step", None), Turn("step", None), Turn("step", "to-gemini3-degrade", vault=True)],
+    "chat",
 )
 @given(st.sampled_from(MODELS), TURNS, st.sampled_from(["chat", "responses"]))
 def test_cached_and_uncached_paths_send_and_answer_the_same_bytes(

@@ -175,3 +175,46 @@ def test_an_encoding_with_a_warning_or_instructions_is_neither_kept_nor_spliced(
     for encoded in (warned, instructed):
         assert kept(key, "openai-responses", encoded, (), NOTHING, ()) is None
         assert spliced_body(known, "openai-responses", encoded) is None
+
+
+async def _conversation(cache: HistoryCache, turns: Conversation) -> tuple[list[bytes], str]:
+    upstream = Recorder(responses_answer)
+    gateway = built(cache, upstream)
+    async with client(gateway) as http:
+        for content, path in turns:
+            assert (await http.post(path, content=content)).status_code == 200
+        metrics = (await http.get("/metrics")).text
+    return [request.content for request in upstream.requests], metrics
+
+
+async def test_kept_translations_count_against_the_byte_bound_and_show_in_metrics() -> None:
+    turns = growing("to-responses", 6)
+    cache = HistoryCache(min_bytes=0)
+    sent, metrics = await _conversation(cache, turns)
+    # Each entry holds its client body and what its translation is a view into: request 1
+    # was translated whole (its items, written apart from its body), request 0's is cut
+    # from those, the spliced ones' are their own upstream bodies.
+    whole_items = len(compact_json(json.loads(sent[1])["input"])) - 2
+    held = sum(len(content) for content, _ in turns) + 2 * whole_items + sum(map(len, sent[2:]))
+    assert cache.held_bytes == held
+    assert f"\ninterlock_history_cache_bytes {held}\n" in metrics
+    assert "\ninterlock_history_cache_entries 6\n" in metrics
+    assert '\ninterlock_history_reused_total{work="translation"} 4\n' in metrics
+    assert '\ninterlock_history_reused_total{work="decode"} 4\n' in metrics
+    bounded = HistoryCache(min_bytes=0, max_bytes=held - 1)
+    await _conversation(bounded, turns)
+    assert 0 < bounded.held_bytes <= held - 1 and len(bounded) < 6
+
+
+async def test_another_tool_list_misses() -> None:
+    """A translation is found only for the request it was made for apart from its
+    messages (a model switch on one upstream: ``test_splice_equivalence.py``): a changed
+    tool list translates the whole history again."""
+    turns = growing("to-responses", 10)
+    tools = [{"type": "function", "function": {"name": name}} for name in ("f", "g")]
+    for number in range(5, 10):  # from turn 5 on, the client offers two tools
+        payload = json.loads(turns[number][0])
+        payload["tools"] = tools
+        turns[number] = (json.dumps(payload).encode(), turns[number][1])
+    cache = await same_with_and_without(turns)
+    assert cache.translations_reused == 10 - 2 - 1  # turn 5 is translated whole
