@@ -101,9 +101,11 @@ def corpus_markdown(result: CorpusResult, sources: int) -> str:
 
 CAUSES: dict[str, str] = {
     "option_dropped": "the target has no parameter for the setting (Chat: whether to "
-    "return reasoning, a summary level; Responses: `seed`, `stop`; Gemini: a summary level)",
-    "field_dropped": "a vendor setting with no field in the target (penalties, DeepSeek "
-    "`thinking`, Gemini `safetySettings`, `topK`, `candidateCount`)",
+    "return reasoning, a summary level, `top_k`; Responses: `seed`, `stop`, penalties, `top_k`; "
+    "Gemini: a summary level, `user`, `metadata`; Anthropic: penalties, `metadata`)",
+    "field_dropped": "a setting only its own dialect has, or one asking for answer content a "
+    "translated answer cannot bring back (Chat `n`, `logprobs`; Gemini `candidateCount`, "
+    "`safetySettings`; DeepSeek `thinking`; Responses `truncation`)",
     "setting_dropped": "Anthropic has no field for the setting",
     "seed_ignored": "Anthropic has no seed",
     "include_reasoning_ignored": "Anthropic has no switch for returning thinking",

@@ -11,7 +11,11 @@ from collections.abc import Iterable
 from interlock.conformance._compare import OUTCOME_ORDER, Outcome
 from interlock.conformance._features import FEATURES
 from interlock.conformance._report_classes import CLASSES_SECTION
-from interlock.conformance._report_notes import HISTORY_CITATIONS_SECTION, WARNINGS_SECTION
+from interlock.conformance._report_notes import (
+    HISTORY_CITATIONS_SECTION,
+    SETTINGS_SECTION,
+    WARNINGS_SECTION,
+)
 from interlock.conformance._results import SuiteResult
 from interlock.conformance._vectors import DIALECTS
 from interlock.transcript import JsonObject, JsonValue
@@ -79,7 +83,7 @@ def markdown_matrix(result: SuiteResult) -> str:
             cells = [render_cell(*result.cell((source, target, feature))) for target in targets]
             lines.append(_row([f"`{feature}`", *cells]))
         lines.append("")
-    lines += [WARNINGS_SECTION, HISTORY_CITATIONS_SECTION, CLASSES_SECTION]
+    lines += [WARNINGS_SECTION, HISTORY_CITATIONS_SECTION, SETTINGS_SECTION, CLASSES_SECTION]
     status = "all checks hold" if result.ok else f"{len(result.failures)} checks FAIL"
     lines += ["## Status", "", f"{status}.", ""]
     return "\n".join(lines)

@@ -1,10 +1,11 @@
-"""Fixed sections of ``docs/fidelity.md``: where a gateway client reads what was lost, and
-which request formats keep citations in a history.
+"""Fixed sections of ``docs/fidelity.md``: where a gateway client reads what was lost,
+which request formats keep citations in a history, and where each request setting goes.
 
 They describe the gateway and the codecs (tested by
 ``tests/gateway/test_serve_answer_warnings.py``, ``tests/gateway/test_stream_losses.py``,
-``tests/gateway/test_serve_executed_tools.py`` and
-``tests/codecs/test_history_citations.py``); the runner only prints them with the matrix.
+``tests/gateway/test_serve_executed_tools.py``, ``tests/codecs/test_history_citations.py``,
+``tests/codecs/test_fields.py`` and ``tests/gateway/test_serve_shared_settings.py``); the
+runner only prints them with the matrix.
 """
 
 from __future__ import annotations
@@ -64,4 +65,29 @@ keep their citations:
 
 Every drop is a `citation_dropped` warning, never silent; citations cross dialects only in
 answers (the `citation_answer` rows).
+"""
+
+SETTINGS_SECTION = """\
+## Request settings between dialects
+
+The `settings` rows are about these. A setting goes to every upstream dialect with a field
+for it; to one without, it is not sent and the call says so (`option_dropped`,
+`seed_ignored`, or `field_dropped` / `setting_dropped` naming the wire field):
+
+| setting | Chat | Responses | Gemini | Anthropic |
+| --- | --- | --- | --- | --- |
+| temperature, top-p | `temperature`, `top_p` | `temperature`, `top_p` | `temperature`, `topP` | `temperature`, `top_p` |
+| top-k | — | — | `topK` | `top_k` (whole numbers) |
+| output token limit | `max_completion_tokens` / `max_tokens` | `max_output_tokens` | `maxOutputTokens` | `max_tokens` |
+| stop sequences | `stop` | — | `stopSequences` | `stop_sequences` |
+| seed | `seed` | — | `seed` | — |
+| presence / frequency penalty | `presence_penalty`, `frequency_penalty` | — | `presencePenalty`, `frequencyPenalty` | — |
+| end-user id | `user` | `user` | — | `metadata.user_id` |
+| metadata tags | `metadata` | `metadata` | — | — |
+
+Several candidates (Chat `n`, Gemini `candidateCount`) and log-probabilities (Chat
+`logprobs` / `top_logprobs`, Gemini `responseLogprobs` / `logprobs`) stay with their own
+dialect: a translated answer holds one candidate and no log-probabilities, so asking
+another dialect for them would lose what it sends back. They get `field_dropped` instead.
+Gemini `safetySettings` has no counterpart anywhere else and gets the same.
 """

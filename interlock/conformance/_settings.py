@@ -46,14 +46,21 @@ def _canonical(request: Request) -> Iterator[Item]:
     for name in (
         "temperature",
         "top_p",
+        "top_k",
         "max_output_tokens",
         "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "user",
+        "metadata",
         "reasoning_effort",
         "reasoning_summary",
         "include_reasoning",
         "thinking_budget",
     ):
         value = getattr(options, name)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # the same setting (Gemini's SDK sends topK 20.0, Anthropic 20)
         if value is not None:
             yield _item("settings", name, value)
     if options.stop:

@@ -89,13 +89,26 @@ class ToolChoice:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GenerationOptions:
-    """Sampling and reasoning options shared by the dialects."""
+    """Sampling, reasoning and attribution options shared by two or more dialects.
+
+    Each option is carried to every dialect with a field for it; a dialect without one
+    gets an ``option_dropped`` warning. ``user`` is the end-user identifier (Anthropic
+    ``metadata.user_id``); ``metadata`` the string-valued tags OpenAI stores with a call.
+    Settings that ask for answer content a :class:`Response` does not hold (several
+    candidates, log-probabilities) are not options: they stay with their dialect's kept
+    fields, since another dialect's answer could not bring that content back.
+    """
 
     temperature: float | None = None
     top_p: float | None = None
+    top_k: float | None = None
     max_output_tokens: int | None = None
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    user: str | None = None
+    metadata: JsonObject | None = None
     reasoning_effort: str | None = None
     reasoning_summary: str | None = None
     include_reasoning: bool | None = None

@@ -29,8 +29,9 @@ ANTHROPIC = {
     "model": "m",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "hi"}],
-    "metadata": {"user_id": "u-1"},
-    "top_k": 3,
+    "top_k": 5,
+    "metadata": {"user_id": "u-2"},
+    "service_tier": "auto",
 }
 
 ENCODERS: dict[str, Any] = {
@@ -51,29 +52,65 @@ def _request(dialect: str) -> Request:
     return openai_responses.decode_request(RESPONSES)
 
 
+def _at(payload: dict[str, Any], path: str) -> Any:
+    value: Any = payload
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+_ARRIVES: dict[tuple[str, str], dict[str, Any]] = {
+    ("openai-chat", "gemini"): {"generationConfig.frequencyPenalty": 0.5},
+    ("openai-chat", "openai-responses"): {"user": "u-1"},
+    ("openai-chat", "anthropic"): {"metadata": {"user_id": "u-1"}},
+    ("gemini", "anthropic"): {"top_k": 3},
+    ("openai-responses", "openai-chat"): {"metadata": {"k": "v"}},
+    ("anthropic", "openai-chat"): {"user": "u-2"},
+    ("anthropic", "openai-responses"): {"user": "u-2"},
+    ("anthropic", "gemini"): {"generationConfig.topK": 5},
+}
+"""What each source's shared settings become on each target's wire."""
+
+_OPTIONS: dict[str, set[str]] = {
+    "openai-chat": {"user", "frequency_penalty"},
+    "gemini": {"top_k"},
+    "openai-responses": {"metadata"},
+    "anthropic": {"top_k", "user"},
+}
+_CARRIES: dict[str, set[str]] = {
+    "openai-chat": {"user", "frequency_penalty", "metadata"},
+    "gemini": {"frequency_penalty", "top_k"},
+    "openai-responses": {"user", "metadata"},
+    "anthropic": {"top_k", "user"},
+}
+_KEPT: dict[str, list[str]] = {
+    "openai-chat": ["openai-chat.n", "openai-chat.logprobs"],
+    "gemini": ["gemini.safetySettings", "gemini.generationConfig.candidateCount"],
+    "openai-responses": ["openai-responses.truncation"],
+    "anthropic": ["anthropic.service_tier"],
+}
+
+
 @pytest.mark.parametrize("source", sorted(ENCODERS))
 @pytest.mark.parametrize("target", sorted(ENCODERS))
-def test_every_kept_field_is_warned_by_every_other_encoder(source: str, target: str) -> None:
+def test_every_shared_setting_arrives_or_is_warned(source: str, target: str) -> None:
+    """A shared option reaches every target with a field for it and is named where it cannot
+    go; a field only its own dialect has is a ``field_dropped`` warning elsewhere."""
     encoded = ENCODERS[target](_request(source))
-    # Anthropic's encoder says ``setting_dropped`` (its code before the shared one existed).
-    code = "setting_dropped" if target == "anthropic" else "field_dropped"
-    dropped = sorted(w.location for w in encoded.warnings if w.code == code)
-    expected = {
-        "openai-chat": [
-            "openai-chat.frequency_penalty",
-            "openai-chat.logprobs",
-            "openai-chat.n",
-            "openai-chat.user",
-        ],
-        "gemini": [
-            "gemini.generationConfig.candidateCount",
-            "gemini.generationConfig.topK",
-            "gemini.safetySettings",
-        ],
-        "openai-responses": ["openai-responses.metadata", "openai-responses.truncation"],
-        "anthropic": ["anthropic.metadata", "anthropic.top_k"],
-    }
-    assert dropped == ([] if source == target else expected[source])
+    warned = sorted(
+        w.location.removeprefix("options.") for w in encoded.warnings if w.code == "option_dropped"
+    )
+    dropped = " ".join(
+        w.location for w in encoded.warnings if w.code in ("field_dropped", "setting_dropped")
+    )
+    if source == target:
+        assert (warned, dropped) == ([], "")
+        return
+    assert warned == sorted(_OPTIONS[source] - _CARRIES[target])
+    for name in _KEPT[source]:
+        assert name in dropped, name
+    for path, value in _ARRIVES.get((source, target), {}).items():
+        assert _at(encoded.payload, path) == value, path
 
 
 def test_transport_fields_and_the_gateways_include_are_not_settings() -> None:

@@ -126,10 +126,10 @@ def test_settings_the_upstream_cannot_take_are_named_in_the_translation_header(
         )
     header = raw.headers["x-interlock-translation"]
     assert header.startswith("degraded; ")
-    assert "field_dropped at openai-chat.user" in header
-    assert "field_dropped at openai-chat.frequency_penalty" in header
+    assert "option_dropped at options.user" in header
     sent = emulators["gemini"].received[-1]["generationConfig"]
     assert sent["temperature"] == 0.5 and sent["seed"] == 7
+    assert sent["frequencyPenalty"] == 0.25  # a shared setting: carried
     assert raw.parse().choices[0].message.content
 
 

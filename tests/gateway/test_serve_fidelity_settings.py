@@ -10,8 +10,9 @@ call must name it in a warning (``x-interlock-translation``, and the ``interlock
 arrives changed is named too (a thinking budget sent as an effort level). Nothing vanishes,
 and a streamed call says exactly what the same call not streamed says.
 
-The fields each upstream dialect has for a setting are listed per target below; a setting a
-target has no field for must be warned.
+The fields each upstream dialect has for a setting are listed per target below; a target
+with a field for a setting must receive it (changed only with a warning naming it), and a
+setting a target has no field for must be warned.
 """
 
 from __future__ import annotations
@@ -100,20 +101,10 @@ CHAT_SETTINGS = {
             "gemini": ("generationConfig.frequencyPenalty", 0.2),
         },
     ),
-    "logprobs": Setting(
-        ("logprobs",),
-        {
-            "openai-chat": ("logprobs", True),
-            "gemini": ("generationConfig.responseLogprobs", True),
-        },
-    ),
-    "top_logprobs": Setting(
-        ("top_logprobs",),
-        {
-            **_same("top_logprobs", 2, "openai-chat", "openai-responses"),
-            "gemini": ("generationConfig.logprobs", 2),
-        },
-    ),
+    # Candidates and log-probabilities stay with their dialect: a translated answer could not
+    # bring them back, so every other target names them instead.
+    "logprobs": Setting(("logprobs",), {"openai-chat": ("logprobs", True)}),
+    "top_logprobs": Setting(("top_logprobs",), {"openai-chat": ("top_logprobs", 2)}),
     "metadata": Setting(
         ("metadata",), _same("metadata", {"k": "v"}, "openai-chat", "openai-responses")
     ),
@@ -130,7 +121,7 @@ CHAT_SETTINGS = {
             "openai-chat": ("reasoning_effort", "low"),
             "openai-responses": ("reasoning.effort", "low"),
             "gemini": ("generationConfig.thinkingConfig.thinkingLevel", "LOW"),
-            "anthropic": ("output_config.effort", "low"),
+            # Anthropic: output_config.effort exists per model only; named, not sent
         },
     ),
     "tool_choice": Setting(
@@ -173,13 +164,13 @@ RESPONSES_SETTINGS = {
     for name in (
         "temperature",
         "top_p",
-        "top_logprobs",
         "metadata",
         "user",
         "tool_choice",
         "parallel_tool_calls",
     )
 } | {
+    "top_logprobs": Setting(("top_logprobs",), {"openai-responses": ("top_logprobs", 2)}),
     "max_output_tokens": Setting(
         ("max_output_tokens", "max_tokens"), CHAT_SETTINGS["max_completion_tokens"].sent_to
     ),
@@ -226,12 +217,11 @@ GEMINI_SETTINGS = {
         ("frequencyPenalty", "frequency_penalty"), CHAT_SETTINGS["frequency_penalty"].sent_to
     ),
     "responseLogprobs": Setting(
-        ("responseLogprobs", "logprobs"), CHAT_SETTINGS["logprobs"].sent_to
+        ("responseLogprobs", "logprobs"), {"gemini": ("generationConfig.responseLogprobs", True)}
     ),
-    "logprobs": Setting(("logprobs", "top_logprobs"), CHAT_SETTINGS["top_logprobs"].sent_to),
+    "logprobs": Setting(("logprobs", "top_logprobs"), {"gemini": ("generationConfig.logprobs", 2)}),
     "candidateCount": Setting(
-        ("candidateCount", "n"),
-        {"openai-chat": ("n", 1), "gemini": ("generationConfig.candidateCount", 1)},
+        ("candidateCount", "n"), {"gemini": ("generationConfig.candidateCount", 1)}
     ),
     "safetySettings": Setting(
         ("safetySettings",),
@@ -445,10 +435,10 @@ def _undestined(settings: dict[str, Setting], upstream: str, body: Any, label: s
     warned = _warned_names(label)
     lost: list[str] = []
     for name, setting in settings.items():
-        if warned & set(setting.warned_as):
-            continue
         path, value = setting.sent_to.get(upstream, ("", None))
         received = _at(body, path) if path else _MISSING
+        if warned & set(setting.warned_as) and (not path or received is not _MISSING):
+            continue  # no field for it, or it arrived changed: named either way
         if received is _MISSING or received != value:
             lost.append(f"{name} (upstream got {path or '-'}={received!r})")
     return lost

@@ -1,7 +1,7 @@
 """Messages API request body ⇄ canonical :class:`Request`.
 
-Top-level fields the canonical model does not name (``metadata``, ``top_k``,
-``cache_control``, ``output_config``, ``service_tier``…) are kept verbatim in
+``top_k`` and ``metadata.user_id`` (as ``user``) are canonical options. Top-level fields
+the canonical model does not name (``cache_control``, ``output_config``, ``service_tier``…) are kept verbatim in
 ``request.extra["anthropic"]["fields"]`` and sent back only to Anthropic. The ``thinking``
 object is kept verbatim too; from another dialect it is built from the options
 (``thinking_budget`` → ``enabled`` with that budget, at least 1024 and below ``max_tokens``;
@@ -20,6 +20,7 @@ from typing import Final, cast
 
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import kept_wire_fields, walks
+from interlock.codecs._options import unsent_options
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._messages import decode_messages, decode_system, encode_messages
 from interlock.codecs.anthropic._rules import find_violation
@@ -69,8 +70,12 @@ _KNOWN: Final = frozenset(
         "tool_choice",
         "thinking",
         "output_config",
+        "top_k",
+        "metadata",
     }
 )
+_CARRIED: Final = frozenset({"top_k", "user"})
+"""The shared options Anthropic has a field for (``user`` is ``metadata.user_id``)."""
 
 
 def decode_request(payload: JsonObject) -> Request:
@@ -169,6 +174,7 @@ def _decode_options(fields: JsonObject, own: JsonObject) -> GenerationOptions:
             budget = as_int(thinking["budget_tokens"], "thinking.budget_tokens")
     if max_tokens is None:
         own["noMaxTokens"] = True
+    top_k = fields.get("top_k")
     return GenerationOptions(
         temperature=None if temperature is None else as_number(temperature, "temperature"),
         top_p=None if top_p is None else as_number(top_p, "top_p"),
@@ -181,7 +187,31 @@ def _decode_options(fields: JsonObject, own: JsonObject) -> GenerationOptions:
         else (),
         include_reasoning=include,
         thinking_budget=budget,
+        top_k=None if top_k is None else as_number(top_k, "top_k"),
+        user=_decode_user(fields, own),
     )
+
+
+def _decode_user(fields: JsonObject, own: JsonObject) -> str | None:
+    """``metadata.user_id`` when that is all ``metadata`` holds; otherwise it stays kept."""
+    for key in ("top_k", "metadata"):
+        if key in fields and fields[key] is None:
+            _keep(own, key, None)  # sent as null: nothing to carry, kept as it came
+    metadata = fields.get("metadata")
+    if metadata is None:
+        return None
+    user = metadata.get("user_id") if isinstance(metadata, dict) else None
+    if isinstance(metadata, dict) and set(metadata) == {"user_id"} and isinstance(user, str):
+        return user
+    _keep(own, "metadata", metadata)
+    return None
+
+
+def _keep(own: JsonObject, key: str, value: JsonValue) -> None:
+    kept = own.get("fields")
+    if not isinstance(kept, dict):
+        kept = own["fields"] = {}
+    kept[key] = value
 
 
 def encode_request(
@@ -236,10 +266,27 @@ def _encode_options(request: Request, own: JsonObject, encoder: PartEncoder) -> 
         wire["top_p"] = options.top_p
     if options.seed is not None:
         encoder.warn("seed_ignored", "options.seed", "Anthropic has no seed; not sent")
+    _encode_shared(options, wire, encoder)
     thinking = _thinking(options, own, wire, encoder)
     if thinking is not None:
         wire["thinking"] = thinking
     return wire
+
+
+def _encode_shared(options: GenerationOptions, wire: JsonObject, encoder: PartEncoder) -> None:
+    top_k = options.top_k
+    if isinstance(top_k, float) and top_k.is_integer():
+        top_k = int(top_k)  # Gemini's SDK sends 20.0; Anthropic's top_k is an integer
+    if isinstance(top_k, int):
+        wire["top_k"] = top_k
+    elif top_k is not None:
+        encoder.warn(
+            "option_dropped", "options.top_k", f"Anthropic's top_k is whole; {top_k} not sent"
+        )
+    if options.user is not None:
+        wire["metadata"] = {"user_id": options.user}
+    for warning in unsent_options(options, _CARRIED, "Anthropic"):
+        encoder.warn(warning.code, warning.location, warning.message)
 
 
 def _thinking(

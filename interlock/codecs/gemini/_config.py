@@ -11,8 +11,8 @@
 * ``functionCallingConfig.mode``: ``AUTO`` ↔ ``auto``, ``ANY`` ↔ ``required``, ``NONE`` ↔
   ``none``, ``VALIDATED`` ↔ ``auto`` plus ``functionCallingMode: "VALIDATED"`` in extra;
   ``allowedFunctionNames`` ↔ ``ToolChoice.names``.
-* ``generationConfig``: temperature, topP, maxOutputTokens, stopSequences, seed and
-  ``thinkingConfig`` (``includeThoughts`` ↔ ``include_reasoning``, ``thinkingBudget`` ↔
+* ``generationConfig``: temperature, topP, topK, maxOutputTokens, stopSequences, seed,
+  presencePenalty, frequencyPenalty and ``thinkingConfig`` (``includeThoughts`` ↔ ``include_reasoning``, ``thinkingBudget`` ↔
   ``thinking_budget``, ``thinkingLevel`` ↔ ``reasoning_effort`` lower-cased). All other keys
   are kept verbatim for the round trip.
 """
@@ -20,8 +20,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
+from interlock.codecs._options import unsent_options
 from interlock.codecs._structured import openapi_to_json_schema
 from interlock.codecs.gemini._encode import PartEncoder
 from interlock.codecs.gemini._wire import (
@@ -46,8 +47,16 @@ from interlock.transcript import (
 )
 
 DECLARATION_FIELDS: Final = frozenset({"name", "description", "parameters", "parametersJsonSchema"})
+_SHARED: Final[tuple[tuple[str, str, Callable[[JsonValue, str], Any]], ...]] = (
+    ("topK", "top_k", as_number),  # google-genai types it float; 20.0 is seen on the wire
+    ("presencePenalty", "presence_penalty", as_number),
+    ("frequencyPenalty", "frequency_penalty", as_number),
+)
+"""Wire field, canonical option, reader: the shared options ``generationConfig`` carries."""
+_CARRIED: Final = frozenset(name for _, name, _ in _SHARED)
 GENERATION_FIELDS: Final = frozenset(
     {"temperature", "topP", "maxOutputTokens", "stopSequences", "seed", "thinkingConfig"}
+    | {wire for wire, _, _ in _SHARED}
 )
 THINKING_FIELDS: Final = frozenset({"includeThoughts", "thinkingBudget", "thinkingLevel"})
 CALLING_FIELDS: Final = frozenset({"mode", "allowedFunctionNames"})
@@ -253,6 +262,9 @@ def decode_generation(value: JsonValue, path: str, marks: JsonObject) -> Generat
     """``generationConfig`` as canonical options; every unmapped key kept in ``marks``."""
     fields, unknown = split_fields(as_object(value, path), GENERATION_FIELDS)
     marks["generationConfig"] = unknown
+    for wire, _, _ in _SHARED:
+        if wire in fields and fields[wire] is None:
+            unknown[wire] = None  # sent as null: nothing to carry, kept as it came
     if fields.get("stopSequences") == []:
         unknown["stopSequences"] = []  # an explicit empty list: nothing to carry, kept as it came
     thinking: dict[str, JsonValue] = {}
@@ -280,7 +292,17 @@ def decode_generation(value: JsonValue, path: str, marks: JsonObject) -> Generat
         reasoning_effort=None
         if level is None
         else as_str(level, f"{path}.thinkingConfig.thinkingLevel").lower(),
+        **_decode_shared(fields, path),
     )
+
+
+def _decode_shared(fields: dict[str, JsonValue], path: str) -> dict[str, Any]:
+    """The options ``generationConfig`` shares with some other dialects, by canonical name."""
+    return {
+        name: read(fields[wire], f"{path}.{wire}")
+        for wire, name, read in _SHARED
+        if fields.get(wire) is not None
+    }
 
 
 def _optional(
@@ -305,6 +327,11 @@ def encode_generation(
         config["stopSequences"] = list(options.stop)
     if options.seed is not None:
         config["seed"] = options.seed
+    for wire, name, _ in _SHARED:
+        if (value := getattr(options, name)) is not None:
+            config[wire] = value
+    for warning in unsent_options(options, _CARRIED, "Gemini"):
+        encoder.warn(warning.code, warning.location, warning.message)
     thinking = _encode_thinking(options, marks, encoder)
     if thinking is not None:
         config["thinkingConfig"] = thinking

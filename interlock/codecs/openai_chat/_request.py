@@ -1,6 +1,6 @@
 """Chat Completions request bodies both ways.
 
-Fields the canonical request names are decoded; everything else (``n``,
+Fields the canonical request names are decoded; everything else (``n``, ``logprobs``,
 ``stream_options``, ``response_format``, ``store``, vendor keys…) is kept verbatim in
 ``Request.extra[DIALECT]``. A known field sent as ``null`` is kept the same way, so a
 same-dialect round trip is exact.
@@ -8,10 +8,12 @@ same-dialect round trip is exact.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
+from interlock.codecs._options import unsent_options
 from interlock.codecs._turns import current_turn_start
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._message_decode import decode_messages
@@ -166,7 +168,28 @@ def _decode_options(
         reasoning_effort=settings.effort if effort is None else as_str(effort, "reasoning_effort"),
         include_reasoning=settings.include,
         thinking_budget=settings.budget,
+        **_decode_shared(fields),
     )
+
+
+def _decode_shared(fields: _Fields) -> dict[str, Any]:
+    """The options Chat shares with some other dialects, by canonical name."""
+    decoded: dict[str, Any] = {}
+    for wire, name, read in _SHARED:
+        value = fields.take(wire)
+        if value is not None:
+            decoded[name] = read(value, wire)
+    return decoded
+
+
+_SHARED: tuple[tuple[str, str, Callable[[JsonValue, str], Any]], ...] = (
+    ("presence_penalty", "presence_penalty", as_number),
+    ("frequency_penalty", "frequency_penalty", as_number),
+    ("user", "user", as_str),
+    ("metadata", "metadata", as_object),
+)
+"""Chat field, canonical option, reader: the shared options Chat has a field for."""
+_CARRIED = frozenset(name for _, name, _ in _SHARED)
 
 
 def encode_request(
@@ -309,3 +332,11 @@ def _encode_reasoning(
     for name in dropped:
         if getattr(options, name) is not None:
             degrade.drop("option_dropped", f"options.{name}", f"Chat has no {name} parameter")
+    _encode_shared(options, payload, degrade)
+
+
+def _encode_shared(options: GenerationOptions, payload: JsonObject, degrade: Degradations) -> None:
+    for wire, name, _ in _SHARED:
+        if (value := getattr(options, name)) is not None:
+            payload[wire] = value
+    degrade.warnings.extend(unsent_options(options, _CARRIED, "Chat Completions"))

@@ -58,6 +58,8 @@ KNOWN_FIELDS = frozenset(
         "temperature",
         "top_p",
         "max_output_tokens",
+        "user",
+        "metadata",
     }
 )
 
@@ -173,6 +175,8 @@ def _options(body: JsonObject, hints: JsonObject) -> GenerationOptions:
         reasoning_effort=effort,
         reasoning_summary=summary,
         include_reasoning=True if included else None,
+        user=optional_str(body, "user", ""),
+        metadata=None if body.get("metadata") is None else as_object(body["metadata"], "metadata"),
     )
 
 

@@ -10,6 +10,7 @@ from typing import cast
 
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
+from interlock.codecs._options import unsent_options
 from interlock.codecs._turns import current_turn_start
 from interlock.codecs.openai_responses._replay import (
     ReplayContext,
@@ -167,9 +168,12 @@ def _put_options(
         ("temperature", options.temperature),
         ("top_p", options.top_p),
         ("max_output_tokens", options.max_output_tokens),
+        ("user", options.user),
+        ("metadata", options.metadata),
     ):
         if value is not None:
             body[key] = value
+    warnings.extend(unsent_options(options, _CARRIED, "Responses"))
     for name, present in (("stop", bool(options.stop)), ("seed", options.seed is not None)):
         if present:
             reason = f"Responses has no {name} parameter; not sent"
@@ -178,6 +182,10 @@ def _put_options(
                     code="option_dropped", location=f"options.{name}", message=reason
                 )
             )
+
+
+_CARRIED = frozenset({"user", "metadata"})
+"""The shared options Responses has a field for."""
 
 
 def _budget_effort(budget: int | None, warnings: list[TranslationWarning]) -> str | None:

@@ -126,6 +126,7 @@ def test_decoded_request_is_canonical() -> None:
         stop=("END",),
         seed=7,
         reasoning_effort="medium",
+        metadata={"trace": "t-1"},
     )
     assert [tool.name for tool in request.tools] == ["get_weather", "haiku"]
     assert request.tool_choice is not None and request.tool_choice.names == ("get_weather", "haiku")

@@ -7,7 +7,6 @@ import copy
 import pytest
 
 from interlock.codecs.openai_responses import (
-    DIALECT,
     ENCRYPTED_FORMAT,
     decode_request,
     encode_request,
@@ -95,7 +94,7 @@ def test_options_tools_and_continuation() -> None:
     assert [t.name for t in request.tools] == ["lookup"]
     assert [h.spec["type"] for h in request.hosted_tools] == ["mcp", "web_search"]
     assert request.tool_choice == ToolChoice(mode="required", names=("lookup",))
-    assert request.extra[DIALECT]["metadata"] == {"trace": "t-1"}
+    assert request.options.metadata == {"trace": "t-1"}
     continued = decode_request(load("request_continuation.json"))
     assert continued.continuation.previous_response_id == "resp_prev"
     string_input = decode_request(load("request_string_input.json"))
