@@ -100,6 +100,54 @@ def decode_block(value: JsonValue, path: str) -> Part:
             raise DecodeError(f"{path}.type", "expected a content block type string")
 
 
+def plain_block(block: JsonValue, assistant: bool) -> Part | None:
+    """A content block of the commonest shapes decoded directly: ``text`` with nothing
+    else; in an assistant message, ``tool_use`` of ``id`` / ``name`` / ``input`` (an object)
+    and ``thinking`` with a string signature. ``None`` for any other block, which
+    :func:`decode_block` then decodes. Equal to what :func:`decode_block` gives."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return TextPart(text=text) if isinstance(text, str) and len(block) == 2 else None
+    if not assistant:
+        return None
+    if kind == "tool_use" and len(block) == 4:
+        call_id, name, call_input = block.get("id"), block.get("name"), block.get("input")
+        if not (isinstance(call_id, str) and isinstance(name, str)):
+            return None
+        if not isinstance(call_input, dict):
+            return None
+        return ToolCallPart(call_id=call_id, name=name, arguments=compact(call_input))
+    thinking, signed = block.get("thinking"), block.get("signature")
+    if kind != "thinking" or len(block) != 3:
+        return None
+    if not (isinstance(thinking, str) and isinstance(signed, str)):
+        return None
+    if not signed:
+        return ReasoningPart(reasoning_kind="raw", text=thinking, extra=marks(unsigned=True))
+    return ReasoningPart(reasoning_kind="raw", text=thinking, opaque=thinking_signature(signed))
+
+
+def plain_result(block: JsonObject, name: str | None) -> ToolResultPart | None:
+    """A ``tool_result`` of ``tool_use_id`` and string ``content`` (``is_error`` a boolean
+    or absent) decoded directly; ``None`` for any other, which :func:`decode_result` then
+    decodes. Equal to what it gives."""
+    call_id, content, error = block.get("tool_use_id"), block.get("content"), block.get("is_error")
+    if not (isinstance(call_id, str) and isinstance(content, str)):
+        return None
+    if len(block) != 3 + (error is not None) or not isinstance(error, bool | None):
+        return None
+    return ToolResultPart(
+        call_id=call_id,
+        name=name,
+        output=(TextPart(text=content),),
+        outcome="failed" if error else "success",
+        extra=marks(content="string", isErrorFalse=error is False),
+    )
+
+
 def decode_tool_use(block: JsonObject, path: str) -> ToolCallPart:
     """A ``tool_use`` block as a tool call (the input must be a JSON object)."""
     fields, rest = split(block, _TOOL_USE)

@@ -20,7 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from interlock.codecs.anthropic._blocks import decode_block, decode_result
+from interlock.codecs.anthropic._blocks import (
+    decode_block,
+    decode_result,
+    plain_block,
+    plain_result,
+)
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._wire import (
     DIALECT,
@@ -39,10 +44,12 @@ from interlock.transcript import (
     Message,
     Part,
     ReplayPolicy,
+    Role,
     TextPart,
 )
 
 _MESSAGE = frozenset({"role", "content"})
+_PLAIN_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
 ROLES = ("user", "assistant", "system")
 """The roles of ``messages[]`` the service knows (``system``: mid-conversation instructions,
 accepted by the models that support them, refused by the others)."""
@@ -64,6 +71,11 @@ def decode_messages(value: JsonValue, path: str) -> list[Message]:
     names: dict[str, str] = {}
     previous_role: str | None = None
     for index, item in enumerate(as_list(value, path)):
+        plain = plain_messages(item, previous_role, names)
+        if plain is not None:
+            previous_role, decoded = plain
+            messages.extend(decoded)
+            continue
         where = f"{path}[{index}]"
         fields, rest = split(as_object(item, where), _MESSAGE)
         role = as_str(fields.get("role"), f"{where}.role")
@@ -100,6 +112,66 @@ def decode_messages(value: JsonValue, path: str) -> list[Message]:
         messages.extend(decoded)
         previous_role = role
     return messages
+
+
+def plain_messages(
+    item: JsonValue, previous_role: str | None, names: dict[str, str]
+) -> tuple[Role, list[Message]] | None:
+    """The role and messages of a wire message of the commonest shape, decoded directly: exactly
+    ``role`` (``user`` or ``assistant``) and ``content``, a string or a non-empty list of
+    blocks :func:`plain_block` takes (and, in a user message, ``tool_result`` blocks
+    :func:`plain_result` takes). ``None`` for any other message, which
+    :func:`decode_messages` then decodes the general way, to the same messages (the calls
+    recorded in ``names`` included)."""
+    if not isinstance(item, dict) or len(item) != 2:
+        return None
+    content = item.get("content")
+    given = item.get("role")
+    role = _PLAIN_ROLES.get(given) if isinstance(given, str) else None
+    if role is None:
+        return None
+    own: JsonObject = {"newMessage": True} if role == previous_role else {}
+    if isinstance(content, str):
+        own = {"string": True, **own}
+        return role, [Message(role=role, parts=(TextPart(text=content),), extra={DIALECT: own})]
+    if not isinstance(content, list) or not content:
+        return None
+    runs = _plain_runs(content, role, names)
+    if runs is None:
+        return None
+    first_role, first_parts = runs[0]
+    first = Message(role=first_role, parts=first_parts, extra={DIALECT: own} if own else {})
+    return role, [first, *(Message(role=kind, parts=parts) for kind, parts in runs[1:])]
+
+
+def _plain_runs(
+    content: list[JsonValue], role: str, names: dict[str, str]
+) -> list[tuple[Role, tuple[Part, ...]]] | None:
+    """``(role, parts)`` of each message a plain content list splits into (see
+    :func:`_decode_content`), or ``None``; only an assistant's calls touch ``names``."""
+    assistant = role == "assistant"
+    runs: list[tuple[Role, tuple[Part, ...]]] = []
+    run: list[Part] = []
+    for block in content:
+        if not assistant and isinstance(block, dict) and block.get("type") == "tool_result":
+            call_id = block.get("tool_use_id")
+            result = plain_result(block, names.get(call_id) if isinstance(call_id, str) else None)
+            if result is None:
+                return None
+            if run:
+                runs.append(("user", tuple(run)))
+                run = []
+            runs.append(("tool", (result,)))
+            continue
+        part = plain_block(block, assistant)
+        if part is None:
+            return None
+        if part.kind == "tool_call":
+            names[part.call_id] = part.name
+        run.append(part)
+    if run:
+        runs.append(("assistant" if assistant else "user", tuple(run)))
+    return runs
 
 
 def _decode_content(

@@ -154,8 +154,9 @@ _CONTENT = st.one_of(_PLAIN_CONTENT, _PLAIN_CONTENT, _near_miss(), _near_miss(),
 
 
 def _outcome(action: Callable[[], object]) -> object:
+    """The result's repr (dict key order included), or the error."""
     try:
-        return action()
+        return repr(action())
     except DecodeError as error:
         return ("DecodeError", error.path, str(error))
 
@@ -385,7 +386,7 @@ def _encoded(request: Request, policy: ReplayPolicy, rule: bool | None) -> objec
         encoded = gemini.encode_request(request, policy=policy, require_signatures=rule)
     except LossyHistoryError as error:
         return ("LossyHistoryError", error.location, error.code, str(error))
-    return json.dumps(encoded.payload), encoded.warnings
+    return json.dumps(encoded.payload), repr(encoded.warnings)
 
 
 @settings(max_examples=800, deadline=None)
