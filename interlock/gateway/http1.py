@@ -293,6 +293,13 @@ class _Body(httpx.AsyncByteStream):
             self._transport.release(self._origin, self._connection)
 
 
+KEEPALIVE_EXPIRY = 4.0
+"""Seconds an idle connection is reused: below the 5 s after which uvicorn and Node.js
+servers close an idle keep-alive connection by default, so the gateway does not write a
+request onto a connection the server is closing at that moment (a request written is never
+resent, so that race would be a 502)."""
+
+
 class Http1Transport(httpx.AsyncBaseTransport):
     """Pooled HTTP/1.1 to any number of origins (see the module invariants)."""
 
@@ -300,7 +307,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         self,
         *,
         max_connections: int = 100,
-        keepalive_expiry: float = 5.0,
+        keepalive_expiry: float = KEEPALIVE_EXPIRY,
         max_header_bytes: int = 64 * 1024,
         socket_options: Iterable[SocketOption] = (),
         ssl_context: ssl.SSLContext | None = None,

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
 
 from interlock.gateway import http1
-from interlock.gateway.http1 import Http1Transport
+from interlock.gateway.http1 import KEEPALIVE_EXPIRY, Http1Transport
 
 OK = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
 
@@ -432,3 +433,9 @@ async def test_expired_idle_connections_close_when_another_is_released() -> None
                     break
                 await asyncio.sleep(0.01)
             assert (server.connections, server.closed_by_client) == (2, 1)
+
+
+def test_idle_connections_expire_before_common_servers_close_them() -> None:
+    """A request written as the server closes its idle connection would be a 502 (never
+    resent): the default reuse window ends before uvicorn's default keep-alive timeout."""
+    assert uvicorn.Config(app=None).timeout_keep_alive > KEEPALIVE_EXPIRY  # type: ignore[arg-type]  # no app needed to read a default
