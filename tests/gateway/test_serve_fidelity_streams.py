@@ -100,16 +100,9 @@ def test_an_openrouter_tool_call_stream_without_a_finish_reason_reaches_other_cl
         assert answer.call_ids == ["0"]
         assert answer.usage == (57, 17)
         assert answer.text == ""
-    if dialect != "gemini":  # see the expected failure below
-        assert streamed.finish == whole.finish
+    assert streamed.finish == whole.finish
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a Chat stream that ended on [DONE] without finish_reason reaches a Gemini client "
-    "with no finishReason at all: a stream the gateway's own Gemini decoder calls cut short "
-    "(incomplete_stream); Responses and Anthropic clients get completed / tool_use",
-)
 def test_a_finished_stream_without_a_finish_reason_finishes_for_a_gemini_client(
     stack: tuple[str, dict[str, Emulator]],
 ) -> None:

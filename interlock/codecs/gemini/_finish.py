@@ -77,10 +77,17 @@ def prompt_block(payload: JsonObject) -> str | None:
     return reason if isinstance(reason, str) and reason else None
 
 
-def encode_finish(reason: FinishReason | None, native: str | None) -> str | None:
-    """The wire ``finishReason``: the native value when it is Gemini's own, else mapped."""
+def encode_finish(
+    reason: FinishReason | None, native: str | None, *, foreign: bool = False
+) -> str | None:
+    """The wire ``finishReason``: the native value when it is Gemini's own, else mapped.
+
+    A finished answer from another dialect with no finish (a Chat stream that ended on
+    ``[DONE]`` alone) is ``STOP``: a Gemini client takes a candidate without
+    ``finishReason`` for one cut short. A Gemini answer without one keeps it absent.
+    """
     if native is not None and native in NATIVE_REASONS:
         return native
     if reason is None:
-        return None
+        return "STOP" if foreign else None
     return _TO_NATIVE[reason]

@@ -170,7 +170,9 @@ def encode_response(response: Response) -> JsonObject:
         cited: list[tuple[int | None, str, tuple[Citation, ...]]] = []
         if not response.message.extra.get(DIALECT, {}).get("noContent"):
             candidate["content"] = encode_content(response.message, encoder, cited)
-        finish = encode_finish(response.finish_reason, response.native_finish_reason)
+        finish = encode_finish(
+            response.finish_reason, response.native_finish_reason, foreign=marks is None
+        )
         if finish is not None:
             candidate["finishReason"] = finish
         kept = object_entry(marks, "candidate") if marks is not None else {"index": 0}

@@ -522,7 +522,9 @@ class StreamEncoder:
         # with the start when a whole (folded) response is streamed.
         marks = update.extra.get(DIALECT, self._marks)
         candidate: JsonObject = {}
-        finish = encode_finish(update.finish_reason, update.native_finish_reason)
+        finish = encode_finish(
+            update.finish_reason, update.native_finish_reason, foreign=marks is None
+        )
         if finish is not None:
             candidate["finishReason"] = finish
         kept = object_entry(marks, "candidate") if marks is not None else {"index": 0}
