@@ -150,11 +150,6 @@ def test_gemini_code_execution_reaches_every_client_with_its_text_and_said_when_
         assert streamed.item_types == whole.item_types
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Responses stream encoder merges the texts on either side of a dropped hosted item "
-    "into one message; encode_response keeps two (reported to the Responses codec owner)",
-)
 def test_gemini_code_execution_gives_a_responses_client_the_same_items_streamed_and_not(
     stack: tuple[str, dict[str, Emulator]],
 ) -> None:

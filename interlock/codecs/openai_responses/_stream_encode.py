@@ -178,6 +178,8 @@ class StreamEncoder:
 
     def _part_started(self, index: int, part: Part) -> list[SseEvent]:
         if _skipped(part):
+            # Not sent, but it ends the item before it, as in a whole answer (group_parts).
+            self._last = part
             return []
         events: list[SseEvent] = []
         current = self._open

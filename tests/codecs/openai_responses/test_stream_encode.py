@@ -15,6 +15,7 @@ from interlock.codecs.openai_responses import (
     encode_response,
 )
 from interlock.transcript import (
+    HostedToolPart,
     Message,
     PartDelta,
     PartFinished,
@@ -149,3 +150,17 @@ def test_delta_events_are_the_compact_json_of_the_event_object() -> None:
     assert [e["sequence_number"] for e in map(json.loads, (e.data for e in events))] == list(
         range(len(events))
     )
+
+
+def test_a_dropped_hosted_item_ends_the_message_before_it_streamed_as_whole() -> None:
+    """Another provider's hosted item (Gemini code execution) has no Responses output type:
+    the texts on either side stay two messages in a stream, as in a whole answer."""
+    code = HostedToolPart(provider="google", item_type="executableCode", item={"code": "print(1)"})
+    message = Message(role="assistant", parts=(TextPart(text="a"), code, TextPart(text="b")))
+    response = Response(message=message, id="resp_1", finish_reason="stop")
+    whole = encode_response(response)["output"]
+    encoder = StreamEncoder()
+    events = [e for u in response_to_updates(response) for e in encoder.encode(u)]
+    done = [json.loads(e.data) for e in events if e.event == "response.output_item.done"]
+    assert [event["item"]["type"] for event in done] == [item["type"] for item in whole]  # type: ignore[union-attr, index]  # wire JSON
+    assert len(done) == 2
