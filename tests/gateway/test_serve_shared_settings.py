@@ -55,37 +55,43 @@ def _chat(url: str, model: str, stream: bool) -> str:
         return str(extra.get("interlock", {}).get("translation", "translated"))
 
 
+CHAT_ARRIVALS: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
+    "via-gemini": (
+        "gemini",
+        {"generationConfig.presencePenalty": 0.25, "generationConfig.frequencyPenalty": 0.5},
+        ("options.user", "options.metadata"),
+    ),
+    "via-responses": (
+        "openai-responses",
+        {"user": "u-7", "metadata": {"team": "a"}},
+        ("options.presence_penalty", "options.frequency_penalty"),
+    ),
+    "via-anthropic": (
+        "anthropic",
+        {"metadata": {"user_id": "u-7"}},
+        ("options.metadata", "options.presence_penalty"),
+    ),
+}
+"""Model: the upstream, what it must receive (dotted path: value), what the label names."""
+
+
+def _at(body: Any, path: str) -> Any:
+    for key in path.split("."):
+        body = body[key]
+    return body
+
+
+@pytest.mark.parametrize("model", sorted(CHAT_ARRIVALS))
 @pytest.mark.parametrize("stream", [False, True])
-def test_a_chat_clients_settings_reach_gemini(
-    stack: tuple[str, dict[str, Emulator]], stream: bool
+def test_a_chat_clients_settings_arrive_or_are_named(
+    stack: tuple[str, dict[str, Emulator]], model: str, stream: bool
 ) -> None:
     url, emulators = stack
-    label = _chat(url, "via-gemini", stream)
-    config = emulators["gemini"].received[-1]["generationConfig"]
-    assert (config["presencePenalty"], config["frequencyPenalty"]) == (0.25, 0.5)
-    assert "options.user" in label and "options.metadata" in label
-
-
-@pytest.mark.parametrize("stream", [False, True])
-def test_a_chat_clients_settings_reach_responses(
-    stack: tuple[str, dict[str, Emulator]], stream: bool
-) -> None:
-    url, emulators = stack
-    label = _chat(url, "via-responses", stream)
-    body = emulators["openai-responses"].received[-1]
-    assert (body["user"], body["metadata"]) == ("u-7", {"team": "a"})
-    assert "options.presence_penalty" in label and "options.frequency_penalty" in label
-
-
-@pytest.mark.parametrize("stream", [False, True])
-def test_a_chat_clients_user_reaches_anthropic_as_metadata(
-    stack: tuple[str, dict[str, Emulator]], stream: bool
-) -> None:
-    url, emulators = stack
-    label = _chat(url, "via-anthropic", stream)
-    body = emulators["anthropic"].received[-1]
-    assert body["metadata"] == {"user_id": "u-7"}
-    assert "options.metadata" in label and "options.presence_penalty" in label
+    label = _chat(url, model, stream)
+    upstream, arrivals, named = CHAT_ARRIVALS[model]
+    body = emulators[upstream].received[-1]
+    assert {path: _at(body, path) for path in arrivals} == arrivals
+    assert all(location in label for location in named), label
 
 
 @pytest.mark.parametrize("stream", [False, True])
