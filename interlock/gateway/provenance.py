@@ -36,6 +36,7 @@ from interlock.codecs._sse import SseEvent
 from interlock.gateway.config import GatewayConfig
 from interlock.gateway.proxy_call import ProxyCall
 from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._expiring import ExpiringIndex
 from interlock.gateway.stores._store import store_key
 from interlock.transcript import (
     OPENAI_ENCRYPTED_CONTENT,
@@ -65,7 +66,7 @@ def vendors_to_tell_apart(config: GatewayConfig) -> bool:
     return len(vendors) > 1
 
 
-class ProvenanceIndex:
+class ProvenanceIndex(ExpiringIndex):
     """Blob digest → issuing vendor, per tenant, over one backend (module docstring)."""
 
     def __init__(
@@ -76,56 +77,34 @@ class ProvenanceIndex:
         sweep_every: int = SWEEP_EVERY,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.backend = backend
-        self.ttl_seconds = ttl_seconds
-        self.sweep_every = sweep_every
-        self.clock = clock
-        self._written = 0
+        super().__init__(
+            backend,
+            namespace="provenance",
+            member="issuer",
+            ttl_seconds=ttl_seconds,
+            sweep_every=sweep_every,
+            clock=clock,
+        )
 
     async def record(self, tenant: str, issuer: str, blobs: Iterable[str]) -> None:
         """Note that ``issuer`` issued ``blobs`` (renewing their expiry)."""
-        entry = json.dumps({"issuer": issuer, "expires": self.clock() + self.ttl_seconds})
+        entry = self.entry(issuer)
         items = {store_key("provenance", tenant, digest(blob)): entry for blob in blobs}
         if not items:
             return
         await self.backend.set_many(items)
-        self._written += len(items)
-        if self._written >= self.sweep_every:
-            self._written = 0
-            await self.sweep(tenant)
+        await self.written(tenant, len(items))
 
     async def find(self, tenant: str, blobs: Sequence[str]) -> dict[str, str]:
         """The recorded, unexpired issuer of each of ``blobs`` (unrecorded ones left out)."""
         keys = [store_key("provenance", tenant, digest(blob)) for blob in blobs]
         texts = await self.backend.get_many(keys) if keys else []
-        now = self.clock()
         found: dict[str, str] = {}
         for blob, text in zip(blobs, texts, strict=True):
-            issuer, expires = _entry(text)
-            if issuer and expires > now:
+            issuer = self.value(text)
+            if issuer is not None:
                 found[blob] = issuer
         return found
-
-    async def sweep(self, tenant: str) -> int:
-        """Delete ``tenant``'s expired entries; how many were deleted."""
-        now = self.clock()
-        deleted = 0
-        for key, text in await self.backend.scan(store_key("provenance", tenant) + "/"):
-            if _entry(text)[1] <= now:
-                await self.backend.delete(key)
-                deleted += 1
-        return deleted
-
-
-def _entry(text: str | None) -> tuple[str, float]:
-    """``(issuer, expiry)`` of a stored entry; an absent or unreadable one is expired."""
-    if text is None:
-        return "", 0.0
-    try:
-        document = json.loads(text)
-        return str(document["issuer"]), float(document["expires"])
-    except (ValueError, TypeError, KeyError):
-        return "", 0.0
 
 
 # ---------------------------------------------------------------- blobs on the wire

@@ -24,13 +24,14 @@ import time
 from collections.abc import Callable
 
 from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._expiring import ExpiringIndex
 from interlock.gateway.stores._store import store_key
 
 TTL_SECONDS = 30 * 24 * 3600.0
 SWEEP_EVERY = 1000
 
 
-class ResponseIndex:
+class ResponseIndex(ExpiringIndex):
     """Response id → upstream name, per tenant, over one backend (module docstring)."""
 
     def __init__(
@@ -41,42 +42,28 @@ class ResponseIndex:
         sweep_every: int = SWEEP_EVERY,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.backend = backend
-        self.ttl_seconds = ttl_seconds
-        self.sweep_every = sweep_every
-        self.clock = clock
-        self._written = 0
+        super().__init__(
+            backend,
+            namespace="response",
+            member="upstream",
+            ttl_seconds=ttl_seconds,
+            sweep_every=sweep_every,
+            clock=clock,
+        )
 
     async def remember(self, tenant: str, response_id: str, upstream: str) -> None:
         """Note that ``upstream`` holds ``response_id`` for ``tenant`` (renewing its expiry)."""
-        entry = {"upstream": upstream, "expires": self.clock() + self.ttl_seconds}
         key = store_key("response", tenant, response_id)
-        await self.backend.set_many({key: json.dumps(entry, separators=(",", ":"))})
-        self._written += 1
-        if self._written % self.sweep_every == 0:
-            await self.sweep(tenant)
+        await self.backend.set_many({key: self.entry(upstream)})
+        await self.written(tenant, 1)
 
     async def find(self, tenant: str, response_id: str) -> str | None:
         """The upstream holding ``tenant``'s ``response_id``; ``None`` if unknown or expired."""
-        text = await self.backend.get(store_key("response", tenant, response_id))
-        if text is None:
-            return None
-        upstream, expires = _entry(text)
-        return upstream if expires > self.clock() else None
+        return self.value(await self.backend.get(store_key("response", tenant, response_id)))
 
     async def forget(self, tenant: str, response_id: str) -> None:
         """Drop ``tenant``'s entry for ``response_id`` (deleted upstream)."""
         await self.backend.delete(store_key("response", tenant, response_id))
-
-    async def sweep(self, tenant: str) -> int:
-        """Delete ``tenant``'s expired entries; how many were deleted."""
-        now = self.clock()
-        deleted = 0
-        for key, text in await self.backend.scan(store_key("response", tenant) + "/"):
-            if _entry(text)[1] <= now:
-                await self.backend.delete(key)
-                deleted += 1
-        return deleted
 
     async def claim_conversation(
         self, tenant: str, conversation_id: str, upstream: str
@@ -106,12 +93,3 @@ class ResponseIndex:
     async def forget_conversation(self, conversation_id: str) -> None:
         """Drop the entry of ``conversation_id`` (deleted upstream)."""
         await self.backend.delete(store_key("conversation", conversation_id))
-
-
-def _entry(text: str) -> tuple[str, float]:
-    """``(upstream, expiry)`` of a stored entry; an unreadable one counts as expired."""
-    try:
-        document = json.loads(text)
-        return str(document["upstream"]), float(document["expires"])
-    except (ValueError, TypeError, KeyError):
-        return "", 0.0
