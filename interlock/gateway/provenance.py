@@ -11,7 +11,7 @@ With two or more Responses vendors configured, the gateway records each blob it 
 Responses client, as the answer passes through (streamed or not, relayed or re-encoded,
 before the client can have it): a digest of the blob → the vendor that issued it, per
 tenant, in the configured store (:class:`ProvenanceIndex`; entries expire after
-:data:`TTL_SECONDS`, the Responses API's own retention, and are swept as they expire). A
+:data:`~interlock.gateway.stores._expiring.TTL_SECONDS`, the Responses API's own retention, and are swept as they expire). A
 request's blobs are looked up (one store round trip) and a blob recorded as another
 vendor's than the target's is labelled with that vendor: the encoder then drops it (and its
 step's ids) with a warning, or refuses under strict when the current turn's tool call needs
@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from interlock.codecs._sse import SseEvent
 from interlock.gateway.config import GatewayConfig
 from interlock.gateway.proxy_call import ProxyCall
-from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._expiring import ExpiringIndex
 from interlock.gateway.stores._store import store_key
 from interlock.transcript import (
@@ -48,8 +46,6 @@ from interlock.transcript import (
     Request,
 )
 
-TTL_SECONDS = 30 * 24 * 3600.0
-SWEEP_EVERY = 1000
 RESPONSES = "openai-responses"
 _MARK = "encrypted_content"
 
@@ -69,22 +65,8 @@ def vendors_to_tell_apart(config: GatewayConfig) -> bool:
 class ProvenanceIndex(ExpiringIndex):
     """Blob digest → issuing vendor, per tenant, over one backend (module docstring)."""
 
-    def __init__(
-        self,
-        backend: KeyValueBackend,
-        *,
-        ttl_seconds: float = TTL_SECONDS,
-        sweep_every: int = SWEEP_EVERY,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        super().__init__(
-            backend,
-            namespace="provenance",
-            member="issuer",
-            ttl_seconds=ttl_seconds,
-            sweep_every=sweep_every,
-            clock=clock,
-        )
+    namespace = "provenance"
+    member = "issuer"
 
     async def record(self, tenant: str, issuer: str, blobs: Iterable[str]) -> None:
         """Note that ``issuer`` issued ``blobs`` (renewing their expiry)."""

@@ -14,7 +14,6 @@ from interlock.codecs._sse import SseEvent
 from interlock.codecs.registry import wire_codec
 from interlock.gateway.config import parse_config
 from interlock.gateway.provenance import (
-    TTL_SECONDS,
     ProvenanceIndex,
     answer_blobs,
     event_blobs,
@@ -23,6 +22,7 @@ from interlock.gateway.provenance import (
     vendors_to_tell_apart,
 )
 from interlock.gateway.stores import Store, open_store
+from interlock.gateway.stores._expiring import TTL_SECONDS
 from interlock.transcript import UNKNOWN_ISSUER, ReasoningPart, ReplayPolicy, Request
 
 

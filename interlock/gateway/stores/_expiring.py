@@ -11,27 +11,32 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import ClassVar
 
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._store import Namespace, store_key
 
+TTL_SECONDS = 30 * 24 * 3600.0
+"""The Responses API's own retention of stored responses (30 days)."""
+SWEEP_EVERY = 1000
+
 
 class ExpiringIndex:
-    """Entries of one ``namespace`` naming one ``member`` value each (module docstring)."""
+    """Entries of one ``namespace`` naming one ``member`` value each (module docstring);
+    a subclass names both."""
+
+    namespace: ClassVar[Namespace]
+    member: ClassVar[str]
 
     def __init__(
         self,
         backend: KeyValueBackend,
         *,
-        namespace: Namespace,
-        member: str,
-        ttl_seconds: float,
-        sweep_every: int,
+        ttl_seconds: float = TTL_SECONDS,
+        sweep_every: int = SWEEP_EVERY,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.backend = backend
-        self.namespace: Namespace = namespace
-        self.member = member
         self.ttl_seconds = ttl_seconds
         self.sweep_every = sweep_every
         self.clock = clock

@@ -2,9 +2,9 @@
 
 A ``GET /v1/responses/{id}`` carries no model, so the gateway cannot route it; it asks
 this index, filled as answers pass through the proxy. Entries are keyed by tenant, so a
-tenant finds only the responses it created. Each entry expires :data:`TTL_SECONDS` after
+tenant finds only the responses it created. Each entry expires :data:`~interlock.gateway.stores._expiring.TTL_SECONDS` after
 it was written (the Responses API's own retention is 30 days); an expired entry counts as
-absent, and every :data:`SWEEP_EVERY` writes of a process the writing tenant's expired
+absent, and every :data:`~interlock.gateway.stores._expiring.SWEEP_EVERY` writes of a process the writing tenant's expired
 entries are deleted, so the index stays bounded by what its tenants created within the
 expiry.
 
@@ -20,36 +20,16 @@ gateway drops it.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 
-from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._expiring import ExpiringIndex
 from interlock.gateway.stores._store import store_key
-
-TTL_SECONDS = 30 * 24 * 3600.0
-SWEEP_EVERY = 1000
 
 
 class ResponseIndex(ExpiringIndex):
     """Response id → upstream name, per tenant, over one backend (module docstring)."""
 
-    def __init__(
-        self,
-        backend: KeyValueBackend,
-        *,
-        ttl_seconds: float = TTL_SECONDS,
-        sweep_every: int = SWEEP_EVERY,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        super().__init__(
-            backend,
-            namespace="response",
-            member="upstream",
-            ttl_seconds=ttl_seconds,
-            sweep_every=sweep_every,
-            clock=clock,
-        )
+    namespace = "response"
+    member = "upstream"
 
     async def remember(self, tenant: str, response_id: str, upstream: str) -> None:
         """Note that ``upstream`` holds ``response_id`` for ``tenant`` (renewing its expiry)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from interlock.gateway.stores import ResponseIndex, Store
-from interlock.gateway.stores._responses import TTL_SECONDS
+from interlock.gateway.stores._expiring import TTL_SECONDS
 
 
 class Clock:
