@@ -504,9 +504,13 @@ class RunLogWriter:
             self._timer = None
         flusher, self._flusher = self._flusher, None
         if flusher is not None:
-            flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await flusher
+            # Let a timed flush finish, never cancel it: its frames have left the buffer and
+            # its chunk may still wait for the store's thread; cancelled there, the chunk
+            # would never be written while the next head lists it (a reader's LogGapError).
+            await flusher
+        if self._timer is not None:  # the flush may have set one for frames it raced
+            self._timer.cancel()
+            self._timer = None
         self._dirty = False
         await self.flush(ended=True)
 

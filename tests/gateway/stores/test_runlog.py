@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -232,3 +233,30 @@ async def test_waiting_for_the_end_sees_it_written_by_another_process(store: Sto
     writer.append(frames(3))
     await writer.close()
     assert await waiting == frames(3)[0]
+
+
+async def test_closing_during_a_timed_flush_loses_no_frames(store: Store) -> None:
+    """A timed flush whose write still waits for the store (its thread busy under load) is
+    finished, not cancelled, by ``close``: cancelled, its chunk was never written while the
+    final head listed it, and a reader got ``LogGapError``."""
+    gate = asyncio.Event()
+    waiting = asyncio.Event()
+    real_set_many = store.backend.set_many
+
+    async def queued_set_many(items: Any) -> None:
+        if not gate.is_set():
+            waiting.set()
+            await gate.wait()  # a write queued behind others
+        await real_set_many(items)
+
+    log = RunLog(store.backend, flush_seconds=0.01)
+    writer = await log.open(KEY)
+    store.backend.set_many = queued_set_many  # type: ignore[method-assign]  # a slow store
+    writer.append(frames(1, 2))
+    await asyncio.wait_for(waiting.wait(), 5)
+    closing = asyncio.create_task(writer.close())
+    await asyncio.sleep(0.05)
+    gate.set()
+    await asyncio.wait_for(closing, 5)
+    read = await log.read(KEY, 0)
+    assert read is not None and read.frames == frames(1, 2)
