@@ -482,15 +482,8 @@ def main() -> int:
     if arguments.callgrind:
         history_callgrind.arguments_valid(arguments)
     work = Path(tempfile.mkdtemp(prefix="interlock-history-bench-"))
-    ports = {"chat": pb.free_port(), "responses": pb.free_port()}
-    processes = [
-        pb.emulator("openai-chat", ports["chat"], work, 2),
-        pb.emulator("openai-responses", ports["responses"], work, 2),
-    ]
-    config = work / "interlock.toml"
-    config.write_text(
-        pb.config_text(ports["chat"], ports["responses"])
-        + history_callgrind.RESPONSES_CLIENT_MODELS
+    ports, processes, config = pb.emulated_upstreams(
+        work, history_callgrind.RESPONSES_CLIENT_MODELS
     )
     variants: list[Variant] = []
     sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])

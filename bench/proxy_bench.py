@@ -107,6 +107,19 @@ def emulator(protocol: str, port: int, cwd: Path, workers: int = 1) -> subproces
     return process
 
 
+def emulated_upstreams(work: Path, extra: str = "") -> tuple[list[subprocess.Popen[bytes]], Path]:
+    """A Chat and a Responses emulator (two workers each) and a gateway config for them (plus
+    ``extra``) in ``work``: the processes to stop, and the config's path."""
+    ports = {"chat": free_port(), "responses": free_port()}
+    processes = [
+        emulator("openai-chat", ports["chat"], work, 2),
+        emulator("openai-responses", ports["responses"], work, 2),
+    ]
+    config = work / "interlock.toml"
+    config.write_text(config_text(ports["chat"], ports["responses"]) + extra)
+    return ports, processes, config
+
+
 def gateway(config: Path, port: int, cwd: Path, workers: int = 1) -> subprocess.Popen[bytes]:
     arguments = ["serve", "--config", str(config), "--port", str(port)]
     return start([*arguments, "--workers", str(workers)], cwd, GATEWAY_SOURCE)

@@ -182,13 +182,7 @@ def main() -> int:
     parser.add_argument("--paced-only", action="store_true", help="skip the one-at-a-time pairs")
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="interlock-small-bench-"))
-    ports = {"chat": pb.free_port(), "responses": pb.free_port()}
-    processes = [
-        pb.emulator("openai-chat", ports["chat"], work, 2),
-        pb.emulator("openai-responses", ports["responses"], work, 2),
-    ]
-    config = work / "interlock.toml"
-    config.write_text(pb.config_text(ports["chat"], ports["responses"]))
+    ports, processes, config = pb.emulated_upstreams(work)
     sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])
     variants: list[hb.Variant] = []
     try:
