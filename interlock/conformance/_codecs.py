@@ -150,48 +150,32 @@ _EXECUTED = "executed_tools"
 gets them back on the assistant message, as the Chat codec keeps any vendor field."""
 _CHAT_REASONING_KEYS = frozenset({"reasoning_content", "reasoning", "reasoning_details", _EXECUTED})
 
+
+def _chat(
+    reasoning: str, *, carries: frozenset[str] = frozenset(), vendor: frozenset[str] = frozenset()
+) -> Target:
+    """Chat encoded for the upstreams of one reasoning dialect (``none``: plain OpenAI)."""
+    return Target(
+        name="openai_chat" if reasoning == "none" else f"openai_chat[{reasoning}]",
+        dialect="openai_chat",
+        options={"reasoning_dialect": reasoning},
+        stream_options=_CHAT_STREAM,
+        one_text_stream=True,
+        carries=carries,
+        vendor_keys=vendor,
+    )
+
+
 _VARIANTS: dict[str, tuple[Target, ...]] = {
     "openai_chat": (
-        Target(
-            name="openai_chat",
-            dialect="openai_chat",
-            options={"reasoning_dialect": "none"},
-            stream_options=_CHAT_STREAM,
-            one_text_stream=True,
-        ),
-        Target(
-            name="openai_chat[reasoning_content]",
-            dialect="openai_chat",
-            options={"reasoning_dialect": "reasoning_content"},
-            stream_options=_CHAT_STREAM,
-            one_text_stream=True,
-            vendor_keys=frozenset({"reasoning_content", _EXECUTED}),
-        ),
-        Target(
-            name="openai_chat[openrouter]",
-            dialect="openai_chat",
-            options={"reasoning_dialect": "openrouter"},
-            stream_options=_CHAT_STREAM,
-            one_text_stream=True,
-            carries=frozenset({OPENROUTER_DETAIL}),
-            vendor_keys=_CHAT_REASONING_KEYS,
-        ),
-        Target(
-            name="openai_chat[reasoning]",
-            dialect="openai_chat",
-            options={"reasoning_dialect": "reasoning"},
-            stream_options=_CHAT_STREAM,
-            one_text_stream=True,
-            vendor_keys=frozenset({"reasoning", "include_reasoning", _EXECUTED}),
-        ),
-        Target(
-            name="openai_chat[gemini-compat]",
-            dialect="openai_chat",
-            options={"reasoning_dialect": "gemini-compat"},
-            stream_options=_CHAT_STREAM,
-            one_text_stream=True,
+        _chat("none"),
+        _chat("reasoning_content", vendor=frozenset({"reasoning_content", _EXECUTED})),
+        _chat("openrouter", carries=frozenset({OPENROUTER_DETAIL}), vendor=_CHAT_REASONING_KEYS),
+        _chat("reasoning", vendor=frozenset({"reasoning", "include_reasoning", _EXECUTED})),
+        _chat(
+            "gemini-compat",
             carries=frozenset({GEMINI_SIGNATURE}),
-            vendor_keys=frozenset({"extra_content", _EXECUTED}),
+            vendor=frozenset({"extra_content", _EXECUTED}),
         ),
     ),
 }
