@@ -130,6 +130,10 @@ class UpstreamConfig:
     vendor: str | None = None
     """``openai-responses`` only: the vendor issuing (and alone accepting) this upstream's
     encrypted reasoning; set from ``base_url`` when loaded without one (:mod:`.vendors`)."""
+    conversations: bool = False
+    """``openai-responses`` only: new conversations (which carry no model) are created in
+    this upstream. At most one upstream sets it; needed only with several Responses
+    upstreams (:mod:`.conversations`)."""
 
     @property
     def issuer(self) -> str:
@@ -407,12 +411,15 @@ def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
             "max_header_bytes": _positive(int),
             "transport": _choice(get_args(TransportName)),
             "vendor": check_vendor,
+            "conversations": bool,
         }
     )
     if fields.get("reasoning_dialect") and fields["protocol"] != "openai-chat":
         raise ConfigError(table.key("reasoning_dialect"), "only for protocol openai-chat")
     if fields.get("vendor") and fields["protocol"] != "openai-responses":
         raise ConfigError(table.key("vendor"), "only for protocol openai-responses")
+    if fields.get("conversations") and fields["protocol"] != "openai-responses":
+        raise ConfigError(table.key("conversations"), "only for protocol openai-responses")
     base_url = cast(str, fields["base_url"])
     if base_url.startswith(EMULATOR_SCHEME):
         if base_url.removeprefix(EMULATOR_SCHEME).strip("/") not in PROTOCOLS:
@@ -499,6 +506,13 @@ def _check_unique(names: Sequence[str], key: str) -> None:
 
 def _check_references(config: GatewayConfig) -> None:
     _check_unique([upstream.name for upstream in config.upstreams], "upstreams")
+    homes = [index for index, up in enumerate(config.upstreams) if up.conversations]
+    if len(homes) > 1:
+        first = config.upstreams[homes[0]].name
+        raise ConfigError(
+            f"upstreams[{homes[1]}].conversations",
+            f"upstream {first!r} already receives new conversations; set it on one upstream",
+        )
     _check_unique([model.name for model in config.models], "models")
     _check_unique([agent.name for agent in config.agents], "agents")
     models = {model.name for model in config.models}

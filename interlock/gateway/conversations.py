@@ -18,9 +18,10 @@ upstream holds it (:class:`~interlock.gateway.stores.ResponseIndex`):
 * deleting a conversation through the gateway drops its entry.
 
 Conversations carry no model, so a new conversation (and an id never seen) goes to the
-one OpenAI Responses upstream configured; with none, or several, those requests are
-refused with a 404 / 400 saying so (a conversation the gateway knows goes to the upstream
-recorded for it). Answers come back as the upstream gave them
+OpenAI Responses upstream configured with ``conversations = true``, or else to the only
+one configured; with none, or several and none chosen, those requests are refused with a
+404 / 400 saying so (a conversation the gateway knows goes to the upstream recorded for
+it). Answers come back as the upstream gave them
 (``x-interlock-translation: exact``).
 """
 
@@ -69,8 +70,12 @@ async def check_conversation(proxy: Proxy, call: ProxyCall) -> None:
 
 
 def _home(upstreams: Mapping[str, Upstream]) -> Upstream:
-    """The one Responses upstream new conversations go to, or the refusal saying why."""
+    """The Responses upstream new conversations go to (the one configured with
+    ``conversations = true``, else the only one), or the refusal saying why."""
     found = [up for up in upstreams.values() if up.dialect.name == RESPONSES]
+    chosen = [up for up in found if up.config.conversations]
+    if chosen:
+        return chosen[0]
     if len(found) == 1:
         return found[0]
     if not found:
@@ -82,8 +87,9 @@ def _home(upstreams: Mapping[str, Upstream]) -> Upstream:
     names = ", ".join(sorted(up.name for up in found))
     raise ProxyError(
         400,
-        "Conversations carry no model, so the gateway sends them to its one OpenAI "
-        f"Responses upstream; several are configured ({names}).",
+        "Conversations carry no model, so the gateway sends new ones to one OpenAI "
+        f"Responses upstream; several are configured ({names}): set `conversations = true` "
+        "on the one that should keep them.",
         code="conversations_not_routed",
     )
 

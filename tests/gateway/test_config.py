@@ -79,6 +79,19 @@ def test_valid_config_reads_keys_from_the_environment() -> None:
             "[[models]]\nname='m'\nupstream='a'\nmodel='x'\nthought_signatures='always'",
             "models[0].thought_signatures",
         ),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='openai-chat'\nbase_url='https://x'\nconversations=true",
+            "upstreams[0].conversations",
+        ),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='openai-responses'\nbase_url='https://x'\nconversations=1",
+            "upstreams[0].conversations",
+        ),
+        (
+            "[[upstreams]]\nname='a'\nprotocol='openai-responses'\nbase_url='https://x'\nconversations=true\n"
+            "[[upstreams]]\nname='b'\nprotocol='openai-responses'\nbase_url='https://y'\nconversations=true",
+            "upstreams[1].conversations",
+        ),
         ("[[agents]]\nname='a'\nmodel='ghost'", "agents[0].model"),
         ("[server]\nport = 'eighty'", "server.port"),
         ("[server]\ndrain_seconds = 0", "server.drain_seconds"),

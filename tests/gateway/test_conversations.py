@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import openai
 import pytest
 from openai import OpenAI
 
-from interlock.emulators import Emulator
+from interlock.emulators import Emulator, emulator_app
 from interlock.emulators.openai_responses import OpenAIResponsesEmulator
 from tests.gateway.helpers import client, gateway
-from tests.gateway.serving import emulators_on_loopback, serve
+from tests.gateway.serving import app_on_loopback, emulators_on_loopback, serve
 
 CONFIG = """
 [server]
@@ -231,4 +232,60 @@ async def test_without_one_responses_upstream_conversations_are_refused() -> Non
                 error = answer.json()["error"]
                 assert answer.status_code == status, answer.text
                 assert error["code"] == "conversations_not_routed"
+                if status == 400:
+                    assert "`conversations = true`" in error["message"]
                 assert answer.headers["x-interlock-translation"] == "none"
+
+
+# ------------------------------ several Responses upstreams: the one chosen in the config
+
+CHOSEN = """
+[server]
+access_log = false
+
+[[upstreams]]
+name = "first"
+protocol = "openai-responses"
+base_url = "{first}/v1"
+
+[[upstreams]]
+name = "second"
+protocol = "openai-responses"
+base_url = "{second}/v1"
+conversations = true
+
+[[models]]
+name = "on-first"
+upstream = "first"
+model = "gpt-5-emulated"
+
+[[models]]
+name = "on-second"
+upstream = "second"
+model = "gpt-5-emulated"
+"""
+
+
+def test_with_several_responses_upstreams_new_conversations_go_to_the_chosen_one(
+    tmp_path: Path,
+) -> None:
+    first, second = OpenAIResponsesEmulator(), OpenAIResponsesEmulator()
+    with (
+        app_on_loopback(emulator_app(first)) as first_url,
+        app_on_loopback(emulator_app(second)) as second_url,
+    ):
+        config = tmp_path / "interlock.toml"
+        config.write_text(CHOSEN.format(first=first_url, second=second_url))
+        with serve(config, tmp_path) as url, OpenAI(base_url=f"{url}/v1", api_key="k") as sdk:
+            created = sdk.conversations.create(metadata={"topic": "routing"})
+            assert created.id in second.conversations and created.id not in first.conversations
+            answered = sdk.responses.create(model="on-second", conversation=created.id, input="hi")
+            with sdk.responses.stream(
+                model="on-second", conversation=created.id, input="again"
+            ) as stream:
+                streamed = stream.get_final_response()
+            assert answered.output_text and streamed.output_text
+            items = sdk.conversations.items.list(created.id).data
+            assert len([item for item in items if item.type == "message"]) == 4
+            with pytest.raises(openai.NotFoundError):  # the first never held it: its own 404
+                sdk.responses.create(model="on-first", conversation=created.id, input="hi")
