@@ -7,6 +7,7 @@ test's own tree first on ``PYTHONPATH`` so tools named in the config (``tests.â€
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from interlock.emulators import Emulator, create_emulator, emulator_app
 
@@ -33,14 +35,43 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def gated(app: ASGIApp, gate: threading.Event) -> ASGIApp:
+    """``app`` whose answers stop after their first body chunk until ``gate`` is set: a
+    model that holds a stream open exactly as long as the test needs, however loaded the
+    machine (a delay long enough for every step would make the test slow)."""
+
+    async def held(scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def send_held(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.body":
+                if started and not gate.is_set():
+                    await asyncio.to_thread(gate.wait)
+                started = started or bool(message.get("body"))
+            await send(message)
+
+        await app(scope, receive, send_held)
+
+    return held
+
+
 @contextmanager
-def slow_upstream(stream_delay: float) -> Iterator[tuple[str, Emulator]]:
+def slow_upstream(
+    stream_delay: float, gate: threading.Event | None = None
+) -> Iterator[tuple[str, Emulator]]:
     """A Chat Completions emulator on loopback whose streams wait ``stream_delay`` seconds
-    between events (a slow model)."""
+    between events (a slow model), and, with ``gate``, hold after their first event until
+    it is set."""
     emulator = create_emulator("openai-chat", stream_delay=stream_delay)
+    app = emulator_app(emulator)
     port = free_port()
     config = uvicorn.Config(
-        emulator_app(emulator), host="127.0.0.1", port=port, log_level="warning", access_log=False
+        app if gate is None else gated(app, gate),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -52,6 +83,8 @@ def slow_upstream(stream_delay: float) -> Iterator[tuple[str, Emulator]]:
     try:
         yield f"http://127.0.0.1:{port}/v1", emulator
     finally:
+        if gate is not None:
+            gate.set()  # a failed test must not leave a stream held
         server.should_exit = True
         thread.join(timeout=10)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,7 +55,8 @@ def replica_factory(tmp_path: Path, executions_file: Path) -> Iterator[list[Repl
 def test_in_flight_stream_finishes_while_new_requests_are_refused(
     tmp_path: Path, executions_file: Path, replica_factory: list[Replica]
 ) -> None:
-    with slow_upstream(stream_delay=0.4) as (upstream, _):
+    gate = threading.Event()
+    with slow_upstream(stream_delay=0, gate=gate) as (upstream, _):
         replica = start_replica(tmp_path, upstream, executions_file, drain_seconds=60)
         replica_factory.append(replica)
         client = openai.OpenAI(base_url=f"{replica.url}/v1", api_key="-", max_retries=0)
@@ -81,6 +83,8 @@ def test_in_flight_stream_finishes_while_new_requests_are_refused(
             agui = httpx.post(f"{replica.url}/agui/assistant", json=run_input("t", "hi"))
             assert agui.status_code == 503
             assert agui.json()["error"]["code"] == "replica_draining"
+            assert replica.probe("/livez") == 200  # the held stream kept the replica up
+            gate.set()
             rest = list(chunks)
         text = "".join(
             chunk.choices[0].delta.content or "" for chunk in [first, *rest] if chunk.choices
