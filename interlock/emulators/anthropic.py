@@ -4,7 +4,8 @@ It checks like the service: an ``anthropic-version`` header, then the request ru
 :func:`~interlock.codecs.anthropic.find_violation` (envelope, thinking settings, alternating
 roles, tool pairing, the leading thinking block of an open tool loop) with the service's
 own error strings, and a thinking block's signature must be one this emulator minted for
-exactly that thinking text (anything else: ``Invalid `signature` in `thinking` block``).
+exactly that thinking text, by the vendor it stands for (``issuer``: anything else, another
+vendor's signature included, is ``Invalid `signature` in `thinking` block``).
 With thinking on, it answers like a Claude model: a signed thinking block first, then text
 or ``tool_use`` blocks with ``toolu_`` ids; ``stop_reason`` ``tool_use`` or ``end_turn``.
 A prompt containing the documented magic string adds a ``redacted_thinking`` block.
@@ -33,6 +34,7 @@ from interlock.codecs.anthropic import (
     encode_response,
     find_violation,
 )
+from interlock.codecs.anthropic._wire import PROVIDER
 from interlock.emulators._brain import (
     DefaultBrain,
     Rejection,
@@ -65,17 +67,23 @@ REDACTED_TRIGGER = (
 _VERSION_MISSING = "anthropic-version: header is required"
 
 
-def thinking_token(model: str, text: str) -> str:
-    """The signature this emulator gives a thinking block: bound to the model and the text."""
-    return mint_token(ANTHROPIC_THINKING_SIGNATURE, f"{model}\x00{text}")
+def token_kind(format: str, issuer: str = PROVIDER) -> str:
+    """The token kind of ``issuer``'s payloads of ``format`` (each vendor's own keys)."""
+    return format if issuer == PROVIDER else f"{issuer}.{format.partition('.')[2]}"
 
 
-def _signature_check(model: str) -> Callable[[JsonObject], bool]:
+def thinking_token(model: str, text: str, issuer: str = PROVIDER) -> str:
+    """The signature an emulator of vendor ``issuer`` gives a thinking block: bound to the
+    vendor, the model and the text."""
+    return mint_token(token_kind(ANTHROPIC_THINKING_SIGNATURE, issuer), f"{model}\x00{text}")
+
+
+def _signature_check(model: str, issuer: str) -> Callable[[JsonObject], bool]:
     def valid(block: JsonObject) -> bool:
-        """Minted here, by this model, for exactly this thinking text."""
+        """Minted by this vendor's emulator, by this model, for exactly this thinking text."""
         signature = block.get("signature")
         text = block.get("thinking")
-        return isinstance(text, str) and signature == thinking_token(model, text)
+        return isinstance(text, str) and signature == thinking_token(model, text, issuer)
 
     return valid
 
@@ -85,18 +93,29 @@ def _reject(status: int, message: str) -> Rejection:
 
 
 class AnthropicEmulator(EmulatedService):
-    """An Anthropic Messages service answering from a script, then from the brain."""
+    """An Anthropic Messages service answering from a script, then from the brain.
+
+    ``issuer`` is the vendor it stands for (``anthropic``, ``deepseek``…): its signatures
+    verify only here, as each vendor's service accepts only the thinking it signed, and a
+    non-default vendor's message and tool-use ids carry its name (``msg_emudeepseek_000001``).
+    """
 
     def __init__(
-        self, brain: DefaultBrain | ScriptBrain | None = None, *, offload: bool = False
+        self,
+        brain: DefaultBrain | ScriptBrain | None = None,
+        *,
+        offload: bool = False,
+        issuer: str = PROVIDER,
     ) -> None:
         super().__init__(brain, offload=offload)
         self._counter = 0
+        self.issuer = issuer
+        self._stem = "emu" if issuer == PROVIDER else f"emu{issuer}"
 
     def validate(self, payload: JsonObject) -> Rejection | None:
         """The service's request rules, in the order it reports them."""
         model = payload.get("model")
-        check = _signature_check(model if isinstance(model, str) else "")
+        check = _signature_check(model if isinstance(model, str) else "", self.issuer)
         violation = find_violation(payload, signature_valid=check)
         if violation is None:
             return None
@@ -178,21 +197,23 @@ class AnthropicEmulator(EmulatedService):
             if isinstance(part, ReasoningPart):
                 if enabled:
                     opaque = Opaque(
-                        provider="anthropic",
+                        provider=self.issuer,
                         format=ANTHROPIC_THINKING_SIGNATURE,
-                        data=thinking_token(request.model, part.text),
+                        data=thinking_token(request.model, part.text, self.issuer),
                     )
                     parts.append(ReasoningPart(reasoning_kind="raw", text=part.text, opaque=opaque))
                     if REDACTED_TRIGGER in json.dumps(payload.get("messages")):
-                        parts.append(_redacted())
+                        parts.append(_redacted(self.issuer))
                 continue
             if isinstance(part, ToolCallPart):
-                part = replace(part, call_id=f"toolu_emu_{self._counter:04d}_{part.call_id[-1]}")
+                part = replace(
+                    part, call_id=f"toolu_{self._stem}_{self._counter:04d}_{part.call_id[-1]}"
+                )
             parts.append(part)
         calls = any(isinstance(part, ToolCallPart) for part in parts)
         return replace(
             response,
-            id=f"msg_emu_{self._counter:06d}",
+            id=f"msg_{self._stem}_{self._counter:06d}",
             model=request.model or response.model,
             message=Message(role="assistant", parts=tuple(parts)),
             native_finish_reason="tool_use" if calls else "end_turn",
@@ -200,9 +221,9 @@ class AnthropicEmulator(EmulatedService):
         )
 
 
-def _redacted() -> ReasoningPart:
-    data = mint_token(ANTHROPIC_REDACTED_THINKING, "redacted")
-    opaque = Opaque(provider="anthropic", format=ANTHROPIC_REDACTED_THINKING, data=data)
+def _redacted(issuer: str) -> ReasoningPart:
+    data = mint_token(token_kind(ANTHROPIC_REDACTED_THINKING, issuer), "redacted")
+    opaque = Opaque(provider=issuer, format=ANTHROPIC_REDACTED_THINKING, data=data)
     return ReasoningPart(reasoning_kind="encrypted", opaque=opaque)
 
 

@@ -46,7 +46,7 @@ from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.operations import ProxyOperations
-from interlock.gateway.provenance import ProvenanceIndex, vendors_to_tell_apart
+from interlock.gateway.provenance import ProvenanceIndex, vendor_dialects
 from interlock.gateway.proxy import Proxy
 from interlock.gateway.rate_limits import rate_limiter
 from interlock.gateway.replicas import ReplicaRegistry, config_digests, is_shared
@@ -146,7 +146,7 @@ def _emulator_transport(
     options: dict[str, Any] = {}
     if config.reasoning_dialect:
         options["reasoning_dialect"] = config.reasoning_dialect
-    if config.protocol == "openai-responses":
+    if config.issuer:
         options["issuer"] = config.issuer  # mints and accepts only its vendor's reasoning
     if config.protocol == "gemini":
         # The emulated models require thought signatures the way the config says they do.
@@ -216,8 +216,10 @@ def build_gateway(
         ),
     )
     proxy.router = router
-    if vendors_to_tell_apart(config):
+    told_apart = vendor_dialects(config)
+    if told_apart:
         proxy.provenance = ProvenanceIndex(store.backend)
+        proxy.provenance.dialects = told_apart
     return Gateway(
         config=config,
         store=store,

@@ -34,7 +34,7 @@ from interlock.gateway.config_table import choice as _choice
 from interlock.gateway.config_table import non_negative_int as _non_negative_int
 from interlock.gateway.config_table import positive as _positive
 from interlock.gateway.config_table import strings as _strings
-from interlock.gateway.vendors import check_vendor, default_vendor
+from interlock.gateway.vendors import VENDOR_PROTOCOLS, check_vendor, default_vendor
 
 Protocol: TypeAlias = DialectName
 """An upstream's wire dialect: one of the codec registry's names."""
@@ -128,8 +128,9 @@ class UpstreamConfig:
     transport: TransportName = "interlock"
     """``interlock``: the lean HTTP/1.1 transport (``http1``); ``httpx``: httpx's own."""
     vendor: str | None = None
-    """``openai-responses`` only: the vendor issuing (and alone accepting) this upstream's
-    encrypted reasoning; set from ``base_url`` when loaded without one (:mod:`.vendors`)."""
+    """``openai-responses`` and ``anthropic`` only: the vendor issuing (and alone accepting)
+    this upstream's opaque reasoning; set from ``base_url`` when loaded without one
+    (:mod:`.vendors`)."""
     conversations: bool = False
     """``openai-responses`` only: new conversations (which carry no model) are created in
     this upstream. At most one upstream sets it; needed only with several Responses
@@ -137,11 +138,11 @@ class UpstreamConfig:
 
     @property
     def issuer(self) -> str:
-        """The vendor of this Responses upstream's encrypted reasoning (:mod:`.vendors`);
-        ``""`` for the other protocols."""
-        if self.protocol != "openai-responses":
+        """The vendor of this upstream's opaque reasoning (Responses encrypted reasoning,
+        Anthropic thinking signatures; :mod:`.vendors`); ``""`` for the other protocols."""
+        if self.protocol not in VENDOR_PROTOCOLS:
             return ""
-        return self.vendor or default_vendor(self.base_url)
+        return self.vendor or default_vendor(self.base_url, self.protocol)
 
     @property
     def emulated(self) -> bool:
@@ -416,8 +417,8 @@ def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
     )
     if fields.get("reasoning_dialect") and fields["protocol"] != "openai-chat":
         raise ConfigError(table.key("reasoning_dialect"), "only for protocol openai-chat")
-    if fields.get("vendor") and fields["protocol"] != "openai-responses":
-        raise ConfigError(table.key("vendor"), "only for protocol openai-responses")
+    if fields.get("vendor") and fields["protocol"] not in VENDOR_PROTOCOLS:
+        raise ConfigError(table.key("vendor"), "only for protocol openai-responses or anthropic")
     if fields.get("conversations") and fields["protocol"] != "openai-responses":
         raise ConfigError(table.key("conversations"), "only for protocol openai-responses")
     base_url = cast(str, fields["base_url"])
@@ -434,8 +435,8 @@ def _upstream(table: _Table, environ: Mapping[str, str]) -> UpstreamConfig:
                 table.key("api_key_env"), f"environment variable {variable} is not set or empty"
             )
         fields["api_key"] = value
-    if fields["protocol"] == "openai-responses":
-        fields.setdefault("vendor", default_vendor(base_url))
+    if fields["protocol"] in VENDOR_PROTOCOLS:
+        fields.setdefault("vendor", default_vendor(base_url, cast(str, fields["protocol"])))
     return UpstreamConfig(**fields)
 
 

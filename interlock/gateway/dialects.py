@@ -17,6 +17,7 @@ from interlock.codecs import openai_chat
 from interlock.codecs._contract import HttpFacts, StreamDecoder, StreamEncoder, WireCodec
 from interlock.codecs.registry import DIALECT_NAMES, wire_codec
 from interlock.gateway.config import ChatReasoningDialect, Protocol
+from interlock.gateway.vendors import VENDOR_PROTOCOLS
 from interlock.transcript import (
     UNKNOWN_ISSUER,
     Encoded,
@@ -134,11 +135,11 @@ def dialect(
     name: Protocol, reasoning_dialect: ChatReasoningDialect | None = None, issuer: str = ""
 ) -> Dialect:
     """The dialect ``name``; ``reasoning_dialect`` applies to ``openai-chat`` only,
-    ``issuer`` (the vendor of an upstream's encrypted reasoning, see :mod:`.vendors`) to
-    ``openai-responses`` only (its default vendor when empty)."""
+    ``issuer`` (the vendor of an upstream's opaque reasoning, see :mod:`.vendors`) to
+    ``openai-responses`` and ``anthropic`` only (the dialect's own vendor when empty)."""
     if name == "openai-chat":
         return _chat(reasoning_dialect or "none")
-    if name == "openai-responses" and issuer:
+    if name in VENDOR_PROTOCOLS and issuer:
         return Dialect.of(name, wire_codec(name, issuer=issuer))
     return Dialect.of(name, wire_codec(name))
 
@@ -146,13 +147,13 @@ def dialect(
 def ingress_dialects() -> dict[Protocol, Dialect]:
     """The dialects clients speak to the gateway, by protocol name.
 
-    A Responses client's history says nothing of which service issued its encrypted
-    reasoning: it is decoded as of :data:`UNKNOWN_ISSUER` (see :mod:`.provenance`)."""
+    A Responses or Anthropic client's history says nothing of which vendor's service issued
+    its opaque reasoning: it is decoded as of :data:`UNKNOWN_ISSUER` (see :mod:`.provenance`)."""
     return {
         name: dialect(
             name,
             INGRESS_CHAT_REASONING if name == "openai-chat" else None,
-            UNKNOWN_ISSUER if name == "openai-responses" else "",
+            UNKNOWN_ISSUER if name in VENDOR_PROTOCOLS else "",
         )
         for name in DIALECT_NAMES
     }

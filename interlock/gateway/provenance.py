@@ -1,27 +1,31 @@
-"""Which vendor issued the encrypted reasoning a Responses client sends back.
+"""Which vendor issued the opaque reasoning a Responses or Anthropic client sends back.
 
-A Responses client holds the ``encrypted_content`` of the answers it got and sends it back
-in its history; the wire does not say which service issued a blob, and each vendor's
-service (:mod:`.vendors`) refuses another's. The ingress decoder therefore labels a
-client's blob :data:`~interlock.transcript.UNKNOWN_ISSUER`, which the Responses encoder
-replays to its service (the service judges it) — right whenever the blob came from that
-vendor, which is always the case with one Responses vendor configured.
+A Responses client holds the ``encrypted_content`` of the answers it got, an Anthropic
+client the ``signature`` of each thinking block and the ``data`` of each
+``redacted_thinking`` block, and sends them back in its history; the wire does not say
+which service issued a blob, and each vendor's service (:mod:`.vendors`) refuses another's.
+The ingress decoder therefore labels a client's blob
+:data:`~interlock.transcript.UNKNOWN_ISSUER`, which the dialect's encoder replays to its
+service (the service judges it) — right whenever the blob came from that vendor, which is
+always the case with one vendor of the dialect configured.
 
-With two or more Responses vendors configured, the gateway records each blob it hands to a
-Responses client, as the answer passes through (streamed or not, relayed or re-encoded,
-before the client can have it): a digest of the blob → the vendor that issued it, per
-tenant, in the configured store (:class:`ProvenanceIndex`; entries expire after
-:data:`~interlock.gateway.stores._expiring.TTL_SECONDS`, the Responses API's own retention, and are swept as they expire). A
-request's blobs are looked up (one store round trip) and a blob recorded as another
-vendor's than the target's is labelled with that vendor: the encoder then drops it (and its
-step's ids) with a warning, or refuses under strict when the current turn's tool call needs
-it, and the body is re-encoded rather than passed through. A blob recorded as the target's
-own, or not recorded at all (history from before the gateway recorded, another gateway's,
-a store that lost it), stays unknown and goes to the target as the client sent it.
+With two or more vendors of one dialect configured (:func:`vendor_dialects`), the gateway
+records each blob it hands to a client of that dialect, as the answer passes through
+(streamed or not, relayed or re-encoded, before the client can have it): a digest of the
+blob → the vendor that issued it, per tenant, in the configured store
+(:class:`ProvenanceIndex`; entries expire after
+:data:`~interlock.gateway.stores._expiring.TTL_SECONDS`, the Responses API's own retention,
+and are swept as they expire). A request's blobs are looked up (one store round trip) and a
+blob recorded as another vendor's than the target's is labelled with that vendor: the
+encoder then drops it (Responses: with its step's ids) with a warning, or refuses under
+strict when the current turn's tool call needs it, and the body is re-encoded rather than
+passed through. A blob recorded as the target's own, or not recorded at all (history from
+before the gateway recorded, another gateway's, a store that lost it), stays unknown and
+goes to the target as the client sent it.
 
 The blob itself is never changed: a relayed answer stays byte-exact (wrapping the blob with
 its vendor would have made the index unnecessary, but would have changed the bytes every
-Responses client sees and ended byte-exact passthrough for every vendor but one).
+client sees and ended byte-exact passthrough for every vendor but one).
 """
 
 from __future__ import annotations
@@ -30,13 +34,17 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Final
 
 from interlock.codecs._sse import SseEvent
 from interlock.gateway.config import GatewayConfig
 from interlock.gateway.proxy_call import ProxyCall
 from interlock.gateway.stores._expiring import ExpiringIndex
 from interlock.gateway.stores._store import store_key
+from interlock.gateway.vendors import VENDOR_PROTOCOLS
 from interlock.transcript import (
+    ANTHROPIC_REDACTED_THINKING,
+    ANTHROPIC_THINKING_SIGNATURE,
     OPENAI_ENCRYPTED_CONTENT,
     UNKNOWN_ISSUER,
     JsonValue,
@@ -47,7 +55,14 @@ from interlock.transcript import (
 )
 
 RESPONSES = "openai-responses"
+ANTHROPIC = "anthropic"
 _MARK = "encrypted_content"
+_CLIENT_HELD = frozenset(
+    {OPENAI_ENCRYPTED_CONTENT, ANTHROPIC_THINKING_SIGNATURE, ANTHROPIC_REDACTED_THINKING}
+)
+"""The opaque formats a client holds and sends back (the others stay in the vault)."""
+_BLOB_FIELDS: Final = {"thinking": "signature", "redacted_thinking": "data"}
+"""Anthropic: the field of each block type holding its blob."""
 
 
 def digest(blob: str) -> str:
@@ -55,11 +70,19 @@ def digest(blob: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
+def vendor_dialects(config: GatewayConfig) -> frozenset[str]:
+    """The dialects whose upstreams in ``config`` have two or more vendors (only there is a
+    client's blob of uncertain issuer)."""
+    vendors: dict[str, set[str]] = {}
+    for upstream in config.upstreams:
+        if upstream.protocol in VENDOR_PROTOCOLS:
+            vendors.setdefault(upstream.protocol, set()).add(upstream.issuer)
+    return frozenset(protocol for protocol, issuers in vendors.items() if len(issuers) > 1)
+
+
 def vendors_to_tell_apart(config: GatewayConfig) -> bool:
-    """True when the config's Responses upstreams have two or more vendors (only then is
-    a client's blob of uncertain issuer)."""
-    vendors = {upstream.issuer for upstream in config.upstreams if upstream.protocol == RESPONSES}
-    return len(vendors) > 1
+    """True when some dialect's upstreams in ``config`` have two or more vendors."""
+    return bool(vendor_dialects(config))
 
 
 class ProvenanceIndex(ExpiringIndex):
@@ -67,6 +90,9 @@ class ProvenanceIndex(ExpiringIndex):
 
     namespace = "provenance"
     member = "issuer"
+    dialects: frozenset[str] = frozenset(VENDOR_PROTOCOLS)
+    """The dialects whose blobs are recorded and looked up (set per gateway to
+    :func:`vendor_dialects` of its config)."""
 
     async def record(self, tenant: str, issuer: str, blobs: Iterable[str]) -> None:
         """Note that ``issuer`` issued ``blobs`` (renewing their expiry)."""
@@ -88,20 +114,34 @@ class ProvenanceIndex(ExpiringIndex):
                 found[blob] = issuer
         return found
 
+    def tells_apart(self, call: ProxyCall) -> bool:
+        """True when ``call`` is a client of its upstream's dialect and that dialect's
+        vendors are told apart: the blobs of its history are looked up before encoding and
+        those of its answer recorded as the answer passes."""
+        name = call.ingress.name
+        return name == call.upstream.dialect.name and name in self.dialects
+
 
 # ---------------------------------------------------------------- blobs on the wire
 
 
-def answer_blobs(body: bytes) -> list[str]:
-    """The encrypted reasoning of a non-streamed Responses answer (read only when the
+def answer_blobs(body: bytes, dialect: str = RESPONSES) -> list[str]:
+    """The opaque reasoning of a non-streamed answer in ``dialect`` (read only when the
     body mentions it)."""
-    if _MARK.encode() not in body:
+    if dialect == ANTHROPIC:
+        if b'"signature"' not in body and b"redacted_thinking" not in body:
+            return []
+    elif _MARK.encode() not in body:
         return []
     try:
         document: JsonValue = json.loads(body)
     except ValueError:
         return []
-    return _output_blobs(document.get("output") if isinstance(document, dict) else None)
+    if not isinstance(document, dict):
+        return []
+    if dialect == ANTHROPIC:
+        return _content_blobs(document.get("content"))
+    return _output_blobs(document.get("output"))
 
 
 def event_blobs(events: Sequence[SseEvent]) -> list[str]:
@@ -124,6 +164,53 @@ def event_blobs(events: Sequence[SseEvent]) -> list[str]:
     return blobs
 
 
+class StreamBlobs:
+    """The opaque reasoning of one answer stream in ``dialect``, as its events arrive.
+
+    Anthropic streams a thinking block's signature as ``signature_delta`` pieces (one, in
+    practice): a signature is whole, and returned, at its block's ``content_block_stop``;
+    a ``redacted_thinking`` block arrives whole at its start."""
+
+    __slots__ = ("_dialect", "_signatures")
+
+    def __init__(self, dialect: str) -> None:
+        self._dialect = dialect
+        self._signatures: dict[int, str] = {}
+
+    def events(self, events: Sequence[SseEvent]) -> list[str]:
+        """The blobs completed by ``events``."""
+        if self._dialect != ANTHROPIC:
+            return event_blobs(events)
+        blobs: list[str] = []
+        for event in events:
+            if '"content_block_' not in event.data or not (
+                self._signatures or "signature" in event.data or "redacted" in event.data
+            ):
+                continue
+            try:
+                data: JsonValue = json.loads(event.data)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                blobs.extend(self._event(data))
+        return blobs
+
+    def _event(self, data: dict[str, JsonValue]) -> list[str]:
+        index, kind = data.get("index"), data.get("type")
+        if not isinstance(index, int):
+            return []
+        if kind == "content_block_start":
+            return _content_blobs([data.get("content_block")])
+        delta = data.get("delta")
+        if kind == "content_block_delta" and isinstance(delta, dict):
+            piece = delta.get("signature")
+            if delta.get("type") == "signature_delta" and isinstance(piece, str):
+                self._signatures[index] = self._signatures.get(index, "") + piece
+            return []
+        signature = self._signatures.pop(index, "") if kind == "content_block_stop" else ""
+        return [signature] if signature else []
+
+
 def _output_blobs(items: JsonValue) -> list[str]:
     if not isinstance(items, list):
         return []
@@ -136,11 +223,27 @@ def _output_blobs(items: JsonValue) -> list[str]:
     return blobs
 
 
+def _content_blobs(blocks: JsonValue) -> list[str]:
+    """The signatures of thinking blocks and the data of redacted ones among ``blocks``."""
+    if not isinstance(blocks, list):
+        return []
+    blobs: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        field = _BLOB_FIELDS.get(str(block.get("type")))
+        blob = block.get(field) if field is not None else None
+        if isinstance(blob, str) and blob:
+            blobs.append(blob)
+    return blobs
+
+
 # ---------------------------------------------------------------- a client's request
 
 
 def unknown_blobs(request: Request) -> list[str]:
-    """The encrypted reasoning of unrecorded issuer in ``request``'s history, in order."""
+    """The client-held opaque reasoning of unrecorded issuer in ``request``'s history, in
+    order."""
     return [
         blob
         for message in request.messages
@@ -151,12 +254,12 @@ def unknown_blobs(request: Request) -> list[str]:
 
 
 def _unknown(part: ReasoningPart) -> str | None:
-    """The blob of ``part`` when it is encrypted reasoning of unrecorded issuer."""
+    """The blob of ``part`` when it is client-held reasoning of unrecorded issuer."""
     opaque = part.opaque
     if opaque is None or opaque.provider != UNKNOWN_ISSUER:
         return None
     data = opaque.data
-    return data if opaque.format == OPENAI_ENCRYPTED_CONTENT and isinstance(data, str) else None
+    return data if opaque.format in _CLIENT_HELD and isinstance(data, str) else None
 
 
 def relabelled(request: Request, issuers: Mapping[str, str], target: str) -> Request | None:
@@ -192,9 +295,3 @@ async def resolve(
     if not blobs:
         return None
     return relabelled(request, await index.find(tenant, blobs), target)
-
-
-def recorded_issuer(call: ProxyCall) -> bool:
-    """True when ``call``'s answer hands encrypted reasoning to a Responses client (a
-    Responses client of a Responses upstream): its blobs are recorded."""
-    return call.ingress.name == RESPONSES and call.upstream.dialect.name == RESPONSES

@@ -45,13 +45,7 @@ from interlock.gateway.model_field import compact_json, rewrite_model
 from interlock.gateway.offload import OFFLOAD_BYTES, encode_in_pieces, off_loop
 from interlock.gateway.operations import ProxyOperations
 from interlock.gateway.pairing import refuse_unpaired
-from interlock.gateway.provenance import (
-    RESPONSES,
-    ProvenanceIndex,
-    answer_blobs,
-    recorded_issuer,
-    resolve,
-)
+from interlock.gateway.provenance import ProvenanceIndex, answer_blobs, resolve
 from interlock.gateway.proxy_call import ProxyCall, Route
 from interlock.gateway.proxy_history import decode, parse, remember, suffix_checks, vault_read
 from interlock.gateway.splice_rules import SPLICES
@@ -140,8 +134,8 @@ class Proxy:
         self.router: Router | None = None
         """Chooses, retries and falls back among a routed model's deployments."""
         self.provenance = provenance
-        """With two or more Responses vendors: which vendor issued the encrypted reasoning
-        a Responses client holds (:mod:`.provenance`)."""
+        """With two or more vendors of a dialect: which vendor issued the opaque reasoning
+        a client of that dialect holds (:mod:`.provenance`)."""
 
     def tenant(self, http_request: HttpRequest) -> str:
         """The caller's tenant, or a 401."""
@@ -236,7 +230,7 @@ class Proxy:
         same = call.ingress.name == upstream.dialect.name
         request = call.request
         foreign = None
-        if same and self.provenance is not None and upstream.dialect.name == RESPONSES:
+        if same and self.provenance is not None and self.provenance.tells_apart(call):
             foreign = await resolve(self.provenance, call.tenant, request, upstream.config.issuer)
             request = foreign or request  # another vendor's reasoning: re-encoded without it
         if not same:
@@ -405,10 +399,9 @@ class Proxy:
     async def complete(self, call: ProxyCall, response: httpx.Response) -> HttpResponse:
         """A non-streaming upstream answer, forwarded or translated (and vaulted)."""
         body = await self.read(call, response)
-        if self.provenance is not None and recorded_issuer(call):
-            await self.provenance.record(
-                call.tenant, call.upstream.config.issuer, answer_blobs(body)
-            )
+        if self.provenance is not None and self.provenance.tells_apart(call):
+            blobs = answer_blobs(body, call.upstream.dialect.name)
+            await self.provenance.record(call.tenant, call.upstream.config.issuer, blobs)
         headers = call.headers(response)
         media_type = response.headers.get("content-type", "application/json")
         if call.passthrough and not vault_needed(call.upstream.config, call.passthrough):

@@ -23,7 +23,7 @@ from interlock.codecs._sse import SseEvent, SseParser, format_sse
 from interlock.gateway.chat_usage import without_usage_chunks
 from interlock.gateway.lifecycle import SHUTDOWN_CODE, SHUTDOWN_MESSAGE, Lifecycle
 from interlock.gateway.operations import StreamUsage
-from interlock.gateway.provenance import event_blobs, recorded_issuer
+from interlock.gateway.provenance import StreamBlobs
 from interlock.gateway.proxy import Proxy, ProxyCall
 from interlock.gateway.response_state import StreamedId
 from interlock.gateway.stream_end import EndWatch
@@ -121,8 +121,12 @@ class _Relay:
         self.end = EndWatch(call.upstream.dialect.name)
         self.stored = StreamedId.watching(proxy.operations.responses, call)
         """Records a stored Responses answer's id (:mod:`.response_state`)."""
-        self.issued = proxy.provenance if recorded_issuer(call) else None
-        """Records which vendor issued the encrypted reasoning (:mod:`.provenance`)."""
+        provenance = proxy.provenance
+        self.issued = (
+            provenance if provenance is not None and provenance.tells_apart(call) else None
+        )
+        """Records which vendor issued the opaque reasoning (:mod:`.provenance`)."""
+        self.blobs = StreamBlobs(call.upstream.dialect.name)
         self.recorded: set[str] = set()
 
     async def pieces(self, response: httpx.Response) -> AsyncIterator[_Piece]:
@@ -167,9 +171,9 @@ class _Relay:
         return _Piece(raw, events, await self._observed(updates + ending), failure)
 
     async def _record(self, events: list[SseEvent]) -> None:
-        """Record the vendor of the encrypted reasoning among ``events`` (each blob once)."""
+        """Record the vendor of the opaque reasoning among ``events`` (each blob once)."""
         assert self.issued is not None, "only when recording"
-        blobs = [blob for blob in event_blobs(events) if blob not in self.recorded]
+        blobs = [blob for blob in self.blobs.events(events) if blob not in self.recorded]
         if blobs:
             self.recorded.update(blobs)
             config = self.call.upstream.config

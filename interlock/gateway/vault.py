@@ -9,8 +9,8 @@ lost it, the reasoning parts in front of the step's calls. What is neither in th
 request nor in the vault stays missing, and the strict encoder then refuses the request
 before anything is sent.
 
-Entries are kept per upstream (its name, and for a Responses upstream of a vendor other than
-``openai`` the vendor too: :func:`vault_space`), and each payload keeps the issuer it was
+Entries are kept per upstream (its name, and for a Responses or Anthropic upstream of a
+vendor other than its dialect's own the vendor too: :func:`vault_space`), and each payload keeps the issuer it was
 decoded with (:mod:`.vendors`): what an upstream answered is restored only for that upstream
 while its vendor stays the same, and its encoder replays only its own vendor's reasoning.
 """
@@ -27,9 +27,8 @@ from interlock.codecs._turns import current_turn_start
 from interlock.codecs.registry import wire_codec
 from interlock.gateway.config import Protocol, UpstreamConfig
 from interlock.gateway.stores import Store, vault_entries
-from interlock.gateway.vendors import DEFAULT_VENDOR
+from interlock.gateway.vendors import VENDOR_PROTOCOLS, home_vendor
 from interlock.transcript import (
-    OPENAI_ENCRYPTED_CONTENT,
     UNKNOWN_ISSUER,
     JsonValue,
     Message,
@@ -53,8 +52,8 @@ class VaultNeeds:
     provider: str = ""
     """The issuer of the reasoning payloads (``openai``, ``xai``, ``openrouter``)."""
     unrecorded: bool = False
-    """Responses: a client's encrypted reasoning of unrecorded issuer counts as the
-    upstream's own (:data:`~interlock.transcript.UNKNOWN_ISSUER`)."""
+    """Responses and Anthropic: a client's opaque reasoning of unrecorded issuer counts as
+    the upstream's own (:data:`~interlock.transcript.UNKNOWN_ISSUER`)."""
 
     @property
     def any(self) -> bool:
@@ -65,8 +64,8 @@ class VaultNeeds:
 def needs(upstream: UpstreamConfig) -> VaultNeeds:
     """What the upstream's dialect wants back, from its HTTP facts: signatures on calls
     (Gemini, native or via Chat ``gemini-compat``) and/or reasoning payloads of one issuer
-    (Responses, OpenRouter, Anthropic). A Responses upstream's reasoning issuer is its
-    vendor (:mod:`.vendors`)."""
+    (Responses, OpenRouter, Anthropic). A Responses or Anthropic upstream's reasoning issuer
+    is its vendor (:mod:`.vendors`)."""
     return _needs(upstream.protocol, upstream.reasoning_dialect, upstream.issuer)
 
 
@@ -88,7 +87,7 @@ def _needs(protocol: Protocol, reasoning_dialect: str | None, issuer: str) -> Va
         options["issuer"] = issuer
     facts = wire_codec(protocol, **options).http
     issuer = facts.reasoning_issuer
-    unrecorded = OPENAI_ENCRYPTED_CONTENT in facts.opaque_formats
+    unrecorded = protocol in VENDOR_PROTOCOLS
     return VaultNeeds(
         signatures=facts.signed_calls,
         reasoning=bool(issuer),
@@ -98,11 +97,14 @@ def _needs(protocol: Protocol, reasoning_dialect: str | None, issuer: str) -> Va
 
 
 def vault_space(upstream: UpstreamConfig) -> str:
-    """The vault's name for ``upstream``: its name, with ``@vendor`` for a Responses upstream
-    whose vendor is not ``openai`` (so a changed ``vendor`` finds none of the other's entries;
-    ``openai`` keeps the plain name entries had before vendors were told apart)."""
+    """The vault's name for ``upstream``: its name, with ``@vendor`` for a Responses or
+    Anthropic upstream whose vendor is not its dialect's own (``openai``, ``anthropic``), so
+    a changed ``vendor`` finds none of the other's entries; the dialect's own vendor keeps
+    the plain name entries had before vendors were told apart."""
     issuer = upstream.issuer
-    return upstream.name if issuer in ("", DEFAULT_VENDOR) else f"{upstream.name}@{issuer}"
+    if issuer in ("", home_vendor(upstream.protocol)):
+        return upstream.name
+    return f"{upstream.name}@{issuer}"
 
 
 def _arguments_text(arguments: str) -> str:

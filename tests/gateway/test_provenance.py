@@ -1,6 +1,6 @@
-"""Which vendor issued a client's encrypted reasoning: the index (on memory, a SQLite file
-and a real redis-server alike), the blobs read off answers and streams, and the relabelling
-of a request's blobs."""
+"""Which vendor issued a client's opaque reasoning (Responses encrypted content, Anthropic
+thinking signatures): the index (on memory, a SQLite file and a real redis-server alike),
+the blobs read off answers and streams, and the relabelling of a request's blobs."""
 
 from __future__ import annotations
 
@@ -15,15 +15,24 @@ from interlock.codecs.registry import wire_codec
 from interlock.gateway.config import parse_config
 from interlock.gateway.provenance import (
     ProvenanceIndex,
+    StreamBlobs,
     answer_blobs,
     event_blobs,
     relabelled,
+    resolve,
     unknown_blobs,
+    vendor_dialects,
     vendors_to_tell_apart,
 )
 from interlock.gateway.stores import Store, open_store
 from interlock.gateway.stores._expiring import TTL_SECONDS
-from interlock.transcript import UNKNOWN_ISSUER, ReasoningPart, ReplayPolicy, Request
+from interlock.transcript import (
+    UNKNOWN_ISSUER,
+    ReasoningPart,
+    ReplayPolicy,
+    Request,
+    response_to_updates,
+)
 
 
 class Clock:
@@ -148,3 +157,86 @@ def test_blobs_are_recorded_only_with_two_vendors_to_tell_apart(
         for n, url in enumerate(urls)
     )
     assert vendors_to_tell_apart(parse_config(text, {})) is expected
+
+
+# ---------------------------------------------------------------- Anthropic-compatible vendors
+
+THOUGHT = {"type": "thinking", "thinking": "t", "signature": "DS-1"}
+REDACTED = {"type": "redacted_thinking", "data": "DR-1"}
+
+
+def test_anthropic_blobs_are_read_off_answers_and_stream_events() -> None:
+    body = {"id": "msg_1", "content": [THOUGHT, REDACTED, {"type": "text", "text": "a"}]}
+    assert answer_blobs(json.dumps(body).encode(), "anthropic") == ["DS-1", "DR-1"]
+    unsigned = {"content": [{"type": "thinking", "thinking": "t", "signature": ""}]}
+    assert answer_blobs(json.dumps(unsigned).encode(), "anthropic") == []
+    assert answer_blobs(b'{"content": [{"signature": broken', "anthropic") == []
+    start = {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {**THOUGHT, "signature": ""},
+    }
+    pieces = [
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": s},
+        }
+        for s in ("DS-", "2")
+    ]
+    stop = {"type": "content_block_stop", "index": 0}
+    whole = {"type": "content_block_start", "index": 1, "content_block": REDACTED}
+    events = [SseEvent(data=json.dumps(e)) for e in (start, *pieces, stop, whole)]
+    reader = StreamBlobs("anthropic")
+    assert reader.events(events[:2]) == [], "a signature is whole only at its block's end"
+    assert reader.events(events[2:]) == ["DS-2", "DR-1"]
+
+
+async def test_anthropic_signatures_recorded_off_a_stream_relabel_a_clients_request(
+    store: Store,
+) -> None:
+    """DeepSeek's signatures, read off its stream as the gateway relays it and recorded,
+    are recognised in the client's next request: labelled DeepSeek's for an Anthropic
+    target (whose encoder drops them), left unknown for DeepSeek itself."""
+    index = ProvenanceIndex(store.backend)
+    answer = {"id": "msg_1", "content": [THOUGHT, REDACTED], "stop_reason": "end_turn"}
+    upstream = wire_codec("anthropic", issuer="deepseek")
+    encoder = wire_codec("anthropic").stream_encoder()
+    updates = response_to_updates(upstream.decode_response(answer))
+    events = [event for update in updates for event in encoder.encode(update)]
+    await index.record("team-a", "deepseek", StreamBlobs("anthropic").events(events))
+    ingress = wire_codec("anthropic", issuer=UNKNOWN_ISSUER)
+    history = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [THOUGHT, REDACTED, {"type": "text", "text": "a"}]},
+        {"role": "user", "content": "again"},
+    ]
+    request = ingress.decode_request({"model": "m", "max_tokens": 9, "messages": history})
+    assert unknown_blobs(request) == ["DS-1", "DR-1"]
+    assert await resolve(index, "team-a", request, "deepseek") is None, "its own: as sent"
+    assert await resolve(index, "team-b", request, "anthropic") is None, "another tenant's"
+    changed = await resolve(index, "team-a", request, "anthropic")
+    assert changed is not None and unknown_blobs(changed) == []
+    encoded = wire_codec("anthropic").encode_request(changed, ReplayPolicy())
+    assert "DS-1" not in json.dumps(encoded.payload) and "DR-1" not in json.dumps(encoded.payload)
+    assert [w.code for w in encoded.warnings] == ["reasoning_dropped", "reasoning_dropped"]
+
+
+@pytest.mark.parametrize(
+    ("urls", "expected"),
+    [
+        (["https://api.anthropic.com/v1"], set()),
+        (["https://api.anthropic.com/v1", "emulator://anthropic"], set()),
+        (["https://api.anthropic.com/v1", "https://api.deepseek.com/anthropic"], {"anthropic"}),
+        (["https://api.moonshot.ai/anthropic", "https://api.x.ai/v1"], set()),
+    ],
+)
+def test_anthropic_signatures_are_told_apart_only_with_two_anthropic_vendors(
+    urls: list[str], expected: set[str]
+) -> None:
+    text = "".join(
+        f"[[upstreams]]\nname = 'u{n}'\nbase_url = '{url}'\n"
+        f"protocol = '{'openai-responses' if 'x.ai' in url else 'anthropic'}'\n"
+        for n, url in enumerate(urls)
+    )
+    assert vendor_dialects(parse_config(text, {})) == expected

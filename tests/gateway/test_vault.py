@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.stores import open_store
-from interlock.gateway.vault import ReasoningVault, vault_misses
+from interlock.gateway.vault import ReasoningVault, needs, vault_misses, vault_space
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
     OPENAI_ENCRYPTED_CONTENT,
@@ -134,3 +134,14 @@ async def test_entries_are_kept_per_vendor_so_a_changed_vendor_finds_none() -> N
     now_openai = replace(xai, base_url="https://api.openai.com/v1")
     assert now_openai.issuer == "openai"
     assert (await vault.restore("t", now_openai, request))[1] == 0
+
+
+def test_an_anthropic_upstream_of_another_vendor_keeps_its_entries_under_name_at_vendor() -> None:
+    """Anthropic's own vendor keeps the plain name; DeepSeek's ``/anthropic`` endpoint (or
+    any other vendor of the dialect) its own space, so a changed vendor finds none."""
+    anthropic = UpstreamConfig(
+        name="up", protocol="anthropic", base_url="https://api.anthropic.com/v1"
+    )
+    deepseek = replace(anthropic, base_url="https://api.deepseek.com/anthropic")
+    assert vault_space(anthropic) == "up" and vault_space(deepseek) == "up@deepseek"
+    assert needs(deepseek).provider == "deepseek" and needs(deepseek).unrecorded

@@ -26,6 +26,7 @@ from interlock.codecs.anthropic._wire import (
     DIALECT,
     PROVIDER,
     is_own,
+    is_signed,
     object_entry,
     own_extra,
 )
@@ -151,12 +152,13 @@ class PartEncoder:
 
     def _reasoning(self, part: ReasoningPart, location: str) -> JsonObject | None:
         opaque = part.opaque
-        if is_own(opaque, ANTHROPIC_THINKING_SIGNATURE):
+        carried = is_own if self._for_request else is_signed  # an answer carries any vendor's
+        if carried(opaque, ANTHROPIC_THINKING_SIGNATURE):
             assert opaque is not None
             block: JsonObject = {"type": "thinking", "thinking": part.text}
             block["signature"] = opaque.data
             return {**block, **_fields(part)}
-        if is_own(opaque, ANTHROPIC_REDACTED_THINKING):
+        if carried(opaque, ANTHROPIC_REDACTED_THINKING):
             assert opaque is not None
             return {"type": "redacted_thinking", "data": opaque.data, **_fields(part)}
         if opaque is not None:

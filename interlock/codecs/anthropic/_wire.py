@@ -73,12 +73,13 @@ def redacted_thinking(data: str) -> Opaque:
 
 def is_own(opaque: Opaque | None, format: str) -> bool:
     """True when ``opaque`` is an Anthropic payload of ``format`` with string data."""
-    return (
-        opaque is not None
-        and opaque.provider == PROVIDER
-        and opaque.format == format
-        and isinstance(opaque.data, str)
-    )
+    return is_signed(opaque, format) and opaque is not None and opaque.provider == PROVIDER
+
+
+def is_signed(opaque: Opaque | None, format: str) -> bool:
+    """True when ``opaque`` is a payload of ``format`` with string data, whichever vendor's
+    Anthropic-compatible service issued it (what an answer to a client carries)."""
+    return opaque is not None and opaque.format == format and isinstance(opaque.data, str)
 
 
 def own_extra(extra: Mapping[str, JsonObject]) -> JsonObject:
