@@ -198,7 +198,9 @@ def upstream_attributes(call: ProxyCall) -> tracing.Attributes:
     url = httpx.URL(upstream.config.base_url)
     return {
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": tracing.provider_name(upstream.dialect.http.provider),
+        "gen_ai.provider.name": tracing.provider_name(
+            upstream.dialect.http.provider, upstream.config.issuer, upstream.config.base_url
+        ),
         "gen_ai.request.model": call.request.model,
         "server.address": url.host,
         "server.port": url.port or (443 if url.scheme == "https" else 80),

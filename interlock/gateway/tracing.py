@@ -24,6 +24,7 @@ import contextlib
 from collections.abc import Generator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Literal, Protocol, TypeAlias
+from urllib.parse import urlsplit
 
 from interlock.transcript import Usage
 
@@ -31,8 +32,13 @@ AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
 Attributes: TypeAlias = Mapping[str, AttributeValue]
 SpanKind: TypeAlias = Literal["server", "client", "internal"]
 
-PROVIDER_NAMES: Mapping[str, str] = {"google": "gcp.gemini"}
-"""``HttpFacts.provider`` values that the GenAI conventions spell otherwise."""
+PROVIDER_NAMES: Mapping[str, str] = {
+    "google": "gcp.gemini",
+    "xai": "x_ai",
+    "azure": "azure.ai.openai",
+}
+"""Providers and vendors (``HttpFacts.provider``, an upstream's ``vendor``) that the GenAI
+conventions spell otherwise."""
 
 
 class Span(Protocol):
@@ -164,8 +170,13 @@ def usage_attributes(usage: Usage) -> dict[str, AttributeValue]:
     }
 
 
-def provider_name(provider: str) -> str:
-    """``gen_ai.provider.name`` for a dialect's ``HttpFacts.provider``."""
+def provider_name(provider: str, vendor: str = "", base_url: str = "") -> str:
+    """``gen_ai.provider.name``: the upstream's ``vendor`` (an xAI or Azure Responses
+    upstream, DeepSeek's Anthropic endpoint) when it names one, else the dialect's
+    ``HttpFacts.provider``. A vendor that is only the host name of the upstream's
+    ``base_url`` (the default for an unknown service) names no provider."""
+    if vendor and vendor != urlsplit(base_url).hostname:
+        return PROVIDER_NAMES.get(vendor, vendor)
     return PROVIDER_NAMES.get(provider, provider)
 
 

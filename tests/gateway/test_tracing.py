@@ -29,6 +29,7 @@ from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
 from interlock.gateway.app import build_gateway, create_app
 from interlock.gateway.config import parse_config
 from interlock.gateway.stores import open_store
+from interlock.gateway.tracing import provider_name
 from interlock.gateway.tracing_otel import OtelTracer
 from tests.gateway.agui.harness import new_id, resume_all, run_input, sse_events, user
 from tests.gateway.serving import ROOT, free_port
@@ -39,7 +40,18 @@ CONFIG = (
 )
 CONFIG = CONFIG.replace(
     "[[agents]]",
-    """[[models]]
+    """[[upstreams]]
+name = "emulated-xai"
+protocol = "openai-responses"
+base_url = "emulator://openai-responses"
+vendor = "xai"
+
+[[models]]
+name = "grok"
+upstream = "emulated-xai"
+model = "grok-4-emulated"
+
+[[models]]
 name = "routed"
 retries = 0
 fallbacks = ["demo-anthropic"]
@@ -224,6 +236,16 @@ def test_a_relayed_stream_ends_its_spans_with_the_stream(stack: Stack) -> None:
     assert upstream.attributes["gen_ai.usage.input_tokens"] == usage.prompt_tokens
     assert root.end_time is not None and upstream.end_time is not None
     assert upstream.end_time <= root.end_time
+
+
+def test_the_provider_is_the_upstreams_vendor(stack: Stack) -> None:
+    with _client(stack) as client:
+        client.responses.create(model="grok", input="hello")
+    tree = stack.trace("chat grok")
+    upstream = tree[2][1]
+    assert upstream.attributes is not None
+    assert upstream.attributes["interlock.upstream"] == "emulated-xai"
+    assert upstream.attributes["gen_ai.provider.name"] == "x_ai"
 
 
 def test_bad_input_and_a_rate_limit_are_failed_roots_with_nothing_sent(stack: Stack) -> None:
@@ -431,3 +453,17 @@ print(sorted(name for name in sys.modules if name.startswith("opentelemetry")))
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().replace("'", '"')) == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "vendor", "base_url", "name"),
+    [
+        ("openai", "openai", "https://api.openai.com/v1", "openai"),
+        ("openai", "azure", "https://x.openai.azure.com/openai/v1", "azure.ai.openai"),
+        ("anthropic", "deepseek", "https://api.deepseek.com/anthropic", "deepseek"),
+        ("openai", "gw.example", "https://gw.example/v1", "openai"),  # a host, not a vendor
+        ("google", "", "https://generativelanguage.googleapis.com", "gcp.gemini"),
+    ],
+)
+def test_provider_names(provider: str, vendor: str, base_url: str, name: str) -> None:
+    assert provider_name(provider, vendor, base_url) == name

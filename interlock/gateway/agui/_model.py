@@ -166,7 +166,9 @@ class UpstreamChatModel:
         upstream = self.upstream
         return {
             "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": tracing.provider_name(upstream.dialect.http.provider),
+            "gen_ai.provider.name": tracing.provider_name(
+                upstream.dialect.http.provider, upstream.config.issuer, upstream.config.base_url
+            ),
             "gen_ai.request.model": prepared.model,
             "interlock.upstream": upstream.name,
         }
