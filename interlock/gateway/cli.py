@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from interlock.gateway.config import PROTOCOLS, ConfigError, GatewayConfig, load_config
 from interlock.gateway.replicas import check_shared_store
+from interlock.gateway.vendors import VENDOR_PROTOCOLS, check_vendor
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -44,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     emulate.add_argument("--host", default="127.0.0.1")
     emulate.add_argument("--port", type=int, default=8790)
     emulate.add_argument("--script", help="script file of responses / stream traces")
+    emulate.add_argument(
+        "--vendor",
+        help="openai-responses and anthropic: the vendor whose opaque reasoning it mints and "
+        "alone accepts (default: the protocol's own service)",
+    )
     emulate.add_argument(
         "--workers",
         type=int,
@@ -184,15 +190,17 @@ def _emulate(arguments: argparse.Namespace) -> int:
     from interlock.emulators import ScriptError
 
     try:
-        app = _emulator_app(arguments.protocol, arguments.script)
-    except ScriptError as error:
+        app = _emulator_app(arguments.protocol, arguments.script, arguments.vendor or "")
+    except (ScriptError, ValueError) as error:
         print(f"interlock: {error}", file=sys.stderr)
         return 2
     print(
         f"interlock {arguments.protocol} emulator on http://{arguments.host}:{arguments.port}",
         flush=True,
     )
-    os.environ[EMULATOR_ENV] = ":".join([arguments.protocol, arguments.script or ""])
+    os.environ[EMULATOR_ENV] = ":".join(
+        [arguments.protocol, arguments.vendor or "", arguments.script or ""]
+    )
 
     def serving() -> Starlette:
         quiet_collections()
@@ -225,19 +233,26 @@ def quiet_collections() -> None:
     gc.set_threshold(*EMULATOR_GC_THRESHOLDS)
 
 
-def _emulator_app(protocol: str, script: str | None) -> Starlette:
+def _emulator_app(protocol: str, script: str | None, vendor: str = "") -> Starlette:
+    """``protocol``'s emulator app; ``vendor`` names the issuer of its opaque reasoning
+    (a :class:`ValueError` for a protocol without vendors or a malformed name)."""
     from interlock.emulators import create_emulator, emulator_app
 
+    options: dict[str, str] = {}
+    if vendor:
+        if protocol not in VENDOR_PROTOCOLS:
+            raise ValueError(f"--vendor is only for {' and '.join(VENDOR_PROTOCOLS)}")
+        options["issuer"] = check_vendor(vendor)
     for name in PROTOCOLS:  # argparse already restricted the choice; this narrows the type
         if name == protocol:
-            return emulator_app(create_emulator(name, script=script or None))
+            return emulator_app(create_emulator(name, script=script or None, **options))
     raise ValueError(f"unknown protocol {protocol!r}")
 
 
 def emulator_from_environment() -> Starlette:
     """App factory for emulator worker processes (reads :data:`EMULATOR_ENV`)."""
-    protocol, _, script = os.environ[EMULATOR_ENV].partition(":")
-    app = _emulator_app(protocol, script)
+    protocol, vendor, script = os.environ[EMULATOR_ENV].split(":", 2)
+    app = _emulator_app(protocol, script, vendor)
     quiet_collections()
     return app
 

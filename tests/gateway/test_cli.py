@@ -95,12 +95,26 @@ def test_emulator_workers_build_their_app_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(cli, "quiet_collections", lambda: None)  # this process's GC stays
-    monkeypatch.setenv(EMULATOR_ENV, "gemini:")
+    monkeypatch.setenv(EMULATOR_ENV, "gemini::")
     paths = {getattr(route, "path", "") for route in emulator_from_environment().routes}
     assert "/v1beta/models/{target}" in paths
-    monkeypatch.setenv(EMULATOR_ENV, "openai-chat:")
+    monkeypatch.setenv(EMULATOR_ENV, "openai-chat::")
     paths = {getattr(route, "path", "") for route in emulator_from_environment().routes}
     assert paths == {"/v1/chat/completions"}
+
+
+@pytest.mark.parametrize(
+    ("protocol", "vendor", "message"),
+    [
+        ("gemini", "xai", "--vendor is only for openai-responses and anthropic"),
+        ("anthropic", "Not A Vendor", "expected a vendor name"),
+    ],
+)
+def test_emulate_refuses_a_vendor_it_cannot_stand_for(
+    protocol: str, vendor: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["emulate", "--protocol", protocol, "--vendor", vendor]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_emulate_refuses_an_unreadable_script(
