@@ -2,7 +2,8 @@
 which request formats keep citations in a history, and where each request setting goes.
 
 They describe the gateway and the codecs (tested by
-``tests/gateway/test_serve_answer_warnings.py``, ``tests/gateway/test_stream_losses.py``,
+``tests/gateway/test_serve_answer_warnings.py``, ``tests/gateway/test_serve_warning_fold.py``,
+``tests/gateway/test_stream_losses.py``,
 ``tests/gateway/test_serve_executed_tools.py``, ``tests/codecs/test_history_citations.py``,
 ``tests/codecs/test_fields.py`` and ``tests/gateway/test_serve_shared_settings.py``); the
 runner only prints them with the matrix.
@@ -33,7 +34,9 @@ the `openai` and `anthropic` SDKs keep it in `model_extra` (`response.model_extr
 get. It names every warning of the call: those of its request (a history the target could
 not carry) and what the answer lost on the way to the client's dialect (the answer, decoded
 back in that dialect, holds less of it; a streamed answer's folded updates are checked as a
-whole answer is, at its end):
+whole answer is, at its end). Past the first eight of a code, one summary stands for the
+rest of that code: `{"code", "location": <the first one left out>, "message": "... and N
+more like this", "omitted": N}` (in the label: `N more <code>`):
 
 | code | what the client's dialect has no form for in an answer |
 | --- | --- |
@@ -45,7 +48,8 @@ whole answer is, at its end):
 | `vendor_field_dropped` | Groq's `usage_breakdown` / `mcp_list_tools`, which have no canonical home (any client but Chat; location: the field) |
 
 A stream within one dialect is relayed as the upstream sent it and loses nothing on the
-way. Operators see the losses in `interlock_answer_warnings_total{dialect,code,streamed}`
+way. Operators see the losses in `interlock_answer_warnings_total{dialect,code,streamed}`,
+every warning of the requests in `interlock_request_warnings_total{dialect,code,streamed}`,
 and the access log's `translation`.
 """
 

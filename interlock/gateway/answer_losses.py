@@ -16,7 +16,8 @@ dialect, as :func:`warnings_field` / :func:`label_answer` write them:
 
 * OpenAI Responses, Chat and Anthropic answers: a top-level ``interlock`` member
   ``{"translation": …, "warnings": [{"code", "location", "message"}, …]}`` (their SDKs keep
-  unknown members: ``model_extra``);
+  unknown members: ``model_extra``), folded past eight of a code into one summary with
+  ``"omitted": N`` (:func:`~interlock.gateway.headers.folded`);
 * Gemini answers: ``modelStatus.message`` ends with ``interlock: <label>`` (the
   ``google-genai`` SDK removes unknown members, and of the typed free-text fields keeps only
   this one for Gemini API answers: ``finishMessage`` it reads on Vertex AI only).
@@ -150,11 +151,20 @@ def adopt(call: ProxyCall, losses: tuple[TranslationWarning, ...]) -> None:
 
 
 def count(
-    metrics: Metrics, ingress: Dialect, losses: tuple[TranslationWarning, ...], streamed: bool
+    metrics: Metrics,
+    ingress: Dialect,
+    requested: tuple[TranslationWarning, ...],
+    losses: tuple[TranslationWarning, ...],
+    streamed: bool,
 ) -> None:
-    """Count ``losses`` in ``interlock_answer_warnings_total`` (on the event loop's thread)."""
+    """Count an answer's warnings, every one (its answer says them folded): the request's
+    in ``interlock_request_warnings_total``, ``losses`` in ``interlock_answer_warnings_total``
+    (on the event loop's thread)."""
+    kind = "true" if streamed else "false"
+    for warning in requested:
+        metrics.request_warnings[ingress.name, warning.code, kind] += 1
     for loss in losses:
-        metrics.answer_warnings[ingress.name, loss.code, "true" if streamed else "false"] += 1
+        metrics.answer_warnings[ingress.name, loss.code, kind] += 1
 
 
 def warnings_field(translation: str, warnings: tuple[TranslationWarning, ...]) -> JsonObject:

@@ -5,10 +5,15 @@ upstream headers a client needs (request ids, rate limits, when to retry).
 ``degraded; <code> at <location>, …`` or ``none`` (the gateway answered without sending
 anything upstream: a refusal, an unknown model or path, a model listing). The header is at
 most :data:`HEADER_LIMIT` bytes of printable ASCII: past that, the warnings are counted by
-code instead of listed (the full list goes to the access log and, for OpenAI-dialect JSON
-answers, to the ``interlock`` field of the body). Clients limit header sizes (Node's
-``fetch`` fails the whole answer past 16 KB of headers), and the model call would already
-have been made and paid for.
+code instead of listed (the listed form goes to the access log and into the answer's
+``interlock`` member). Clients limit header sizes (Node's ``fetch`` fails the whole answer
+past 16 KB of headers), and the model call would already have been made and paid for.
+
+Everywhere a call's warnings are said (label, header, answer), they are first *folded*
+(:func:`folded`): the first :data:`WARNINGS_KEPT` of each code in full, then one summary of
+that code saying how many more there were. An agent resends its whole history every turn,
+and a warning per history item (``vault_miss``) would otherwise be repeated for every
+earlier item in every answer, so each turn's answer would cost more than the last.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from interlock.transcript import JsonValue, TranslationWarning
 
@@ -27,12 +33,56 @@ NOT_SENT = "none"
 PASSED_HEADERS = frozenset({"x-request-id", "request-id", "retry-after", "retry-after-ms"})
 PASSED_PREFIXES = ("x-ratelimit-",)
 _UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
+WARNINGS_KEPT = 8
+"""How many warnings of each code an answer (and its label) lists in full."""
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """One warning as an answer says it: in full (``omitted`` 0), or the summary that stands
+    for the ``omitted`` (> 0) warnings of its code past the first :data:`WARNINGS_KEPT`
+    (``warning.location`` is the first of those)."""
+
+    warning: TranslationWarning
+    omitted: int = 0
+
+
+def folded(warnings: tuple[TranslationWarning, ...]) -> list[Said]:
+    """``warnings`` in order, the first :data:`WARNINGS_KEPT` of each code in full; where the
+    next one of a code stood, one summary of all that code's remaining ones. At most
+    ``WARNINGS_KEPT + 1`` entries per code, whatever the number of warnings."""
+    if len(warnings) <= WARNINGS_KEPT:
+        return [Said(warning) for warning in warnings]
+    seen: dict[str, int] = {}
+    said: list[Said] = []
+    summaries: dict[str, int] = {}
+    for warning in warnings:
+        times = seen.get(warning.code, 0) + 1
+        seen[warning.code] = times
+        if times <= WARNINGS_KEPT:
+            said.append(Said(warning))
+        elif times == WARNINGS_KEPT + 1:
+            summaries[warning.code] = len(said)
+            said.append(Said(warning))
+    for code, position in summaries.items():
+        omitted = seen[code] - WARNINGS_KEPT
+        first = said[position].warning
+        message = f"... and {omitted} more like this"
+        summary = TranslationWarning(code=code, location=first.location, message=message)
+        said[position] = Said(summary, omitted)
+    return said
 
 
 def translation_label(warnings: tuple[TranslationWarning, ...], restored: int) -> str:
-    """The full translation outcome of a translated request (the access log's value)."""
+    """The translation outcome of a translated request (the access log's value), its
+    warnings :func:`folded`: ``<code> at <location>`` each, ``<N> more <code>`` a summary."""
     if warnings:
-        what = ", ".join(f"{warning.code} at {warning.location}" for warning in warnings)
+        what = ", ".join(
+            f"{entry.omitted} more {entry.warning.code}"
+            if entry.omitted
+            else f"{entry.warning.code} at {entry.warning.location}"
+            for entry in folded(warnings)
+        )
         return f"degraded; {what}"
     return f"translated; restored {restored} from vault" if restored else "translated"
 
@@ -67,8 +117,17 @@ def passed_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 def warning_list(warnings: tuple[TranslationWarning, ...]) -> list[JsonValue]:
-    """The translation warnings in full, for an answer's ``interlock`` field."""
-    return [
-        {"code": warning.code, "location": warning.location, "message": warning.message}
-        for warning in warnings
-    ]
+    """The translation warnings :func:`folded`, for an answer's ``interlock`` field:
+    ``{"code", "location", "message"}`` each, and a summary also ``"omitted": N``."""
+    listed: list[JsonValue] = []
+    for entry in folded(warnings):
+        warning = entry.warning
+        item: dict[str, JsonValue] = {
+            "code": warning.code,
+            "location": warning.location,
+            "message": warning.message,
+        }
+        if entry.omitted:
+            item["omitted"] = entry.omitted
+        listed.append(item)
+    return listed

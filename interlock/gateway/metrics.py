@@ -54,6 +54,9 @@ class Metrics:
         self.lossy_refused: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.answer_warnings: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         """By (client dialect, warning code, streamed): what answers lost on the way."""
+        self.request_warnings: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        """By (client dialect, warning code, streamed): every warning of the requests whose
+        answers were given (answers list them folded; this counts each one)."""
         self.active_streams = 0
         self.agui_runs: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         self.agui_events: defaultdict[tuple[str, str], int] = defaultdict(int)
@@ -109,6 +112,14 @@ class Metrics:
             "citation_dropped), by client dialect, warning code and streamed (true/false).",
             ("dialect", "code", "streamed"),
             self.answer_warnings.items(),
+        )
+        _counter(
+            lines,
+            "interlock_request_warnings_total",
+            "Warnings of translated requests whose answers were given (e.g. vault_miss, "
+            "field_dropped), every one, by client dialect, warning code and streamed.",
+            ("dialect", "code", "streamed"),
+            self.request_warnings.items(),
         )
         lines.append("# HELP interlock_active_streams Streams currently open to clients.")
         lines.append("# TYPE interlock_active_streams gauge")

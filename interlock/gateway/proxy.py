@@ -428,12 +428,13 @@ class Proxy:
         await self.vault.remember(call.tenant, upstream.config, decoded.message)
         if call.passthrough:
             return HttpResponse(body, media_type=media_type, headers=headers)
+        requested = call.warnings
         answer, losses = await off_loop(
             size,
             self.offload_bytes,
             lambda: answer_losses.translated_answer(call, decoded, headers),
         )
-        answer_losses.count(self.metrics, call.ingress, losses, streamed=False)
+        answer_losses.count(self.metrics, call.ingress, requested, losses, streamed=False)
         return answer
 
     def finish(self, record: AccessRecord, status: int) -> None:

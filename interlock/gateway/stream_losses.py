@@ -20,7 +20,10 @@ client's dialect carries them, as a non-streamed answer would:
   ``modelStatus.message`` ends with ``interlock: <label>``.
 
 Losses are also added to the access log's translation and counted in
-``interlock_answer_warnings_total``. A stream that fails ends with its error event instead.
+``interlock_answer_warnings_total``, the request's warnings in
+``interlock_request_warnings_total`` (every one; the final event lists them
+:func:`~interlock.gateway.headers.folded`). A stream that fails ends with its error event
+instead.
 """
 
 from __future__ import annotations
@@ -142,9 +145,9 @@ class StreamLabel:
     def _decide(self, answer: Response) -> None:
         call = self._call
         losses: tuple[TranslationWarning, ...] = answer_losses(call.ingress, answer)
+        count(self._metrics, call.ingress, call.warnings, losses, streamed=True)
         if losses:
             adopt(call, losses)
-            count(self._metrics, call.ingress, losses, streamed=True)
             LOGGER.info("streamed answer to %s lost: %s", call.ingress.name, call.translation)
         self._answer = answer
         self._pending = self._fresh = bool(call.warnings)

@@ -7,8 +7,17 @@ import json
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from interlock.gateway.headers import HEADER_LIMIT, header_value, translation_label
+from interlock.gateway.headers import (
+    HEADER_LIMIT,
+    WARNINGS_KEPT,
+    folded,
+    header_value,
+    translation_label,
+    warning_list,
+)
 from interlock.transcript import TranslationWarning
 from tests.gateway.helpers import (
     CONFIG,
@@ -48,19 +57,82 @@ model = "up-chat"
 """
 
 
-def test_a_long_outcome_is_counted_by_code_within_the_limit() -> None:
-    warnings = tuple(
-        TranslationWarning(
-            code="name_dropped" if i % 4 else "field_dropped",
-            location=f"messages[{i}]",
-            message="x",
-        )
-        for i in range(400)
+def _warnings(codes: list[str]) -> tuple[TranslationWarning, ...]:
+    return tuple(
+        TranslationWarning(code=code, location=f"messages[{i}]", message=f"{code} {i}")
+        for i, code in enumerate(codes)
     )
+
+
+def test_warnings_are_folded_past_eight_of_a_code() -> None:
+    codes = ["a", "b"] * 3 + ["a"] * 20 + ["c"] * 9 + ["b"] * 2
+    warnings = _warnings(codes)
+    said = folded(warnings)
+    listed = warning_list(warnings)
+    a_positions = [i for i, code in enumerate(codes) if code == "a"]
+    c_positions = [i for i, code in enumerate(codes) if code == "c"]
+    # a: 23 in all, the first 8 in full, the 9th's place holds the summary of the last 15
+    assert [entry.warning for entry in said if entry.warning.code == "a"][:WARNINGS_KEPT] == [
+        warnings[i] for i in a_positions[:WARNINGS_KEPT]
+    ]
+    summary_a = listed[WARNINGS_KEPT + 3]  # after a, b, a, b, a, b, a×5: the 9th a
+    assert summary_a == {
+        "code": "a",
+        "location": f"messages[{a_positions[WARNINGS_KEPT]}]",
+        "message": "... and 15 more like this",
+        "omitted": 15,
+    }
+    assert [item for item in listed if isinstance(item, dict) and item["code"] == "b"] == [
+        {"code": "b", "location": f"messages[{i}]", "message": f"b {i}"}
+        for i, code in enumerate(codes)
+        if code == "b"
+    ]  # 5 of b: all in full, no summary
+    assert listed[-3] == {  # then b, b
+        "code": "c",
+        "location": f"messages[{c_positions[-1]}]",
+        "message": "... and 1 more like this",
+        "omitted": 1,
+    }
+    assert len(listed) == 8 + 1 + 5 + 8 + 1
     label = translation_label(warnings, 0)
-    assert len(label) > 10_000
+    assert label.count("a at ") == label.count("c at ") == WARNINGS_KEPT
+    assert ", 15 more a, " in label and label.endswith(
+        ", 1 more c, b at messages[35], b at messages[36]"
+    )
+
+
+def test_short_lists_are_listed_whole() -> None:
+    warnings = _warnings(["a"] * WARNINGS_KEPT + ["b"])
+    assert warning_list(warnings) == [
+        {"code": w.code, "location": w.location, "message": w.message} for w in warnings
+    ]
+    assert translation_label(warnings, 3) == "degraded; " + ", ".join(
+        f"{w.code} at {w.location}" for w in warnings
+    )
+    assert translation_label((), 3) == "translated; restored 3 from vault"
+
+
+@given(st.lists(st.sampled_from(["vault_miss", "name_dropped", "field_dropped"]), max_size=60))
+def test_a_fold_keeps_order_and_accounts_for_every_warning(codes: list[str]) -> None:
+    warnings = _warnings(codes)
+    said = folded(warnings)
+    full = [entry.warning for entry in said if not entry.omitted]
+    assert full == [w for w in warnings if w in full]  # in order, a subsequence
+    for code in set(codes):
+        mine = [entry for entry in said if entry.warning.code == code]
+        assert len(mine) == min(codes.count(code), WARNINGS_KEPT + 1)
+        assert sum(entry.omitted or 1 for entry in mine) == codes.count(code)
+        assert all(entry.omitted for entry in mine[WARNINGS_KEPT:])
+
+
+def test_a_long_outcome_is_counted_by_code_within_the_limit() -> None:
+    codes = [f"code_{i % 12}" for i in range(400)]  # 12 codes × 9 listed: past the limit
+    warnings = _warnings(codes)
+    label = translation_label(warnings, 0)
+    assert HEADER_LIMIT < len(label) < 12 * 9 * 40
     value = header_value(label, warnings)
-    assert value == "degraded; 400 warnings by code: name_dropped=300, field_dropped=100"
+    counts = ", ".join(f"code_{i}={34 if i < 4 else 33}" for i in range(12))
+    assert value == f"degraded; 400 warnings by code: {counts}"
     short = translation_label(warnings[:2], 0)
     assert header_value(short, warnings[:2]) == short  # small lists stay listed
 
@@ -155,7 +227,7 @@ async def test_request_ids_retry_after_and_rate_limits_pass_through(path: str) -
         }
 
 
-async def test_a_degraded_answer_lists_every_warning_in_the_log_and_the_body() -> None:
+async def test_a_degraded_answer_lists_its_warnings_folded_in_the_log_and_the_body() -> None:
     gemini_answer = {
         "candidates": [
             {
@@ -179,10 +251,12 @@ async def test_a_degraded_answer_lists_every_warning_in_the_log_and_the_body() -
             )
     assert answer.status_code == 200, answer.text
     header = answer.headers["x-interlock-translation"]
-    assert len(header) <= HEADER_LIMIT and header.startswith("degraded; 400 warnings by code")
+    assert header == answer.json()["interlock"]["translation"] == lines[-1]["translation"]
+    assert header.count("name_dropped at") == WARNINGS_KEPT
+    assert header.endswith(f", {400 - WARNINGS_KEPT} more name_dropped")
     warnings = answer.json()["interlock"]["warnings"]
-    assert len(warnings) == 400 and warnings[399]["location"].startswith("messages[399]")
-    assert str(lines[-1]["translation"]).count("name_dropped at") == 400
+    assert len(warnings) == WARNINGS_KEPT + 1 and warnings[-1]["omitted"] == 400 - WARNINGS_KEPT
+    assert warnings[-1]["location"].startswith(f"messages[{WARNINGS_KEPT}]")
 
 
 async def test_a_stream_broken_after_the_headers_still_has_them() -> None:
