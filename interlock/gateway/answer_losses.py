@@ -29,7 +29,9 @@ headers leave before its answer).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from starlette.responses import Response as HttpResponse
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from interlock.gateway.metrics import Metrics
     from interlock.gateway.proxy import ProxyCall
 
+_CODE = attrgetter("code")
 GEMINI_PREFIX = "interlock: "
 """What starts the gateway's words in a Gemini answer's ``modelStatus.message``."""
 
@@ -161,8 +164,8 @@ def count(
     in ``interlock_request_warnings_total``, ``losses`` in ``interlock_answer_warnings_total``
     (on the event loop's thread)."""
     kind = "true" if streamed else "false"
-    for warning in requested:
-        metrics.request_warnings[ingress.name, warning.code, kind] += 1
+    for code, times in Counter(map(_CODE, requested)).items():  # hundreds: C loops
+        metrics.request_warnings[ingress.name, code, kind] += times
     for loss in losses:
         metrics.answer_warnings[ingress.name, loss.code, kind] += 1
 
