@@ -2,7 +2,8 @@
 
 :func:`find_violation` checks a wire request body the way the Messages API does, in a fixed
 order (envelope, thinking settings, roles, content, tool pairing, thinking blocks), and
-returns the first :class:`Violation`. The encoder runs it on every body it builds, so a
+returns the first :class:`Violation` (each message's block list is built once and read by
+every check). The encoder runs it on every body it builds, so a
 history Anthropic would reject is refused before anything is sent; the emulator runs it
 (with its own signature check) to answer like the service.
 """
@@ -49,14 +50,18 @@ def find_violation(
     ``final_prefill=True`` leaves a final assistant message (a prefill, whose rules differ
     per model) to the service: its ``tool_use`` blocks need no answer here.
     """
-    for check in (_envelope, _thinking_settings, _roles, _content):
-        found = check(payload)
-        if found is not None:
-            return found
-    found = _pairing(payload, final_prefill)
+    found = _envelope(payload) or _thinking_settings(payload)
     if found is not None:
         return found
-    return _thinking_blocks(payload, signature_valid)
+    messages = _messages(payload)
+    found = _roles(payload, messages)
+    if found is not None:
+        return found
+    blocks = [_blocks(message) for message in messages]  # once: every check reads them
+    found = _content(messages, blocks) or _pairing(payload, messages, blocks, final_prefill)
+    if found is not None:
+        return found
+    return _thinking_blocks(payload, messages, blocks, signature_valid)
 
 
 def _messages(payload: JsonObject) -> list[JsonObject]:
@@ -118,8 +123,7 @@ def _thinking_settings(payload: JsonObject) -> Violation | None:
     return None
 
 
-def _roles(payload: JsonObject) -> Violation | None:
-    messages = _messages(payload)
+def _roles(payload: JsonObject, messages: list[JsonObject]) -> Violation | None:
     if len(messages) != len(cast(list[JsonValue], payload["messages"])):
         return Violation("messages: Input should be a valid list of messages", "messages")
     previous: JsonValue = None
@@ -142,13 +146,10 @@ def _roles(payload: JsonObject) -> Violation | None:
     return None
 
 
-def _content(payload: JsonObject) -> Violation | None:
-    messages = _messages(payload)
+def _content(messages: list[JsonObject], blocks_of: list[list[JsonObject]]) -> Violation | None:
     last = len(messages) - 1
-    for index, message in enumerate(messages):
-        blocks = _blocks(message)
-        final_assistant = index == last and message.get("role") == "assistant"
-        if not blocks and not final_assistant:
+    for index, blocks in enumerate(blocks_of):
+        if not blocks and not (index == last and messages[index].get("role") == "assistant"):
             return Violation(
                 f"messages.{index}: all messages must have non-empty content except for the "
                 "optional final assistant message",
@@ -162,18 +163,24 @@ def _content(payload: JsonObject) -> Violation | None:
     return None
 
 
-def _pairing(payload: JsonObject, final_prefill: bool) -> Violation | None:
-    messages = _messages(payload)
+def _pairing(
+    payload: JsonObject,
+    messages: list[JsonObject],
+    blocks_of: list[list[JsonObject]],
+    final_prefill: bool,
+) -> Violation | None:
     seen: set[str] = set()
     uses_tools = False
-    for index, message in enumerate(messages):
-        blocks = _blocks(message)
-        if message.get("role") == "assistant":
+    previous: set[str] = set()
+    """The ``tool_use`` ids of the message before, when it is an assistant's."""
+    for index, blocks in enumerate(blocks_of):
+        if messages[index].get("role") == "assistant":
             found = _tool_uses(blocks, index, seen)
             if isinstance(found, Violation):
                 return found
             uses_tools = uses_tools or bool(found)
-            answer = messages[index + 1] if index + 1 < len(messages) else None
+            after = index + 1
+            answer = (messages[after], blocks_of[after]) if after < len(messages) else None
             missing = [] if answer is None and final_prefill else _unanswered(found, answer)
             if missing:
                 return Violation(
@@ -182,8 +189,8 @@ def _pairing(payload: JsonObject, final_prefill: bool) -> Violation | None:
                     "a corresponding `tool_result` block in the next message.",
                     f"messages.{index}",
                 )
+            previous = set(found)  # every tool_use block's id (a bad one returned above)
             continue
-        previous = _previous_uses(messages, index)
         for position, block in enumerate(blocks):
             if block.get("type") != "tool_result":
                 continue
@@ -195,6 +202,7 @@ def _pairing(payload: JsonObject, final_prefill: bool) -> Violation | None:
                     "must have a corresponding `tool_use` block in the previous message.",
                     f"messages.{index}.content.{position}",
                 )
+        previous = set()
     if uses_tools and not payload.get("tools"):
         return Violation(
             "Requests which include `tool_use` or `tool_result` blocks must define tools."
@@ -221,30 +229,30 @@ def _tool_uses(blocks: list[JsonObject], index: int, seen: set[str]) -> list[str
     return ids
 
 
-def _unanswered(ids: list[str], answer: JsonObject | None) -> list[str]:
-    """The ids the leading ``tool_result`` blocks of the next message do not answer."""
+def _unanswered(ids: list[str], answer: tuple[JsonObject, list[JsonObject]] | None) -> list[str]:
+    """The ids the leading ``tool_result`` blocks of the next message (and its blocks) do
+    not answer."""
+    if not ids:
+        return ids
     answered: set[str] = set()
-    if answer is not None and answer.get("role") == "user":
-        for block in _blocks(answer):
+    if answer is not None and answer[0].get("role") == "user":
+        for block in answer[1]:
             if block.get("type") != "tool_result":
                 break
             answered.add(str(block.get("tool_use_id")))
     return [call_id for call_id in ids if call_id not in answered]
 
 
-def _previous_uses(messages: list[JsonObject], index: int) -> set[str]:
-    if index == 0 or messages[index - 1].get("role") != "assistant":
-        return set()
-    blocks = _blocks(messages[index - 1])
-    return {str(b.get("id")) for b in blocks if b.get("type") == "tool_use"}
-
-
-def _thinking_blocks(payload: JsonObject, signature_valid: SignatureCheck) -> Violation | None:
-    messages = _messages(payload)
+def _thinking_blocks(
+    payload: JsonObject,
+    messages: list[JsonObject],
+    blocks_of: list[list[JsonObject]],
+    signature_valid: SignatureCheck,
+) -> Violation | None:
     for index, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
-        for position, block in enumerate(_blocks(message)):
+        for position, block in enumerate(blocks_of[index]):
             if block.get("type") != "thinking":
                 continue
             where = f"messages.{index}.content.{position}"
@@ -253,19 +261,21 @@ def _thinking_blocks(payload: JsonObject, signature_valid: SignatureCheck) -> Vi
             if not signature_valid(block):
                 return Violation(f"{where}: Invalid `signature` in `thinking` block", where)
     if _thinking(payload).get("type") == "enabled":
-        return _leading_thinking(messages)
+        return _leading_thinking(messages, blocks_of)
     return None
 
 
-def _leading_thinking(messages: list[JsonObject]) -> Violation | None:
+def _leading_thinking(
+    messages: list[JsonObject], blocks_of: list[list[JsonObject]]
+) -> Violation | None:
     """With manual thinking, the final assistant turn of an open tool loop starts with thinking."""
     if len(messages) < 2 or messages[-1].get("role") != "user":
         return None
-    answer = _blocks(messages[-1])
+    answer = blocks_of[-1]
     if not answer or answer[0].get("type") != "tool_result":
         return None
     index = len(messages) - 2
-    blocks = _blocks(messages[index])
+    blocks = blocks_of[index]
     first = blocks[0].get("type") if blocks else None
     if first in _THINKING_TYPES:
         return None

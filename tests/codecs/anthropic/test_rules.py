@@ -15,8 +15,9 @@ def tool_turn() -> JsonObject:
     return copy.deepcopy(load("request_thinking_tool_turn"))
 
 
-def mutate(path: str) -> JsonObject:
-    payload = tool_turn()
+def mutate(path: str, payload: JsonObject | None = None) -> JsonObject:
+    """``payload`` (the fixture's tool turn by default) with the edit named ``path``."""
+    payload = tool_turn() if payload is None else payload
     messages = payload["messages"]
     assert isinstance(messages, list)
     match path:
@@ -34,6 +35,8 @@ def mutate(path: str) -> JsonObject:
             messages.insert(1, {"role": "user", "content": "again"})
         case "empty_text":
             messages[0]["content"][0]["text"] = ""  # type: ignore[index] -- fixture shape known
+        case "late_empty_text":
+            messages[2]["content"][1]["text"] = ""  # type: ignore[index] -- fixture shape known
         case "text_before_results":
             messages[2]["content"].reverse()  # type: ignore[union-attr] -- fixture shape known
         case "orphan_result":
@@ -61,6 +64,7 @@ CASES = {
     "assistant_first": 'messages: first message must use the "user" role',
     "two_users": 'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row',
     "empty_text": "messages: text content blocks must be non-empty",
+    "late_empty_text": "messages: text content blocks must be non-empty",
     "text_before_results": "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A09q90qw90lq917835lq9. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
     "orphan_result": "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after",
     "no_tools": "Requests which include `tool_use` or `tool_result` blocks must define tools.",
@@ -68,6 +72,32 @@ CASES = {
     "unsigned_thinking": "messages.1.content.0.thinking.signature: Field required",
     "no_leading_thinking": "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`.",
 }
+
+
+BOTH = [
+    # (the case an earlier check finds, a later check's case applied first)
+    ("no_max_tokens", "small_budget"),
+    ("forced_tool", "assistant_first"),
+    ("two_users", "empty_text"),
+    ("two_users", "bad_id"),
+    ("late_empty_text", "orphan_result"),
+    ("late_empty_text", "bad_id"),
+    ("orphan_result", "unsigned_thinking"),
+    ("bad_id", "unsigned_thinking"),
+    ("no_tools", "unsigned_thinking"),
+]
+
+
+@pytest.mark.parametrize(("reported", "other"), BOTH)
+def test_of_two_rules_broken_the_one_checked_first_is_reported(reported: str, other: str) -> None:
+    """The service's order (envelope, thinking settings, roles, content, tool pairing, thinking
+    blocks) decides, wherever in the history each break is (``other``'s is as early or
+    earlier)."""
+    alone = anthropic.find_violation(mutate(other))
+    assert alone is not None and alone.message.startswith(CASES[other])
+    violation = anthropic.find_violation(mutate(reported, mutate(other)))
+    assert violation is not None
+    assert violation.message.startswith(CASES[reported]), violation.message
 
 
 def test_the_fixture_breaks_no_rule() -> None:
@@ -101,7 +131,8 @@ def test_an_orphan_result_after_a_plain_turn_names_the_block() -> None:
 
 
 @pytest.mark.parametrize(
-    "case", sorted(set(CASES) - {"two_users", "empty_text", "unsigned_thinking"})
+    "case",
+    sorted(set(CASES) - {"two_users", "empty_text", "late_empty_text", "unsigned_thinking"}),
 )
 def test_the_encoder_refuses_what_the_service_would_reject(case: str) -> None:
     request = anthropic.decode_request(mutate(case))
