@@ -65,8 +65,9 @@ def compact(value: JsonValue) -> str:
     return compact_json(value)
 
 
-def decode_block(value: JsonValue, path: str) -> Part:
-    """One content block of a message (never a ``tool_result``: see :func:`decode_result`)."""
+def decode_block(value: JsonValue, path: str, issuer: str = PROVIDER) -> Part:
+    """One content block of a message (never a ``tool_result``: see :func:`decode_result`);
+    its signature or redacted data named as issued by vendor ``issuer``."""
     block = as_object(value, path)
     kind = block.get("type")
     match kind:
@@ -83,14 +84,16 @@ def decode_block(value: JsonValue, path: str) -> Part:
             signed = fields.get("signature")
             opaque = None
             if signed is not None and as_str(signed, f"{path}.signature"):
-                opaque = thinking_signature(as_str(signed, f"{path}.signature"))
+                opaque = thinking_signature(as_str(signed, f"{path}.signature"), issuer)
             own = marks(fields=rest, unsigned="" if signed is None else signed == "")
             return ReasoningPart(reasoning_kind="raw", text=text, opaque=opaque, extra=own)
         case "redacted_thinking":
             fields, rest = split(block, _REDACTED)
             data = as_str(fields.get("data"), f"{path}.data")
             return ReasoningPart(
-                reasoning_kind="encrypted", opaque=redacted_thinking(data), extra=marks(fields=rest)
+                reasoning_kind="encrypted",
+                opaque=redacted_thinking(data, issuer),
+                extra=marks(fields=rest),
             )
         case "tool_use":
             return decode_tool_use(block, path)
@@ -100,7 +103,7 @@ def decode_block(value: JsonValue, path: str) -> Part:
             raise DecodeError(f"{path}.type", "expected a content block type string")
 
 
-def plain_block(block: JsonValue, assistant: bool) -> Part | None:
+def plain_block(block: JsonValue, assistant: bool, issuer: str = PROVIDER) -> Part | None:
     """A content block of the commonest shapes decoded directly: ``text`` with nothing
     else; in an assistant message, ``tool_use`` of ``id`` / ``name`` / ``input`` (an object)
     and ``thinking`` with a string signature. ``None`` for any other block, which
@@ -127,7 +130,8 @@ def plain_block(block: JsonValue, assistant: bool) -> Part | None:
         return None
     if not signed:
         return ReasoningPart(reasoning_kind="raw", text=thinking, extra=marks(unsigned=True))
-    return ReasoningPart(reasoning_kind="raw", text=thinking, opaque=thinking_signature(signed))
+    opaque = thinking_signature(signed, issuer)
+    return ReasoningPart(reasoning_kind="raw", text=thinking, opaque=opaque)
 
 
 def plain_result(block: JsonObject, name: str | None) -> ToolResultPart | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 from interlock.codecs._contract import BoundCodec, HttpFacts, IngressPath
@@ -12,22 +11,8 @@ from interlock.codecs.anthropic._response import decode_response, encode_respons
 from interlock.codecs.anthropic._stream_decode import StreamDecoder
 from interlock.codecs.anthropic._stream_encode import StreamEncoder
 from interlock.codecs.anthropic._usage import decode_usage
-from interlock.codecs.anthropic._vendors import (
-    LabellingStreamDecoder,
-    labelled_request,
-    labelled_response,
-    replayable,
-)
 from interlock.codecs.anthropic._wire import API_VERSION, PROVIDER
-from interlock.transcript import (
-    ANTHROPIC_REDACTED_THINKING,
-    ANTHROPIC_THINKING_SIGNATURE,
-    Encoded,
-    JsonObject,
-    ReplayPolicy,
-    Request,
-    Response,
-)
+from interlock.transcript import ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE
 
 HTTP = HttpFacts(
     ingress=(IngressPath(path="/v1/messages", endpoint="messages"),),
@@ -53,42 +38,35 @@ def wire_codec(*, issuer: str = PROVIDER) -> BoundCodec:
     """The Anthropic codec behind the contract, for the service of vendor ``issuer``.
 
     Every Anthropic-compatible service (Anthropic, DeepSeek, Moonshot…) signs its thinking
-    with its own keys and refuses another's signature: the codec labels the payloads it
-    decodes with ``issuer`` and replays only ``issuer``'s (and a client's, of unrecorded
+    with its own keys and refuses another's signature: the codec names the payloads it
+    decodes as ``issuer``'s and replays only ``issuer``'s (and a client's, of unrecorded
     issuer) to the service (:mod:`._vendors`); answers it encodes carry any vendor's.
     """
     if issuer == PROVIDER:
-        return _bound(issuer, decode_request, decode_response, StreamDecoder)
-    return _bound(
-        issuer,
-        lambda payload: labelled_request(decode_request(payload), issuer),
-        lambda payload: labelled_response(decode_response(payload), issuer),
-        lambda: LabellingStreamDecoder(issuer),
-    )
-
-
-def _bound(
-    issuer: str,
-    decode: Callable[[JsonObject], Request],
-    decode_answer: Callable[[JsonObject], Response],
-    decoder: Callable[[], StreamDecoder],
-) -> BoundCodec:
-    def encode(request: Request, policy: ReplayPolicy) -> Encoded:
-        replayed, warnings = replayable(request, issuer, policy)
-        encoded = encode_request(replayed, policy=policy)
-        if not warnings:
-            return encoded
-        return replace(encoded, warnings=(*warnings, *encoded.warnings))
-
+        return _DEFAULT
     return BoundCodec(
         name="anthropic",
-        http=HTTP if issuer == PROVIDER else replace(HTTP, reasoning_issuer=issuer),
-        decode=decode,
-        encode=encode,
-        decode_answer=decode_answer,
+        http=replace(HTTP, reasoning_issuer=issuer),
+        decode=lambda payload: decode_request(payload, issuer),
+        encode=lambda request, policy: encode_request(request, policy=policy, issuer=issuer),
+        decode_answer=lambda payload: decode_response(payload, issuer),
         encode_answer=encode_response,
-        decoder=decoder,
+        decoder=lambda: StreamDecoder(issuer),
         encoder=StreamEncoder,
         error=encode_error,
         usage=decode_usage,
     )
+
+
+_DEFAULT = BoundCodec(
+    name="anthropic",
+    http=HTTP,
+    decode=decode_request,
+    encode=lambda request, policy: encode_request(request, policy=policy),
+    decode_answer=decode_response,
+    encode_answer=encode_response,
+    decoder=StreamDecoder,
+    encoder=StreamEncoder,
+    error=encode_error,
+    usage=decode_usage,
+)

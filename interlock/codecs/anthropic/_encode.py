@@ -1,7 +1,9 @@
 """Canonical part → Anthropic content block (encode side), with the replay rules.
 
-* Thinking signatures and redacted thinking are replayed exactly, and only when Anthropic
-  issued them (``anthropic.thinking_signature`` / ``anthropic.redacted_thinking``).
+* Thinking signatures and redacted thinking are replayed exactly, and only when the target
+  vendor's service issued them, or a client holds them (unrecorded issuer):
+  ``anthropic.thinking_signature`` / ``anthropic.redacted_thinking``; another vendor's were
+  dropped before encoding (:mod:`._vendors`). An answer to a client carries any vendor's.
 * Opaque payloads of any other provider are never sent: dropped with an ``opaque_dropped``
   warning, or refused when ``policy.foreign_opaque == "refuse"``.
 * Reasoning without an Anthropic signature is not sent as a ``thinking`` block (the service
@@ -67,14 +69,21 @@ def _fields(part: Part | OutputPart) -> JsonObject:
 class PartEncoder:
     """Encodes parts one by one, collecting warnings; ``for_request`` applies the replay rules."""
 
-    __slots__ = ("_approvals", "_for_request", "_policy", "warnings")
+    __slots__ = ("_approvals", "_for_request", "_issuer", "_policy", "warnings")
 
     def __init__(
-        self, policy: ReplayPolicy, *, for_request: bool, approvals: ApprovalIds = _NO_APPROVALS
+        self,
+        policy: ReplayPolicy,
+        *,
+        for_request: bool,
+        approvals: ApprovalIds = _NO_APPROVALS,
+        issuer: str = PROVIDER,
     ) -> None:
         self._policy = policy
         self._for_request = for_request
         self._approvals = approvals
+        self._issuer = issuer
+        """The vendor of the target service: a request replays its signatures only."""
         self.warnings: list[TranslationWarning] = []
 
     def warn(self, code: str, location: str, message: str) -> None:
@@ -152,13 +161,12 @@ class PartEncoder:
 
     def _reasoning(self, part: ReasoningPart, location: str) -> JsonObject | None:
         opaque = part.opaque
-        carried = is_own if self._for_request else is_signed  # an answer carries any vendor's
-        if carried(opaque, ANTHROPIC_THINKING_SIGNATURE):
+        if self._carried(opaque, ANTHROPIC_THINKING_SIGNATURE):
             assert opaque is not None
             block: JsonObject = {"type": "thinking", "thinking": part.text}
             block["signature"] = opaque.data
             return {**block, **_fields(part)}
-        if carried(opaque, ANTHROPIC_REDACTED_THINKING):
+        if self._carried(opaque, ANTHROPIC_REDACTED_THINKING):
             assert opaque is not None
             return {"type": "redacted_thinking", "data": opaque.data, **_fields(part)}
         if opaque is not None:
@@ -175,6 +183,13 @@ class PartEncoder:
                 "sent as a thinking block",
             )
         return None
+
+    def _carried(self, opaque: Opaque | None, format: str) -> bool:
+        """A request carries the target vendor's payloads (and a client's); an answer any
+        vendor's (the client holds them)."""
+        if self._for_request:
+            return is_own(opaque, format, self._issuer)
+        return is_signed(opaque, format)
 
     def _call(self, part: ToolCallPart, location: str) -> JsonObject | None:
         if part.owner == "hosted":

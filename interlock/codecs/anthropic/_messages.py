@@ -29,6 +29,7 @@ from interlock.codecs.anthropic._blocks import (
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._wire import (
     DIALECT,
+    PROVIDER,
     as_list,
     as_object,
     as_str,
@@ -65,13 +66,14 @@ def decode_system(value: JsonValue, path: str) -> Message:
     return Message(role="system", parts=parts)
 
 
-def decode_messages(value: JsonValue, path: str) -> list[Message]:
-    """``messages[]`` as canonical messages, tool results split into ``tool`` messages."""
+def decode_messages(value: JsonValue, path: str, issuer: str = PROVIDER) -> list[Message]:
+    """``messages[]`` as canonical messages, tool results split into ``tool`` messages;
+    signatures named as issued by vendor ``issuer``."""
     messages: list[Message] = []
     names: dict[str, str] = {}
     previous_role: str | None = None
     for index, item in enumerate(as_list(value, path)):
-        plain = plain_messages(item, previous_role, names)
+        plain = plain_messages(item, previous_role, names, issuer)
         if plain is not None:
             previous_role, decoded = plain
             messages.extend(decoded)
@@ -93,7 +95,7 @@ def decode_messages(value: JsonValue, path: str) -> list[Message]:
         if role == "system":
             decoded = [decode_system(content, f"{where}.content")]
         else:
-            decoded = _decode_content(content, f"{where}.content", role, names)
+            decoded = _decode_content(content, f"{where}.content", role, names, issuer)
         own: JsonObject = {}
         if rest:
             own["fields"] = rest
@@ -115,7 +117,7 @@ def decode_messages(value: JsonValue, path: str) -> list[Message]:
 
 
 def plain_messages(
-    item: JsonValue, previous_role: str | None, names: dict[str, str]
+    item: JsonValue, previous_role: str | None, names: dict[str, str], issuer: str = PROVIDER
 ) -> tuple[Role, list[Message]] | None:
     """The role and messages of a wire message of the commonest shape, decoded directly: exactly
     ``role`` (``user`` or ``assistant``) and ``content``, a string or a non-empty list of
@@ -136,7 +138,7 @@ def plain_messages(
         return role, [Message(role=role, parts=(TextPart(text=content),), extra={DIALECT: own})]
     if not isinstance(content, list) or not content:
         return None
-    runs = _plain_runs(content, role, names)
+    runs = _plain_runs(content, role, names, issuer)
     if runs is None:
         return None
     first_role, first_parts = runs[0]
@@ -145,7 +147,7 @@ def plain_messages(
 
 
 def _plain_runs(
-    content: list[JsonValue], role: str, names: dict[str, str]
+    content: list[JsonValue], role: str, names: dict[str, str], issuer: str
 ) -> list[tuple[Role, tuple[Part, ...]]] | None:
     """``(role, parts)`` of each message a plain content list splits into (see
     :func:`_decode_content`), or ``None``; only an assistant's calls touch ``names``."""
@@ -163,7 +165,7 @@ def _plain_runs(
                 run = []
             runs.append(("tool", (result,)))
             continue
-        part = plain_block(block, assistant)
+        part = plain_block(block, assistant, issuer)
         if part is None:
             return None
         if part.kind == "tool_call":
@@ -175,7 +177,7 @@ def _plain_runs(
 
 
 def _decode_content(
-    content: JsonValue, path: str, role: str, names: dict[str, str]
+    content: JsonValue, path: str, role: str, names: dict[str, str], issuer: str
 ) -> list[Message]:
     if isinstance(content, str):
         parts: tuple[Part, ...] = (TextPart(text=content),)
@@ -194,7 +196,7 @@ def _decode_content(
             name = names.get(call_id) if isinstance(call_id, str) else None
             messages.append(Message(role="tool", parts=(decode_result(block, where, name),)))
             continue
-        part = decode_block(block, where)
+        part = decode_block(block, where, issuer)
         if part.kind == "tool_call":
             names[part.call_id] = part.name
         run.append(part)

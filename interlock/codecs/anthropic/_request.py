@@ -30,10 +30,12 @@ from interlock.codecs.anthropic._tools import (
     encode_tool_choice,
     encode_tools,
 )
+from interlock.codecs.anthropic._vendors import replayable
 from interlock.codecs.anthropic._wire import (
     DEFAULT_MAX_TOKENS,
     DIALECT,
     MIN_THINKING_BUDGET,
+    PROVIDER,
     as_bool,
     as_int,
     as_list,
@@ -78,14 +80,15 @@ _CARRIED: Final = frozenset({"top_k", "user"})
 """The shared options Anthropic has a field for (``user`` is ``metadata.user_id``)."""
 
 
-def decode_request(payload: JsonObject) -> Request:
-    """A wire request body as a canonical request; raises :class:`DecodeError` naming the path."""
+def decode_request(payload: JsonObject, issuer: str = PROVIDER) -> Request:
+    """A wire request body as a canonical request, its signatures named as issued by vendor
+    ``issuer``; raises :class:`DecodeError` naming the path."""
     fields, rest = split(payload, _KNOWN)
     own: JsonObject = {"fields": rest} if rest else {}
     messages: list[Message] = []
     if "system" in fields:
         messages.append(decode_system(fields["system"], "system"))
-    messages.extend(decode_messages(fields.get("messages", []), "messages"))
+    messages.extend(decode_messages(fields.get("messages", []), "messages", issuer))
     if "messages" not in fields:
         own["noMessages"] = True
     tools, hosted = decode_tools(fields["tools"], "tools", own) if "tools" in fields else ((), ())
@@ -218,14 +221,21 @@ def encode_request(
     request: Request,
     *,
     policy: ReplayPolicy = ReplayPolicy(),  # noqa: B008 -- frozen, immutable default
+    issuer: str = PROVIDER,
 ) -> Encoded:
-    """The wire body for ``request``, plus every deliberate degradation as a warning.
+    """The wire body for ``request`` to the service of vendor ``issuer``, plus every
+    deliberate degradation as a warning.
 
     Raises :class:`LossyHistoryError` before anything is sent when the history cannot be
-    carried or Anthropic would reject the body (the error names the rule).
+    carried or Anthropic would reject the body (the error names the rule). Only ``issuer``'s
+    signatures (and a client's, of unrecorded issuer) are replayed (:mod:`._vendors`).
     """
     own = request.extra.get(DIALECT, {})
-    encoder = PartEncoder(policy, for_request=True, approvals=ApprovalIds.of(request.messages))
+    request, dropped = replayable(request, issuer, policy)
+    encoder = PartEncoder(
+        policy, for_request=True, approvals=ApprovalIds.of(request.messages), issuer=issuer
+    )
+    encoder.warnings.extend(dropped)
     _unsupported(request, encoder, policy)
     system, wire = encode_messages(request.messages, encoder, policy)
     payload: JsonObject = {"model": request.model}

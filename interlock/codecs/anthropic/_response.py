@@ -17,6 +17,7 @@ from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._usage import decode_usage, encode_usage
 from interlock.codecs.anthropic._wire import (
     DIALECT,
+    PROVIDER,
     as_list,
     as_str,
     object_entry,
@@ -75,11 +76,12 @@ def stop_reason(response: Response) -> str:
     return _FROM_FINISH.get(response.finish_reason or "stop", "end_turn")
 
 
-def decode_response(payload: JsonObject) -> Response:
-    """A wire ``Message`` as a canonical response; raises :class:`DecodeError` naming the path."""
+def decode_response(payload: JsonObject, issuer: str = PROVIDER) -> Response:
+    """A wire ``Message`` as a canonical response, its signatures named as issued by vendor
+    ``issuer``; raises :class:`DecodeError` naming the path."""
     fields, rest = split(payload, _KNOWN)
     parts = tuple(
-        decode_block(item, f"content[{index}]")
+        decode_block(item, f"content[{index}]", issuer)
         for index, item in enumerate(as_list(fields.get("content", []), "content"))
     )
     native = fields.get("stop_reason")

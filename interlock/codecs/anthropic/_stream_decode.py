@@ -26,6 +26,7 @@ from interlock.codecs.anthropic._response import finish_reason
 from interlock.codecs.anthropic._usage import decode_usage
 from interlock.codecs.anthropic._wire import (
     DIALECT,
+    PROVIDER,
     as_int,
     as_object,
 )
@@ -68,11 +69,13 @@ _DELTA_TEXT = {
 
 
 class StreamDecoder:
-    """Feed SSE events in order; get canonical updates back."""
+    """Feed SSE events in order; get canonical updates back (signatures named as issued by
+    vendor ``issuer``, the service streaming)."""
 
-    __slots__ = ("_blocks", "_ended", "_finish", "_usage")
+    __slots__ = ("_blocks", "_ended", "_finish", "_issuer", "_usage")
 
-    def __init__(self) -> None:
+    def __init__(self, issuer: str = PROVIDER) -> None:
+        self._issuer = issuer
         self._blocks: dict[int, _Block] = {}
         self._usage: JsonObject = {}
         self._finish: JsonObject = {}
@@ -133,7 +136,7 @@ class StreamDecoder:
         for index, block in enumerate(
             cast(list[JsonValue], content) if isinstance(content, list) else []
         ):
-            part = decode_block(block, f"message_start.message.content[{index}]")
+            part = decode_block(block, f"message_start.message.content[{index}]", self._issuer)
             updates += [PartStarted(index=index, part=part), PartFinished(index=index, part=part)]
         if isinstance(message.get("stop_reason"), str):
             self._finish["stop_reason"] = message["stop_reason"]
@@ -189,7 +192,7 @@ class StreamDecoder:
         block = self._blocks.pop(index, None)
         if block is None:
             return []
-        part = _finished_part(block)
+        part = _finished_part(block, self._issuer)
         if block.start.get("type") in _STREAMED:
             return [PartFinished(index=index, part=part)]
         return [PartStarted(index=index, part=part), PartFinished(index=index, part=part)]
@@ -232,7 +235,7 @@ class StreamDecoder:
         ]
 
 
-def _finished_part(block: _Block) -> Part:
+def _finished_part(block: _Block, issuer: str) -> Part:
     """The complete part of a block at ``content_block_stop``."""
     start = block.start
     joined = "".join(block.chunks)
@@ -243,9 +246,8 @@ def _finished_part(block: _Block) -> Part:
                 whole["citations"] = [*_list(start.get("citations")), *block.citations]
             return decode_block(whole, "content_block")
         case "thinking":
-            return decode_block(
-                {**start, "thinking": joined, "signature": block.signature}, "content_block"
-            )
+            whole = {**start, "thinking": joined, "signature": block.signature}
+            return decode_block(whole, "content_block", issuer)
         case "tool_use":
             call = decode_block({**start, "input": {}}, "content_block")
             assert isinstance(call, ToolCallPart)
@@ -259,7 +261,7 @@ def _finished_part(block: _Block) -> Part:
                     whole["input"] = loads(joined)
                 except json.JSONDecodeError as error:
                     raise DecodeError("content_block.input", f"not JSON: {error.msg}") from error
-            return decode_block(whole, "content_block")
+            return decode_block(whole, "content_block", issuer)
 
 
 def _list(value: JsonValue) -> list[JsonValue]:

@@ -31,6 +31,7 @@ from interlock.codecs._json import (
 from interlock.transcript import (
     ANTHROPIC_REDACTED_THINKING,
     ANTHROPIC_THINKING_SIGNATURE,
+    UNKNOWN_ISSUER,
     JsonObject,
     JsonValue,
     Opaque,
@@ -40,7 +41,8 @@ DIALECT: Final = "anthropic"
 """The key this codec uses in ``Part.extra`` / ``Message.extra`` / ``Request.extra``."""
 
 PROVIDER: Final = "anthropic"
-"""The issuer named on every opaque payload this codec decodes."""
+"""The vendor of the dialect's own service: the default issuer named on the opaque payloads
+this codec decodes (a codec bound to another vendor names that one, see :mod:`._vendors`)."""
 
 API_VERSION: Final = "2023-06-01"
 """The ``anthropic-version`` this codec speaks (requests it encodes carry no 2026-10-21 rules)."""
@@ -61,19 +63,30 @@ def split(value: JsonObject, known: frozenset[str]) -> tuple[JsonObject, JsonObj
     return fields, rest
 
 
-def thinking_signature(data: str) -> Opaque:
-    """A thinking block's signature as the canonical opaque envelope (exactly as received)."""
-    return Opaque(provider=PROVIDER, format=ANTHROPIC_THINKING_SIGNATURE, data=data)
+def thinking_signature(data: str, issuer: str = PROVIDER) -> Opaque:
+    """A thinking block's signature (exactly as received) as the canonical opaque envelope,
+    issued by vendor ``issuer``."""
+    return Opaque(provider=issuer, format=ANTHROPIC_THINKING_SIGNATURE, data=data)
 
 
-def redacted_thinking(data: str) -> Opaque:
+def redacted_thinking(data: str, issuer: str = PROVIDER) -> Opaque:
     """A ``redacted_thinking`` block's ``data`` as the canonical opaque envelope."""
-    return Opaque(provider=PROVIDER, format=ANTHROPIC_REDACTED_THINKING, data=data)
+    return Opaque(provider=issuer, format=ANTHROPIC_REDACTED_THINKING, data=data)
 
 
-def is_own(opaque: Opaque | None, format: str) -> bool:
-    """True when ``opaque`` is an Anthropic payload of ``format`` with string data."""
-    return is_signed(opaque, format) and opaque is not None and opaque.provider == PROVIDER
+def is_own(opaque: Opaque | None, format: str, issuer: str = PROVIDER) -> bool:
+    """True when ``opaque`` is a payload of ``format`` with string data that the service of
+    vendor ``issuer`` accepts: its own, or of unrecorded issuer (a client's history, which
+    the service judges)."""
+    return (
+        is_signed(opaque, format)
+        and opaque is not None
+        and opaque.provider
+        in (
+            issuer,
+            UNKNOWN_ISSUER,
+        )
+    )
 
 
 def is_signed(opaque: Opaque | None, format: str) -> bool:

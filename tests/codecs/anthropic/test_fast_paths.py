@@ -123,7 +123,7 @@ def _outcome(action: Callable[[], object]) -> object:
 
 def _general(action: Callable[[], object]) -> object:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(messages_module, "plain_messages", lambda item, role, names: None)
+        patch.setattr(messages_module, "plain_messages", lambda item, role, names, issuer: None)
         return _outcome(action)
 
 

@@ -81,6 +81,11 @@ def test_decoders_label_signatures_with_their_vendor() -> None:
     body = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "q"}, answer]}
     decoded = DEEPSEEK.decode_request(body)
     assert labels(decoded.messages[1].parts) == ["deepseek", "deepseek"]
+    plain = {"role": "assistant", "content": [thinking, {"type": "text", "text": "a"}]}
+    fast = DEEPSEEK.decode_request({**body, "messages": [body["messages"][0], plain]})
+    assert labels(fast.messages[1].parts) == ["deepseek"], "the plain-message path too"
+    client = wire_codec("anthropic", issuer=UNKNOWN_ISSUER).decode_request(body)
+    assert labels(client.messages[1].parts) == [UNKNOWN_ISSUER, UNKNOWN_ISSUER]
     own = ANTHROPIC.decode_request(body).messages[1].parts
     assert labels(own) == ["anthropic", "anthropic"], "Anthropic's own codec is unchanged"
     response = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m"}
