@@ -45,6 +45,8 @@ more like this", "omitted": N}` (in the label: `N more <code>`):
 | `hosted_approval_dropped` | a hosted tool's approval request (Responses MCP) |
 | `reasoning_dropped` | reasoning text it cannot show (summaries to Chat clients; unsigned reasoning to Anthropic clients) |
 | `refusal_as_text` | a refusal (Gemini and Anthropic): it arrives as text |
+| `logprobs_dropped` | the log-probabilities of the answer's tokens (Anthropic clients) |
+| `candidates_dropped` | candidates after the first (Responses and Anthropic clients: one answer each) |
 | `vendor_field_dropped` | Groq's `usage_breakdown` / `mcp_list_tools`, which have no canonical home (any client but Chat; location: the field) |
 
 A stream within one dialect is relayed as the upstream sent it and loses nothing on the

@@ -4,7 +4,9 @@
 answer it encoded instead (:func:`answer_losses`). When the encoded answer, decoded back in
 the client's dialect, holds fewer of a kind of content than the upstream's answer, a warning
 is added to the call: ``citation_dropped`` (Anthropic cites only its own search results and
-documents; OpenAI annotations are URL citations), ``hosted_tool_dropped`` (another
+documents; OpenAI annotations are URL citations), ``logprobs_dropped`` (token
+log-probabilities: Anthropic has none), ``candidates_dropped`` (several candidates:
+Responses and Anthropic answer one), ``hosted_tool_dropped`` (another
 provider's server-side tool parts), ``hosted_approval_dropped``, ``reasoning_dropped``
 (reasoning text the dialect cannot show) and ``refusal_as_text`` (no refusal form: sent as
 text) — the codes the request encoders use for the same losses in a history. Groq's answer
@@ -84,14 +86,20 @@ _HOSTED_TOOL = _Loss("hosted_tool_dropped", "hosted tool calls and results")
 _APPROVAL = _Loss("hosted_approval_dropped", "hosted tool approval requests")
 _REASONING = _Loss("reasoning_dropped", "reasoning parts with text")
 _REFUSAL = _Loss("refusal_as_text", "refusals (sent as text)")
-_LOSSES = (_CITATION, _HOSTED_TOOL, _APPROVAL, _REASONING, _REFUSAL)
+_LOGPROBS = _Loss("logprobs_dropped", "token log-probabilities")
+_CANDIDATES = _Loss("candidates_dropped", "alternative candidates")
+_LOSSES = (_CITATION, _HOSTED_TOOL, _APPROVAL, _REASONING, _REFUSAL, _LOGPROBS, _CANDIDATES)
 
 
 def inventory(response: Response) -> dict[_Loss, int]:
     """How much of each kind in :data:`_LOSSES` ``response`` holds (kinds it has none of
     are absent)."""
     counts: dict[_Loss, int] = {}
+    if response.alternatives:
+        counts[_CANDIDATES] = len(response.alternatives)
     for part in response.message.parts:
+        if isinstance(part, TextPart) and part.logprobs:
+            counts[_LOGPROBS] = counts.get(_LOGPROBS, 0) + len(part.logprobs)
         kind, many = None, 1
         if isinstance(part, TextPart):
             kind, many = _CITATION, len(part.citations)

@@ -22,6 +22,7 @@ from interlock.transcript._formats import (
     UNKNOWN_ISSUER,
 )
 from interlock.transcript._messages import (
+    Alternative,
     Continuation,
     FinishReason,
     GenerationOptions,
@@ -56,6 +57,7 @@ from interlock.transcript._parts import (
     ReasoningPart,
     RefusalPart,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     ToolOutcome,
     ToolOwner,
@@ -75,6 +77,8 @@ from interlock.transcript._serialize import (
     to_json,
 )
 from interlock.transcript._stream import (
+    CandidateStep,
+    CandidateUpdate,
     PartDelta,
     PartFinished,
     PartStarted,
@@ -99,9 +103,12 @@ __all__ = [
     "OPENROUTER_REASONING_DETAIL",
     "TRANSCRIPT_VERSION",
     "UNKNOWN_ISSUER",
+    "Alternative",
     "ApprovalIds",
     "ApprovalRequestPart",
     "ApprovalResponsePart",
+    "CandidateStep",
+    "CandidateUpdate",
     "Citation",
     "Continuation",
     "DecodeError",
@@ -140,6 +147,7 @@ __all__ = [
     "StreamFailed",
     "StreamFoldError",
     "TextPart",
+    "TokenLogprob",
     "ToolCallPart",
     "ToolChoice",
     "ToolOutcome",

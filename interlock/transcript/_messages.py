@@ -94,9 +94,9 @@ class GenerationOptions:
     Each option is carried to every dialect with a field for it; a dialect without one
     gets an ``option_dropped`` warning. ``user`` is the end-user identifier (Anthropic
     ``metadata.user_id``); ``metadata`` the string-valued tags OpenAI stores with a call.
-    Settings that ask for answer content a :class:`Response` does not hold (several
-    candidates, log-probabilities) are not options: they stay with their dialect's kept
-    fields, since another dialect's answer could not bring that content back.
+    ``candidate_count`` asks for several candidates (:attr:`Response.alternatives`),
+    ``logprobs`` for the log-probabilities of the chosen tokens and ``top_logprobs`` for
+    that many most likely tokens at each position (:attr:`TextPart.logprobs`).
     """
 
     temperature: float | None = None
@@ -113,6 +113,9 @@ class GenerationOptions:
     reasoning_summary: str | None = None
     include_reasoning: bool | None = None
     thinking_budget: int | None = None
+    candidate_count: int | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,11 +187,25 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Alternative:
+    """Another candidate answer to the same request (Chat ``choices[i]``, Gemini
+    ``candidates[i]``, ``i >= 1``): its message and how it ended. ``extra`` keeps its
+    dialect's candidate fields, as ``Response.extra`` does for the first."""
+
+    message: Message
+    finish_reason: FinishReason | None = None
+    native_finish_reason: str | None = None
+    extra: Mapping[str, JsonObject] = field(default_factory=_no_extra)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Response:
     """A complete model response: one assistant message plus metadata.
 
     ``native_finish_reason`` keeps the provider's own value (``SAFETY``, ``UNEXPECTED_TOOL_CALL``,
     ``max_output_tokens``…) so nothing collapses silently into ``finish_reason``.
+    ``message`` is the first candidate; ``alternatives`` the others, in the provider's
+    order (candidate ``i`` is ``alternatives[i - 1]``), when the client asked for several.
     """
 
     message: Message
@@ -198,4 +215,5 @@ class Response:
     finish_reason: FinishReason | None = None
     native_finish_reason: str | None = None
     usage: Usage | None = None
+    alternatives: tuple[Alternative, ...] = ()
     extra: Mapping[str, JsonObject] = field(default_factory=_no_extra)

@@ -68,15 +68,34 @@ class Citation:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TokenLogprob:
+    """The log-probability of one generated token (Chat ``logprobs.content[]``, Responses
+    ``output_text.logprobs[]``, Gemini ``logprobsResult.chosenCandidates[]``).
+
+    ``bytes`` is the token's UTF-8 bytes when the provider gave them (OpenAI), ``token_id``
+    its vocabulary id (Gemini). ``top`` are the most likely tokens at this position, most
+    likely first (Chat/Responses ``top_logprobs``, Gemini ``topCandidates[i].candidates``);
+    their own ``top`` is always empty."""
+
+    token: str
+    logprob: float
+    bytes: tuple[int, ...] | None = None
+    token_id: int | None = None
+    top: tuple[TokenLogprob, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TextPart:
     """Plain text. ``signature`` is set when the provider signed this exact part;
-    ``citations`` are the web sources it cites (in the provider's order)."""
+    ``citations`` are the web sources it cites (in the provider's order); ``logprobs``
+    the log-probabilities of its tokens, in order, when the client asked for them."""
 
     kind: Literal["text"] = "text"
     text: str
     signature: Opaque | None = None
     item_id: str | None = None
     citations: tuple[Citation, ...] = ()
+    logprobs: tuple[TokenLogprob, ...] = ()
     extra: Extra = field(default_factory=_no_extra)
 
 

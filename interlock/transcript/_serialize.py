@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from interlock.transcript._messages import (
+    Alternative,
     Continuation,
     GenerationOptions,
     HostedToolSpec,
@@ -39,6 +40,7 @@ from interlock.transcript._parts import (
     ReasoningPart,
     RefusalPart,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     ToolResultPart,
 )
@@ -128,7 +130,7 @@ def _build(cls: type[Any], value: object, where: str) -> Any:
 
 
 def _freeze(item: object, key: str) -> object:
-    if key in {"stop", "names"} and isinstance(item, list):
+    if key in {"stop", "names", "bytes"} and isinstance(item, list):
         return tuple(cast(list[object], item))
     return item
 
@@ -157,7 +159,13 @@ def _loader(cls: type[Any]) -> Callable[[object, str], Any]:
 
 
 _NESTED: dict[type[Any], dict[str, Callable[[object, str], Any]]] = {
-    TextPart: {"signature": _load_opaque, "citations": _tuple_of(_loader(Citation))},
+    TextPart: {
+        "signature": _load_opaque,
+        "citations": _tuple_of(_loader(Citation)),
+        "logprobs": _tuple_of(_loader(TokenLogprob)),
+    },
+    TokenLogprob: {"top": _tuple_of(_loader(TokenLogprob))},
+    Alternative: {"message": lambda value, where: load_message(value, where)},
     ReasoningPart: {"opaque": _load_opaque},
     ToolCallPart: {"signature": _load_opaque},
     ToolResultPart: {"output": _tuple_of(load_part)},
@@ -172,7 +180,11 @@ _NESTED: dict[type[Any], dict[str, Callable[[object, str], Any]]] = {
         "continuation": _loader(Continuation),
         "response_format": _loader(ResponseFormat),
     },
-    Response: {"message": lambda value, where: load_message(value, where), "usage": _loader(Usage)},
+    Response: {
+        "message": lambda value, where: load_message(value, where),
+        "usage": _loader(Usage),
+        "alternatives": _tuple_of(_loader(Alternative)),
+    },
 }
 
 

@@ -8,16 +8,21 @@ from pathlib import Path
 import pytest
 
 from interlock.transcript import (
+    Alternative,
     ApprovalRequestPart,
     JsonPart,
     Message,
     Opaque,
     ReasoningPart,
+    Response,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     ToolResultPart,
     TranscriptFormatError,
+    dump_response,
     dump_transcript,
+    load_response,
     load_transcript,
 )
 
@@ -95,3 +100,19 @@ def test_argument_text_is_kept_byte_for_byte() -> None:
 def test_malformed_documents_name_the_place(document: object, where: str) -> None:
     with pytest.raises(TranscriptFormatError, match=where.replace("[", r"\[").replace("]", r"\]")):
         load_transcript(document)
+
+
+def test_tokens_and_alternatives_round_trip() -> None:
+    token = TokenLogprob(
+        token="Hi", logprob=-0.1, bytes=(72, 105), top=(TokenLogprob(token="Yo", logprob=-2.0),)
+    )
+    response = Response(
+        message=Message(role="assistant", parts=(TextPart(text="Hi", logprobs=(token,)),)),
+        alternatives=(
+            Alternative(
+                message=Message(role="assistant", parts=(TextPart(text="Yo"),)),
+                finish_reason="stop",
+            ),
+        ),
+    )
+    assert load_response(json.loads(json.dumps(dump_response(response)))) == response

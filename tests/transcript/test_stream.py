@@ -5,15 +5,20 @@ from __future__ import annotations
 import pytest
 
 from interlock.transcript import (
+    Alternative,
+    CandidateUpdate,
+    Message,
     Opaque,
     PartDelta,
     PartFinished,
     PartStarted,
     ReasoningPart,
+    Response,
     ResponseFinished,
     ResponseStarted,
     StreamFoldError,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     Usage,
     UsageUpdate,
@@ -84,3 +89,39 @@ def test_updates_of_a_response_fold_back_to_it() -> None:
         ]
     )
     assert fold_updates(response_to_updates(response)) == response
+
+
+def test_delta_tokens_append_to_the_text_and_other_candidates_fold_apart() -> None:
+    hi, there = TokenLogprob(token="Hi", logprob=-0.1), TokenLogprob(token=" there", logprob=-0.2)
+    updates = [
+        ResponseStarted(id="r1"),
+        PartStarted(index=0, part=TextPart(text="Hi", logprobs=(hi,))),
+        CandidateUpdate(candidate=1, update=PartStarted(index=0, part=TextPart(text="Yo"))),
+        PartDelta(index=0, delta=" there", logprobs=(there,)),
+        CandidateUpdate(candidate=1, update=PartDelta(index=0, delta="!")),
+        CandidateUpdate(candidate=1, update=ResponseFinished(finish_reason="length")),
+        ResponseFinished(finish_reason="stop"),
+    ]
+    folded = fold_updates(updates)
+    assert folded.message.parts == (TextPart(text="Hi there", logprobs=(hi, there)),)
+    assert folded.finish_reason == "stop"
+    assert folded.alternatives == (
+        Alternative(
+            message=Message(role="assistant", parts=(TextPart(text="Yo!"),)),
+            finish_reason="length",
+        ),
+    )
+    again = fold_updates(response_to_updates(folded))
+    assert again == Response(
+        message=folded.message,
+        id="r1",
+        finish_reason="stop",
+        alternatives=folded.alternatives,
+    )
+
+
+def test_candidate_zero_is_never_wrapped() -> None:
+    with pytest.raises(StreamFoldError):
+        fold_updates(
+            [CandidateUpdate(candidate=0, update=PartStarted(index=0, part=TextPart(text="")))]
+        )

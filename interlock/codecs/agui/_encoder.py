@@ -61,6 +61,7 @@ from interlock.codecs.agui._wire import output_to_content
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
+    CandidateUpdate,
     HostedToolPart,
     InputRequestPart,
     InputResponsePart,
@@ -360,6 +361,8 @@ class AguiEventEncoder(StepStreams):
                 return self._end_step()
             case StreamFailed(code=code, message=message):
                 return self.fail(message, code=code)
+            case CandidateUpdate():
+                return []  # AG-UI shows one candidate per step
             case _:
                 assert_never(update)
 

@@ -24,6 +24,7 @@ from interlock.codecs.anthropic._response import stop_reason
 from interlock.codecs.anthropic._usage import encode_usage
 from interlock.codecs.anthropic._wire import object_entry, own_extra
 from interlock.transcript import (
+    CandidateUpdate,
     JsonObject,
     JsonValue,
     Message,
@@ -105,6 +106,8 @@ class StreamEncoder:
                 return self._finished(update)
             case StreamFailed():
                 return self._failed(update)
+            case CandidateUpdate():
+                return []  # one candidate per message: the gateway warns candidates_dropped
             case _:
                 assert_never(update)
 

@@ -14,7 +14,8 @@ from interlock.codecs.gemini._errors import encode_error
 from interlock.codecs.gemini._preflight import Violation, find_violation
 from interlock.codecs.gemini._request import decode_request, encode_request
 from interlock.codecs.gemini._response import decode_response, encode_response
-from interlock.codecs.gemini._stream import StreamDecoder, StreamEncoder
+from interlock.codecs.gemini._stream import StreamDecoder
+from interlock.codecs.gemini._stream_encode import StreamEncoder
 from interlock.codecs.gemini._wire import DIALECT, wire_spelling
 
 __all__ = [

@@ -19,7 +19,7 @@ Each SSE ``data:`` holds a whole ``GenerateContentResponse`` with only the *new*
   text part that was already finished (one ended by a signed fragment after it) cannot be
   attached in a stream and is carried only in the candidate's Gemini fields.
 
-The encoder writes the same shape: text deltas as they come, a signed text part's
+The encoder (:mod:`._stream_encode`) writes the same shape: text deltas as they come, a signed text part's
 signature on a trailing empty-text part when its text already went out, whole calls, and a
 final chunk with ``finishReason``, ``usageMetadata`` and the citations of the text parts as
 ``groundingMetadata`` (unless the candidate's own fields carry it).
@@ -29,18 +29,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import assert_never
 
 from interlock.codecs._json import loads
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.gemini._citations import (
     CITATION,
     GROUNDING,
-    encode_citations,
     with_citations,
 )
-from interlock.codecs.gemini._encode import PartEncoder
-from interlock.codecs.gemini._finish import decode_finish, encode_finish, prompt_block
+from interlock.codecs.gemini._finish import decode_finish, prompt_block
+from interlock.codecs.gemini._logprobs import AVERAGE, RESULT, decode_logprobs
 from interlock.codecs.gemini._partial import (
     StreamedCall,
     continue_call,
@@ -49,7 +47,7 @@ from interlock.codecs.gemini._partial import (
 )
 from interlock.codecs.gemini._parts import decode_part
 from interlock.codecs.gemini._response import CANDIDATE_FIELDS, RESPONSE_FIELDS, minted_call_id
-from interlock.codecs.gemini._usage import decode_usage, encode_usage
+from interlock.codecs.gemini._usage import decode_usage
 from interlock.codecs.gemini._wire import (
     DIALECT,
     as_list,
@@ -57,11 +55,11 @@ from interlock.codecs.gemini._wire import (
     as_str,
     camel,
     is_signature,
-    object_entry,
     split_fields,
 )
 from interlock.codecs.gemini._wire import field as wire_field
 from interlock.transcript import (
+    CandidateUpdate,
     Citation,
     DecodeError,
     JsonObject,
@@ -71,11 +69,11 @@ from interlock.transcript import (
     PartFinished,
     PartStarted,
     ReasoningPart,
-    ReplayPolicy,
     ResponseFinished,
     ResponseStarted,
     StreamFailed,
     TextPart,
+    TokenLogprob,
     Update,
     UsageUpdate,
 )
@@ -85,6 +83,13 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _CHUNK_HEAD = '{"candidates":[{"content":{"role":"model","parts":['
 _CHUNK_MIDDLE = ']},"index":0}]'
 _PLAIN_CANDIDATE = frozenset({"content", "finishReason", "index"})
+_PER_CHUNK = frozenset({RESULT, AVERAGE})
+"""Candidate fields about one chunk's tokens: carried by the text's log-probabilities."""
+
+
+def _index_of(candidate: JsonValue) -> int:
+    index = candidate.get("index", 0) if isinstance(candidate, dict) else 0
+    return index if isinstance(index, int) and not isinstance(index, bool) else 0
 
 
 @dataclass(slots=True)
@@ -97,12 +102,13 @@ class _OpenRun:
     held: bool = False
     """A text run kept open across a signature-only part: nothing more is appended to it."""
     citations: tuple[Citation, ...] = ()
+    logprobs: list[TokenLogprob] = field(default_factory=list[TokenLogprob])
 
     def part(self) -> Part:
         text = "".join(self.fragments)
         if self.thought:
             return ReasoningPart(reasoning_kind="summary", text=text, extra={DIALECT: _ORIGIN})
-        return TextPart(text=text, citations=self.citations)
+        return TextPart(text=text, citations=self.citations, logprobs=tuple(self.logprobs))
 
 
 def _signature_only(part: Part) -> bool:
@@ -136,6 +142,8 @@ class StreamDecoder:
         "_grounding",
         "_next_index",
         "_open",
+        "_others",
+        "_own",
         "_parts",
         "_recited",
         "_response_id",
@@ -156,6 +164,9 @@ class StreamDecoder:
         self._parts: dict[int, Part] = {}
         self._grounding: JsonValue = None
         self._recited: list[JsonValue] = []
+        self._others: dict[int, StreamDecoder] = {}
+        self._own = 0
+        """The index of the candidate this decoder decodes (another's decoder has its own)."""
 
     def feed(self, event: SseEvent) -> list[Update]:
         """Consume one SSE event (one response chunk)."""
@@ -183,12 +194,17 @@ class StreamDecoder:
         raw: JsonObject = {}
         candidate: dict[str, JsonValue] = raw
         candidates = as_list(fields.get("candidates", []), "candidates")
+        if len(candidates) > 1 or (candidates and _index_of(candidates[0]) != self._own):
+            candidates = self._other_candidates(candidates, updates)
         if candidates:
             raw = candidate = as_object(candidates[0], "candidates[0]")
             if not raw.keys() <= _PLAIN_CANDIDATE:
                 candidate, unknown = split_fields(raw, CANDIDATE_FIELDS)
                 self._remember_citations(unknown)
-            if "content" in candidate:
+                if "content" in candidate:
+                    self._content(candidate["content"], updates)
+                self._chunk_logprobs(unknown, updates)
+            elif "content" in candidate:
                 self._content(candidate["content"], updates)
         if "usageMetadata" in fields:
             usage = decode_usage(fields["usageMetadata"], "usageMetadata")
@@ -198,6 +214,54 @@ class StreamDecoder:
         elif (blocked := prompt_block(chunk)) is not None:
             self._finish(blocked, {}, updates, blocked=True)
         return updates
+
+    def _other_candidates(
+        self, candidates: list[JsonValue], updates: list[Update]
+    ) -> list[JsonValue]:
+        """Feed every candidate but the first (``index > 0``) to its own decoder; their
+        updates come out as :class:`CandidateUpdate` values. Returns the first's list."""
+        first: list[JsonValue] = []
+        for position, value in enumerate(candidates):
+            index = _index_of(value)
+            if index == self._own:
+                first = [value]
+                continue
+            other = self._others.get(index)
+            if other is None or self._own:
+                if self._own:
+                    raise DecodeError(f"candidates[{position}]", "a candidate of another index")
+                other = self._others[index] = StreamDecoder()
+                other._started, other._own = True, index
+                other._response_id = self._response_id
+            if other._finished:
+                raise DecodeError(
+                    f"candidates[{position}]", "candidate data after its finishReason"
+                )
+            steps = other.feed_chunk({"candidates": [value]})
+            updates.extend(
+                CandidateUpdate(candidate=index, update=step)
+                for step in steps
+                if isinstance(step, PartStarted | PartDelta | PartFinished | ResponseFinished)
+            )
+        return first
+
+    def _chunk_logprobs(self, unknown: JsonObject, updates: list[Update]) -> None:
+        """A chunk's ``logprobsResult``: the tokens of the text it carried, on the open text
+        run and its update in this chunk."""
+        tokens = decode_logprobs(unknown, "candidates[0]")
+        run = self._open
+        if not tokens or run is None or run.thought:
+            return
+        run.logprobs.extend(tokens)
+        for position in range(len(updates) - 1, -1, -1):
+            update = updates[position]
+            if isinstance(update, PartDelta) and update.index == run.index:
+                updates[position] = PartDelta(index=run.index, delta=update.delta, logprobs=tokens)
+                return
+            if isinstance(update, PartStarted) and update.index == run.index:
+                updates[position] = PartStarted(index=run.index, part=run.part())
+                return
+        updates.append(PartDelta(index=run.index, delta="", logprobs=tokens))
 
     def _remember_citations(self, unknown: JsonObject) -> None:
         """Keep the last grounding metadata and every recited source seen so far."""
@@ -249,7 +313,9 @@ class StreamDecoder:
     ) -> None:
         native = as_str(reason, "candidates[0].finishReason")
         kept: JsonObject = {
-            camel(key): item for key, item in raw.items() if camel(key) not in CANDIDATE_FIELDS
+            camel(key): item
+            for key, item in raw.items()
+            if camel(key) not in CANDIDATE_FIELDS and camel(key) not in _PER_CHUNK
         }
         self._cited_run(kept)
         self._close(updates)
@@ -408,139 +474,3 @@ class StreamDecoder:
         if run is not None:
             self._open = None
             self._done(run.index, run.part(), updates)
-
-
-@dataclass(slots=True)
-class _Sent:
-    """A text-like part being streamed out: the text already sent."""
-
-    thought: bool
-    sent: str = ""
-
-
-class StreamEncoder:
-    """Canonical updates → Gemini SSE events, each a ``GenerateContentResponse`` chunk."""
-
-    __slots__ = ("_cited", "_encoder", "_id", "_marks", "_model", "_sent", "_tail", "_usage")
-
-    def __init__(self) -> None:
-        self._encoder = PartEncoder(ReplayPolicy(), for_request=False, prefix="message")
-        self._tail = "}"
-        self._id: str | None = None
-        self._model: str | None = None
-        self._usage: JsonObject | None = None
-        self._sent: dict[int, _Sent] = {}
-        self._marks: JsonObject | None = None
-        self._cited: dict[int, TextPart] = {}
-
-    def encode(self, update: Update) -> list[SseEvent]:
-        """The SSE events for one update (often none until a part is complete)."""
-        match update:
-            case ResponseStarted():
-                self._id, self._model = update.id, update.model
-                self._marks = update.extra.get(DIALECT)
-                self._tail = _JSON(self._stamp({}))[1:] if update.id or update.model else "}"
-                if self._tail != "}":
-                    self._tail = "," + self._tail
-                return []
-            case PartStarted(index=index, part=part):
-                return self._started(index, part)
-            case PartDelta(index=index, delta=delta):
-                sent = self._sent.get(index)
-                if sent is None or not delta:
-                    return []
-                sent.sent += delta
-                return [self._text_chunk(delta, sent.thought)]
-            case PartFinished(index=index, part=part):
-                return self._finished(index, part)
-            case UsageUpdate(usage=usage):
-                self._usage = encode_usage(usage)
-                return []
-            case ResponseFinished():
-                return [self._final(update)]
-            case StreamFailed():
-                body: JsonObject = {
-                    "code": update.status or 500,
-                    "message": update.message,
-                    "status": update.code,
-                }
-                return [SseEvent(data=_JSON({"error": body}))]
-            case _:
-                assert_never(update)
-
-    def finish(self) -> list[SseEvent]:
-        """Nothing is buffered: every chunk went out with the update that completed it."""
-        return []
-
-    def _started(self, index: int, part: Part) -> list[SseEvent]:
-        if isinstance(part, TextPart) or (
-            isinstance(part, ReasoningPart) and part.reasoning_kind != "encrypted"
-        ):
-            sent = _Sent(thought=isinstance(part, ReasoningPart))
-            self._sent[index] = sent
-            signed = part.signature if isinstance(part, TextPart) else part.opaque
-            if part.text and signed is None and not part.extra.get(DIALECT):
-                sent.sent = part.text
-                return [self._text_chunk(part.text, sent.thought)]
-        return []
-
-    def _finished(self, index: int, part: Part) -> list[SseEvent]:
-        if isinstance(part, TextPart):
-            self._cited[index] = part
-        sent = self._sent.pop(index, None)
-        if sent is not None and sent.sent and isinstance(part, TextPart | ReasoningPart):
-            remainder = part.text[len(sent.sent) :] if part.text.startswith(sent.sent) else ""
-            signed = part.signature if isinstance(part, TextPart) else part.opaque
-            if not is_signature(signed):
-                return [self._text_chunk(remainder, sent.thought)] if remainder else []
-            tail = _fragment(remainder, sent.thought)
-            tail["thoughtSignature"] = signed.data  # pyright: ignore[reportOptionalMemberAccess] -- is_signature checked it
-            return [self._chunk(tail)]
-        wire = self._encoder.encode(part, -1, index)
-        if wire is None or wire == {"text": ""}:
-            return []
-        return [self._chunk(wire)]
-
-    def _chunk(self, part: JsonObject) -> SseEvent:
-        return SseEvent(data=f"{_CHUNK_HEAD}{_JSON(part)}{_CHUNK_MIDDLE}{self._tail}")
-
-    def _text_chunk(self, text: str, thought: bool) -> SseEvent:
-        body = (
-            f'{{"text":{_JSON(text)},"thought":true}}' if thought else f'{{"text":{_JSON(text)}}}'
-        )
-        return SseEvent(data=f"{_CHUNK_HEAD}{body}{_CHUNK_MIDDLE}{self._tail}")
-
-    def _stamp(self, chunk: JsonObject) -> JsonObject:
-        if self._model is not None:
-            chunk["modelVersion"] = self._model
-        if self._id is not None:
-            chunk["responseId"] = self._id
-        return chunk
-
-    def _final(self, update: ResponseFinished) -> SseEvent:
-        # The candidate's own fields come with the finish when the stream is relayed, or
-        # with the start when a whole (folded) response is streamed.
-        marks = update.extra.get(DIALECT, self._marks)
-        candidate: JsonObject = {}
-        finish = encode_finish(
-            update.finish_reason, update.native_finish_reason, foreign=marks is None
-        )
-        if finish is not None:
-            candidate["finishReason"] = finish
-        kept = object_entry(marks, "candidate") if marks is not None else {"index": 0}
-        if GROUNDING not in kept and CITATION not in kept:
-            texts = [self._cited[index] for index in sorted(self._cited)]
-            cited = [(None, part.text, part.citations) for part in texts]
-            candidate.update(encode_citations(cited, base_offsets=True))
-        candidate.update(kept)
-        chunk: JsonObject = {"candidates": [candidate]}
-        if self._usage is not None:
-            chunk["usageMetadata"] = self._usage
-        self._stamp(chunk)
-        if marks is not None:
-            chunk.update(object_entry(marks, "fields"))
-        return SseEvent(data=_JSON(chunk))
-
-
-def _fragment(text: str, thought: bool) -> JsonObject:
-    return {"text": text, "thought": True} if thought else {"text": text}

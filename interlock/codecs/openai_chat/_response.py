@@ -1,13 +1,22 @@
 """Non-streaming ``chat.completion`` bodies both ways.
 
-The first choice is the canonical message. Choice-level fields (``logprobs``…) and any
-further choices (``n > 1``) are kept verbatim in ``Response.extra[LAYOUT]`` so a same-dialect
-round trip is exact; top-level unknown fields (``system_fingerprint``, ``service_tier``…)
-in ``Response.extra[DIALECT]``.
+The first choice is the canonical message, further choices (``n > 1``) its alternatives.
+A choice's ``logprobs.content`` tokens go on its text part; its own fields (``logprobs``…)
+are also kept verbatim in ``extra[LAYOUT]`` so a same-dialect round trip is exact; a choice
+without them gets ``logprobs`` written from its text's tokens. Top-level unknown fields
+(``system_fingerprint``, ``service_tier``…) are in ``Response.extra[DIALECT]``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from interlock.codecs._logprobs import (
+    decode_openai_tokens,
+    encode_openai_tokens,
+    message_logprobs,
+    with_logprobs,
+)
 from interlock.codecs.openai_chat._citations import (
     encode_annotations,
     message_citations,
@@ -34,6 +43,7 @@ from interlock.codecs.openai_chat._wire import (
     with_extra,
 )
 from interlock.transcript import (
+    Alternative,
     DecodeError,
     JsonObject,
     JsonValue,
@@ -52,32 +62,48 @@ def decode_response(payload: JsonObject) -> Response:
     choices = as_list(required(body, "choices", ""), "choices")
     if not choices:
         raise DecodeError("choices", "a completion has at least one choice")
-    choice = as_object(choices[0], "choices[0]")
-    message = decode_message(
-        as_object(required(choice, "message", "choices[0]"), "choices[0].message"),
-        "choices[0].message",
-        0,
-        {},
+    first = _decode_choice(choices[0], "choices[0]")
+    alternatives = tuple(
+        _decode_choice(choice, f"choices[{i}]") for i, choice in enumerate(choices[1:], 1)
     )
-    if message.role != "assistant":
-        raise DecodeError("choices[0].message.role", "a completion message is an assistant's")
-    native = optional_str(choice, "finish_reason", "choices[0]")
-    layout: JsonObject = {"choice": rest(choice, {"index", "message", "finish_reason"})}
-    if "finish_reason" not in choice:
-        layout["no_finish_reason"] = True  # OpenRouter answers without one
-    if len(choices) > 1:
-        layout["more_choices"] = choices[1:]
     usage = body.get("usage")
     created = body.get("created")
     return Response(
-        message=with_citations(message),
+        message=first.message,
         id=optional_str(body, "id", ""),
         model=optional_str(body, "model", ""),
         created=None if created is None else as_int(created, "created"),
+        finish_reason=first.finish_reason,
+        native_finish_reason=first.native_finish_reason,
+        usage=None if usage is None else decode_usage(usage, "usage"),
+        alternatives=alternatives,
+        extra=with_extra(rest(body, _KNOWN), dict(first.extra.get(LAYOUT, {}))),
+    )
+
+
+def _decode_choice(value: JsonValue, path: str) -> Alternative:
+    """One choice: its message (with the ``logprobs.content`` tokens on its text), finish
+    and kept fields (``extra[LAYOUT]["choice"]``)."""
+    choice = as_object(value, path)
+    message = decode_message(
+        as_object(required(choice, "message", path), f"{path}.message"), f"{path}.message", 0, {}
+    )
+    if message.role != "assistant":
+        raise DecodeError(f"{path}.message.role", "a completion message is an assistant's")
+    native = optional_str(choice, "finish_reason", path)
+    layout: JsonObject = {"choice": rest(choice, {"index", "message", "finish_reason"})}
+    if "finish_reason" not in choice:
+        layout["no_finish_reason"] = True  # OpenRouter answers without one
+    message = with_citations(message)
+    logprobs = choice.get("logprobs")
+    if isinstance(logprobs, dict) and logprobs.get("content") is not None:
+        tokens = decode_openai_tokens(logprobs["content"], f"{path}.logprobs.content")
+        message = replace(message, parts=with_logprobs(message.parts, tokens))
+    return Alternative(
+        message=message,
         finish_reason=None if native is None else decode_finish_reason(native),
         native_finish_reason=native,
-        usage=None if usage is None else decode_usage(usage, "usage"),
-        extra=with_extra(rest(body, _KNOWN), layout),
+        extra={LAYOUT: layout},
     )
 
 
@@ -107,30 +133,22 @@ def encode_response(
     from, with every kept field). Chat responses carry no warnings: reasoning the dialect
     cannot show is left out, never relabelled (a summary is not raw
     ``reasoning_content``), and kept fields the client's dialect does not define are left
-    out (:mod:`._fields`).
+    out (:mod:`._fields`). Each alternative is one more choice.
     """
     fields = FieldPolicy(dialect=reasoning_dialect, request=False)
-    layout = extra_of(response.extra, LAYOUT)
-    choice_extra = layout.get("choice")
-    if isinstance(choice_extra, dict):
-        choice_extra = extra_of(fields.kept({DIALECT: choice_extra}, "choice", "choice"))
-    choice: JsonObject = {
-        "index": 0,
-        "message": encode_message(response.message, reasoning_dialect),
-        "finish_reason": encode_finish_reason(
-            response.finish_reason, response.native_finish_reason
-        ),
-    }
-    if response.finish_reason is None and layout.get("no_finish_reason") is True:
-        del choice["finish_reason"]
-    if isinstance(choice_extra, dict):
-        choice = {**choice, **{k: v for k, v in choice_extra.items() if k not in choice}}
-    else:
-        choice["logprobs"] = None
-    choices: list[JsonValue] = [choice]
-    more = layout.get("more_choices")
+    first = Alternative(
+        message=response.message,
+        finish_reason=response.finish_reason,
+        native_finish_reason=response.native_finish_reason,
+        extra={LAYOUT: extra_of(response.extra, LAYOUT)},
+    )
+    choices: list[JsonValue] = [
+        _encode_choice(choice, index, reasoning_dialect, fields)
+        for index, choice in enumerate((first, *response.alternatives))
+    ]
+    more = extra_of(response.extra, LAYOUT).get("more_choices")
     if isinstance(more, list):
-        choices.extend(more)
+        choices.extend(more)  # kept by an earlier version of this codec
     body: JsonObject = {
         "id": response.id or "chatcmpl-interlock",
         "object": "chat.completion",
@@ -141,3 +159,32 @@ def encode_response(
     if response.usage is not None:
         body["usage"] = encode_usage(response.usage, fields)
     return merge_unknown(body, fields.kept(response.extra, "response", ""))
+
+
+def _encode_choice(
+    alternative: Alternative,
+    index: int,
+    reasoning_dialect: ReasoningDialect | None,
+    fields: FieldPolicy,
+) -> JsonObject:
+    layout = extra_of(alternative.extra, LAYOUT)
+    choice_extra = layout.get("choice")
+    if isinstance(choice_extra, dict):
+        choice_extra = extra_of(fields.kept({DIALECT: choice_extra}, "choice", "choice"))
+    choice: JsonObject = {
+        "index": index,
+        "message": encode_message(alternative.message, reasoning_dialect),
+        "finish_reason": encode_finish_reason(
+            alternative.finish_reason, alternative.native_finish_reason
+        ),
+    }
+    if alternative.finish_reason is None and layout.get("no_finish_reason") is True:
+        del choice["finish_reason"]
+    if isinstance(choice_extra, dict):
+        choice = {**choice, **{k: v for k, v in choice_extra.items() if k not in choice}}
+    else:
+        tokens = message_logprobs(alternative.message)
+        choice["logprobs"] = (
+            {"content": encode_openai_tokens(tokens), "refusal": None} if tokens else None
+        )
+    return choice

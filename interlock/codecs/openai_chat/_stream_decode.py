@@ -18,9 +18,10 @@ the usage of a stream in ``x_groq.usage`` of its last chunk; it is decoded as th
 Chat encoder writes it back as the standard ``usage``); its ``x_groq.usage_breakdown`` is kept
 in the ``ResponseFinished``'s ``extra[GROQ_END]`` (:mod:`._executed`).
 
-Choice 0 is the response, as when not streamed; deltas of other choices (``n > 1``) are
-skipped (a non-streamed answer keeps them for a Chat client in ``extra``; a streamed one
-reaches a Chat client as the upstream's bytes, see the gateway's stream relay).
+Choice 0 is the response, as when not streamed; the deltas of another choice (``n > 1``)
+are decoded by a decoder of their own and come out as :class:`CandidateUpdate` values
+(its end with the response's). A choice's ``logprobs.content`` tokens go with the text
+delta of the same chunk.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from interlock.codecs._json import loads
+from interlock.codecs._logprobs import decode_openai_tokens
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_chat._citations import citations_of
 from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
@@ -57,6 +59,7 @@ from interlock.codecs.openai_chat._wire import (
     with_extra,
 )
 from interlock.transcript import (
+    CandidateUpdate,
     DecodeError,
     HostedToolPart,
     JsonObject,
@@ -72,6 +75,7 @@ from interlock.transcript import (
     ResponseStarted,
     StreamFailed,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     Update,
     UsageUpdate,
@@ -90,6 +94,7 @@ class _Slot:
     pieces: list[str] = field(default_factory=list[str])
     detail: JsonObject | None = None
     path: str = ""
+    logprobs: list[TokenLogprob] = field(default_factory=list[TokenLogprob])
 
 
 class StreamDecoder:
@@ -112,6 +117,8 @@ class StreamDecoder:
         """``annotations`` deltas (URL citations of the streamed text)."""
         self._detail_keys: dict[int | str, tuple[str, int | str]] = {}
         """The slot of the detail open at each ``reasoning_details`` index."""
+        self._others: dict[int, StreamDecoder] = {}
+        """The decoder of each other choice (``n > 1``), by choice index."""
         """Fields of an id-less, choice-less first chunk (Azure's ``prompt_filter_results``)."""
 
     def feed(self, event: SseEvent) -> list[Update]:
@@ -183,7 +190,7 @@ class StreamDecoder:
         if index < 0:
             raise DecodeError(f"{path}.index", "a choice index is at least 0")
         if index > 0:
-            return []  # another choice (n > 1): not part of the canonical response
+            return self._other_choice(index, choice, path)
         if self._finished:
             self._after_finish(choice, path)
             return []
@@ -191,10 +198,41 @@ class StreamDecoder:
         delta = choice.get("delta")
         if delta is not None:
             self._delta(as_object(delta, f"{path}.delta"), f"{path}.delta", updates)
+        logprobs = choice.get("logprobs")
+        if isinstance(logprobs, dict) and logprobs.get("content"):
+            tokens = decode_openai_tokens(logprobs["content"], f"{path}.logprobs.content")
+            self._text_logprobs(tokens, updates)
         native = optional_str(choice, "finish_reason", path)
         if native is not None:
             updates.extend(self._finish_parts(native))
         return updates
+
+    def _other_choice(self, index: int, choice: JsonObject, path: str) -> list[Update]:
+        """A delta of choice ``index`` (``> 0``), decoded by that choice's own decoder."""
+        other = self._others.get(index)
+        if other is None:
+            other = self._others[index] = StreamDecoder()
+            other._started = True
+        if other._finished:
+            other._after_finish(choice, path)
+            return []
+        return _as_candidate(index, other._choice({**choice, "index": 0}, path))
+
+    def _text_logprobs(self, tokens: tuple[TokenLogprob, ...], updates: list[Update]) -> None:
+        """Put a chunk's content tokens on the text delta it carried (or a delta of no text)."""
+        slot = self._slots.get(("text", 0))
+        if slot is None:
+            slot = self._open(("text", 0), TextPart(text="", signature=self._signature), updates)
+        slot.logprobs.extend(tokens)
+        for position in range(len(updates) - 1, -1, -1):
+            update = updates[position]
+            if isinstance(update, PartDelta) and update.index == slot.index:
+                updates[position] = replace(update, logprobs=tokens)
+                return
+            if isinstance(update, PartStarted) and update.index == slot.index:
+                updates[position] = replace(update, part=replace(slot.part, logprobs=tokens))
+                return
+        updates.append(PartDelta(index=slot.index, delta="", logprobs=tokens))
 
     def _delta(self, delta: JsonObject, path: str, updates: list[Update]) -> None:
         signature, delta = take_google_signature(delta, path)
@@ -397,11 +435,16 @@ class StreamDecoder:
         return updates
 
     def _end(self) -> list[Update]:
-        """The held ``ResponseFinished`` (once)."""
+        """The held ``ResponseFinished`` (once), after the other choices' ends."""
+        updates: list[Update] = []
+        for index in sorted(self._others):
+            other = self._others[index]
+            steps = [] if other._finished else other._finish_parts(None)
+            updates.extend(_as_candidate(index, steps + other._end()))
         ending, self._ending = self._ending, None
         if ending is not None and self._groq_end:
             ending = replace(ending, extra={GROQ_END: self._groq_end})
-        return [ending] if ending is not None else []
+        return updates + ([ending] if ending is not None else [])
 
     def _after_finish(self, choice: JsonObject, path: str) -> None:
         """A choice repeated after its finish_reason may carry nothing new (OpenRouter's
@@ -432,7 +475,11 @@ class StreamDecoder:
         if isinstance(part, TextPart):
             citations = citations_of(self._annotations) or ()
             return TextPart(
-                text=text, signature=self._signature, citations=citations, extra=part.extra
+                text=text,
+                signature=self._signature,
+                citations=citations,
+                logprobs=tuple(slot.logprobs),
+                extra=part.extra,
             )
         if isinstance(part, HostedToolPart):
             return part
@@ -447,6 +494,15 @@ def _with_text(part: Part, text: str) -> Part:
     if isinstance(part, ReasoningPart):
         return ReasoningPart(reasoning_kind=part.reasoning_kind, text=text, extra=part.extra)
     raise AssertionError(f"no text on a {part.kind} part")
+
+
+def _as_candidate(index: int, updates: list[Update]) -> list[Update]:
+    """Another choice's updates, as updates of candidate ``index``."""
+    return [
+        CandidateUpdate(candidate=index, update=update)
+        for update in updates
+        if isinstance(update, PartStarted | PartDelta | PartFinished | ResponseFinished)
+    ]
 
 
 def _continues(detail: JsonObject, fragment: JsonObject) -> bool:

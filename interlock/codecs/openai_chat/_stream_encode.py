@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import assert_never
 
+from interlock.codecs._logprobs import encode_openai_tokens
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_chat._citations import encode_annotations, shift_citations
 from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
@@ -36,6 +37,7 @@ from interlock.codecs.openai_chat._tools import encode_tool_call
 from interlock.codecs.openai_chat._usage import encode_usage
 from interlock.codecs.openai_chat._wire import ReasoningDialect, extra_of
 from interlock.transcript import (
+    CandidateUpdate,
     HostedToolPart,
     JsonObject,
     Part,
@@ -48,6 +50,7 @@ from interlock.transcript import (
     ResponseStarted,
     StreamFailed,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     Update,
     Usage,
@@ -78,6 +81,7 @@ class _Open:
     call_index: int = 0
     signed: bool = False
     offset: int = 0  # where a text part starts in the message's one content string
+    tokens: int = 0  # how many of a text part's token log-probabilities were sent
 
 
 class StreamEncoder:
@@ -96,6 +100,9 @@ class StreamEncoder:
         self._usage: Usage | None = None
         self._finished = False
         self._groq_end: JsonObject | None = None
+        self._index = 0
+        """The choice this encoder writes (another candidate's encoder writes its own)."""
+        self._others: dict[int, StreamEncoder] = {}
 
     @staticmethod
     def _make_head(id_: str, model: str | None, created: int, unknown: JsonObject) -> str:
@@ -109,16 +116,25 @@ class StreamEncoder:
         return _dumps(head)[:-1] + ',"choices":'
 
     def _chunk(
-        self, delta: JsonObject, finish: str | None = None, x_groq: JsonObject | None = None
+        self,
+        delta: JsonObject,
+        finish: str | None = None,
+        x_groq: JsonObject | None = None,
+        tokens: tuple[TokenLogprob, ...] = (),
     ) -> SseEvent:
         reason = "null" if finish is None else _dumps(finish)
         groq = f',"x_groq":{_dumps(x_groq)}' if x_groq else ""
-        body = f'[{{"index":0,"delta":{_dumps(delta)},"finish_reason":{reason}}}]{groq}}}'
-        return SseEvent(data=self._head + body)
+        logprobs = ""
+        if tokens:
+            content = _dumps(encode_openai_tokens(tokens))
+            logprobs = f',"logprobs":{{"content":{content},"refusal":null}}'
+        choice = f'"index":{self._index},"delta":{_dumps(delta)}{logprobs}'
+        return SseEvent(data=f'{self._head}[{{{choice},"finish_reason":{reason}}}]{groq}}}')
 
     def _written(self, delta: str) -> SseEvent:
         """:meth:`_chunk` of a delta already written as compact JSON (no finish reason)."""
-        return SseEvent(data=f'{self._head}[{{"index":0,"delta":{delta},"finish_reason":null}}]}}')
+        choice = f'"index":{self._index},"delta":{delta},"finish_reason":null'
+        return SseEvent(data=f"{self._head}[{{{choice}}}]}}")
 
     def encode(self, update: Update) -> list[SseEvent]:
         """The events for one update."""
@@ -132,8 +148,10 @@ class StreamEncoder:
                 return [self._chunk({"role": "assistant", "content": ""})]
             case PartStarted(index=index, part=part):
                 return self._started(index, part)
-            case PartDelta(index=index, delta=delta):
+            case PartDelta(index=index, delta=delta, logprobs=()):
                 return self._delta(index, delta)
+            case PartDelta(index=index, delta=delta, logprobs=tokens):
+                return self._delta_with_tokens(index, delta, tokens)
             case PartFinished(index=index, part=part):
                 return self._finished_part(index, part)
             case UsageUpdate(usage=usage):
@@ -150,8 +168,34 @@ class StreamEncoder:
                 error: JsonObject = {"message": update.message, "type": "server_error"}
                 error["param"], error["code"] = None, update.code
                 return [SseEvent(data=_dumps({"error": error}))]
+            case CandidateUpdate():
+                return self._candidate(update)
             case _:
                 assert_never(update)
+
+    def _candidate(self, update: CandidateUpdate) -> list[SseEvent]:
+        """Another candidate's update, as a chunk of choice ``update.candidate`` (its first
+        opens with a role chunk of its own)."""
+        events: list[SseEvent] = []
+        other = self._others.get(update.candidate)
+        if other is None:
+            other = StreamEncoder(reasoning_dialect=self._dialect)
+            other._index, other._head = update.candidate, self._head
+            self._others[update.candidate] = other
+            events.append(other._chunk({"role": "assistant", "content": ""}))
+        return events + other.encode(update.update)
+
+    def _delta_with_tokens(
+        self, index: int, text: str, tokens: tuple[TokenLogprob, ...]
+    ) -> list[SseEvent]:
+        """A text delta with its tokens' log-probabilities (``choices[].logprobs``)."""
+        state = self._open.get(index)
+        if state is None or state.carrier != "content":
+            return self._delta(index, text)
+        state.sent.append(text)
+        self._content_length += len(text)
+        state.tokens += len(tokens)
+        return [self._chunk({"content": text} if text else {}, tokens=tokens)]
 
     def finish(self) -> list[SseEvent]:
         """The usage chunk (when asked for and known) and ``[DONE]``."""
@@ -181,6 +225,9 @@ class StreamEncoder:
                 return []
             case _:
                 delta = self._text_delta(state, part, getattr(part, "text", ""))
+                if isinstance(part, TextPart) and part.logprobs and state.carrier == "content":
+                    state.tokens = len(part.logprobs)
+                    return [self._chunk(delta, tokens=part.logprobs)]
         return [self._chunk(delta)] if delta else []
 
     def _state_for(self, part: Part) -> _Open:
@@ -283,6 +330,10 @@ class StreamEncoder:
         sent = "".join(state.sent)
         if final.startswith(sent) and len(final) > len(sent) and state.carrier != "details":
             events.extend(self._delta(index, final[len(sent) :]))
+        unsent = len(part.logprobs) - state.tokens if isinstance(part, TextPart) else 0
+        if isinstance(part, TextPart) and state.carrier == "content" and unsent > 0:
+            events.append(self._chunk({}, tokens=part.logprobs[state.tokens :]))
+            state.tokens = len(part.logprobs)
         if isinstance(part, TextPart | ToolCallPart) and not state.signed:
             events.extend(self._late_signature(state, part))
         if state.carrier == CARRIER and (fields := extra_of(part.extra)):

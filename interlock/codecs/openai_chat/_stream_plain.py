@@ -48,7 +48,7 @@ def plain_delta(chunk: JsonValue) -> tuple[tuple[str, int | str], str] | None:
 
 
 def _plain_choice_delta(chunk: JsonValue) -> JsonObject | None:
-    """The delta of a chunk's one choice (index 0, no finish_reason) when the chunk
+    """The delta of a chunk's one choice (index 0, no finish_reason, no logprobs) when the chunk
     carries no usage and no error (see :func:`plain_delta`)."""
     if not isinstance(chunk, dict) or "x_groq" in chunk:
         return None
@@ -59,6 +59,8 @@ def _plain_choice_delta(chunk: JsonValue) -> JsonObject | None:
         return None
     choice = choices[0]
     if not isinstance(choice, dict) or choice.get("finish_reason") is not None:
+        return None
+    if choice.get("logprobs") is not None:
         return None
     delta = choice.get("delta")
     if not _first_choice(choice.get("index", 0)) or not isinstance(delta, dict):

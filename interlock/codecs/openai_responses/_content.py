@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import cast
 
 from interlock.codecs._json import compact
+from interlock.codecs._logprobs import decode_openai_tokens, encode_openai_tokens
 from interlock.codecs._media_kind import wildcard
 from interlock.codecs._media_reach import openai_file_id, openai_file_uri
 from interlock.codecs.openai_responses._citations import decode_citations, encode_annotations
@@ -191,7 +192,9 @@ def decode_output_part(value: JsonValue, path: str) -> TextPart | RefusalPart:
             defaults = _OUTPUT_TEXT_DEFAULTS if data["type"] == "output_text" else None
             fields = split_fields(data, {"type", "text"}, defaults)
             citations = decode_citations(fields)
-            return TextPart(text=text, citations=citations, extra=wrap(fields))
+            tokens = fields.get("logprobs")
+            logprobs = () if tokens is None else decode_openai_tokens(tokens, f"{path}.logprobs")
+            return TextPart(text=text, citations=citations, logprobs=logprobs, extra=wrap(fields))
         case "refusal":
             text = required_str(data, "refusal", path)
             return RefusalPart(text=text, extra=wrap(split_fields(data, {"type", "refusal"})))
@@ -207,6 +210,8 @@ def encode_output_part(part: TextPart | RefusalPart) -> JsonObject:
     kept = own(part.extra)
     if part.citations and "annotations" not in kept:
         core["annotations"] = encode_annotations(part.citations)
+    if part.logprobs and "logprobs" not in kept:
+        core["logprobs"] = encode_openai_tokens(part.logprobs)
     return merge_fields(core, kept, _OUTPUT_TEXT_DEFAULTS)
 
 

@@ -140,19 +140,21 @@ def item_fields(part: Part) -> JsonObject:
 
 
 def _plain(part: TextPart | RefusalPart) -> bool:
-    """A text part with nothing but its text (item-level fields and signatures aside).
+    """A text part with nothing but its text (item-level fields and signatures aside; no
+    citations, no log-probabilities).
 
     Signatures are never rendered (OpenAI has none on text; foreign ones are dropped).
     """
-    if not isinstance(part, TextPart) or part.citations:
+    if not isinstance(part, TextPart) or part.citations or part.logprobs:
         return False
     return all(key == ITEM for key in own(part.extra))
 
 
 def _hint_free(parts: Sequence[Part]) -> bool:
-    """True when no part carries any extra (so every part renders to its default shape)."""
-    for part in parts:  # noqa: SIM110 -- a plain loop: no generator on the hot path
-        if part.extra or getattr(part, "citations", ()):
+    """True when no part carries any extra, citation or log-probability (so every part
+    renders to its default shape)."""
+    for part in parts:
+        if part.extra or getattr(part, "citations", ()) or getattr(part, "logprobs", ()):
             return False
     return True
 

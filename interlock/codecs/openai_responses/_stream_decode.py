@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 
 from interlock.codecs._json import loads
+from interlock.codecs._logprobs import decode_openai_tokens
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_responses._items import decode_output_item, function_call
 from interlock.codecs.openai_responses._response import response_fields
@@ -222,13 +223,15 @@ class StreamDecoder:
         delta = data.get("delta")
         if type(delta) is not str:
             delta = required_str(data, "delta", "event")
+        tokens = data.get("logprobs")
+        logprobs = decode_openai_tokens(tokens, "event.logprobs") if tokens else ()
         index = state.indexes.get(key)
         if index is None:
             return [
                 *self._implicit_part(state, key, kind),
-                PartDelta(index=state.indexes[key], delta=delta),
+                PartDelta(index=state.indexes[key], delta=delta, logprobs=logprobs),
             ]
-        return [PartDelta(index=index, delta=delta)]
+        return [PartDelta(index=index, delta=delta, logprobs=logprobs)]
 
     def _implicit_part(self, state: _Item, key: _Key, kind: str) -> list[Update]:
         """A delta whose ``*.added`` event was skipped by the server: open the part now."""

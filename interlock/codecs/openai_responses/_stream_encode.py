@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import assert_never, cast
 
+from interlock.codecs._logprobs import encode_openai_tokens
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_responses._content import encode_output_part
 from interlock.codecs.openai_responses._render import ItemGroup, continues_item, render_group
@@ -30,6 +31,7 @@ from interlock.codecs.openai_responses._wire import PROVIDER
 from interlock.transcript import (
     ApprovalRequestPart,
     ApprovalResponsePart,
+    CandidateUpdate,
     HostedToolPart,
     InputRequestPart,
     InputResponsePart,
@@ -48,6 +50,7 @@ from interlock.transcript import (
     ResponseStarted,
     StreamFailed,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     Update,
     UsageUpdate,
@@ -125,14 +128,14 @@ class StreamEncoder:
         self._builder.add(update)
         if type(update) is PartDelta:
             # The hot path: most updates of a stream are deltas.
-            return self._part_delta(update.index, update.delta)
+            return self._part_delta(update.index, update.delta, update.logprobs)
         match update:
             case ResponseStarted():
                 return self._started(update)
             case PartStarted(index=index, part=part):
                 return self._part_started(index, part)
-            case PartDelta(index=index, delta=delta):
-                return self._part_delta(index, delta)
+            case PartDelta(index=index, delta=delta, logprobs=tokens):
+                return self._part_delta(index, delta, tokens)
             case PartFinished(index=index, part=part):
                 return self._part_finished(index, part)
             case UsageUpdate():
@@ -146,6 +149,8 @@ class StreamEncoder:
                         "error", {"code": update.code, "message": update.message, "param": None}
                     )
                 ]
+            case CandidateUpdate():
+                return []  # one candidate per response: the gateway warns candidates_dropped
             case _:
                 assert_never(update)
 
@@ -265,9 +270,12 @@ class StreamEncoder:
             case _:
                 return []
         text = getattr(part, "text", "")
-        return [added, *(self._part_delta(index, text) if text else [])]
+        tokens = part.logprobs if isinstance(part, TextPart) else ()
+        return [added, *(self._part_delta(index, text, tokens) if text else [])]
 
-    def _part_delta(self, index: int, delta: str) -> list[SseEvent]:
+    def _part_delta(
+        self, index: int, delta: str, tokens: tuple[TokenLogprob, ...] = ()
+    ) -> list[SseEvent]:
         current = self._owner.get(index)
         if current is None:
             return []
@@ -279,7 +287,11 @@ class StreamEncoder:
             if template is None:
                 return []
             current.templates[index] = template
-        data = f"{template.head}{encode_basestring(delta)}{template.tail}{self._sequence}}}"
+        tail = template.tail
+        if tokens and isinstance(part, TextPart):
+            written = _JSON.encode(encode_openai_tokens(tokens, with_bytes=False, top_bytes=False))
+            tail = f',"logprobs":{written},"sequence_number":'
+        data = f"{template.head}{encode_basestring(delta)}{tail}{self._sequence}}}"
         self._sequence += 1
         return [SseEvent(data=data, event=template.kind)]
 
@@ -334,7 +346,14 @@ class StreamEncoder:
                 if isinstance(part, TextPart):
                     done = self._event(
                         "response.output_text.done",
-                        {**where, "content_index": slot, "text": part.text, "logprobs": []},
+                        {
+                            **where,
+                            "content_index": slot,
+                            "text": part.text,
+                            "logprobs": encode_openai_tokens(
+                                part.logprobs, with_bytes=False, top_bytes=False
+                            ),
+                        },
                     )
                 else:
                     done = self._event(
