@@ -103,9 +103,8 @@ CAUSES: dict[str, str] = {
     "option_dropped": "the target has no parameter for the setting (Chat: whether to "
     "return reasoning, a summary level, `top_k`; Responses: `seed`, `stop`, penalties, `top_k`; "
     "Gemini: a summary level, `user`, `metadata`; Anthropic: penalties, `metadata`)",
-    "field_dropped": "a setting only its own dialect has, or one asking for answer content a "
-    "translated answer cannot bring back (Chat `n`, `logprobs`; Gemini `candidateCount`, "
-    "`safetySettings`; DeepSeek `thinking`; Responses `truncation`)",
+    "field_dropped": "a setting only its own dialect has (Gemini `safetySettings`; DeepSeek "
+    "`thinking`; Responses `truncation`)",
     "setting_dropped": "Anthropic has no field for the setting",
     "seed_ignored": "Anthropic has no seed",
     "include_reasoning_ignored": "Anthropic has no switch for returning thinking",

@@ -5,7 +5,9 @@ They describe the gateway and the codecs (tested by
 ``tests/gateway/test_serve_answer_warnings.py``, ``tests/gateway/test_serve_warning_fold.py``,
 ``tests/gateway/test_stream_losses.py``,
 ``tests/gateway/test_serve_executed_tools.py``, ``tests/codecs/test_history_citations.py``,
-``tests/codecs/test_fields.py`` and ``tests/gateway/test_serve_shared_settings.py``); the
+``tests/codecs/test_fields.py``, ``tests/codecs/test_logprobs.py``,
+``tests/gateway/test_serve_choices.py``, ``tests/gateway/test_serve_fidelity_settings.py`` and
+``tests/gateway/test_serve_shared_settings.py``); the
 runner only prints them with the matrix.
 """
 
@@ -90,10 +92,21 @@ for it; to one without, it is not sent and the call says so (`option_dropped`,
 | presence / frequency penalty | `presence_penalty`, `frequency_penalty` | — | `presencePenalty`, `frequencyPenalty` | — |
 | end-user id | `user` | `user` | — | `metadata.user_id` |
 | metadata tags | `metadata` | `metadata` | — | — |
+| several candidates | `n` | — (one candidate) | `candidateCount` | — (one candidate) |
+| token log-probabilities | `logprobs` | `include: ["message.output_text.logprobs"]` | `responseLogprobs` | — |
+| top tokens per position | `top_logprobs` | `top_logprobs` | `logprobs` | — |
 
-Several candidates (Chat `n`, Gemini `candidateCount`) and log-probabilities (Chat
-`logprobs` / `top_logprobs`, Gemini `responseLogprobs` / `logprobs`) stay with their own
-dialect: a translated answer holds one candidate and no log-probabilities, so asking
-another dialect for them would lose what it sends back. They get `field_dropped` instead.
-Gemini `safetySettings` has no counterpart anywhere else and gets the same.
+Several candidates and token log-probabilities come back in the answer, whatever the
+client's dialect: Chat `choices[i]` and `choices[i].logprobs.content`, Gemini
+`candidates[i]` with `logprobsResult` and `avgLogprobs`, Responses `output_text.logprobs`;
+streamed too (Chat chunks by choice `index`, Gemini candidates by `index`, Responses
+`response.output_text.delta` `logprobs`). Responses and Anthropic answer one candidate:
+asked for more, a strict route refuses with a 400 in the client's dialect
+(`candidates_unsupported`) rather than answer one, a `degrade` route sends one with
+`option_dropped`; an answer the client's dialect cannot show whole says `candidates_dropped`
+or `logprobs_dropped`. The decoders check these settings as the services do (a 400 in the
+client's dialect, whatever the upstream): at least one candidate, 0 to 20 top tokens, Chat
+`top_logprobs` only with `logprobs: true` (sent to a Chat upstream without it, `top_logprobs`
+is not sent: `option_dropped`). Gemini `safetySettings` has no counterpart anywhere else
+and gets `field_dropped`.
 """

@@ -45,6 +45,7 @@ from interlock.emulators._brain import (
     mint_token,
     verify_token,
 )
+from interlock.emulators._logprobs import MAX_TOP, with_logprobs
 from interlock.emulators._service import EmulatedService, Incoming, fan_out, rejected
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
@@ -128,7 +129,7 @@ class GeminiEmulator(EmulatedService):
             payload, require_signatures=require, signature_valid=_signature_valid
         )
         if violation is None:
-            return candidates_violation(payload)
+            return candidates_violation(payload) or logprobs_violation(payload)
         body = encode_error(violation.status, violation.message, code=violation.rpc_status)
         return Rejection(status=violation.status, body=body)
 
@@ -195,6 +196,8 @@ class GeminiEmulator(EmulatedService):
         self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
     ) -> HttpResponse:
         response = self._dress(response, request)
+        if request.options.logprobs is True:
+            response = with_logprobs(response, request.options.top_logprobs or 0)
         count = candidate_count(payload)
         if request.stream:
             chunks = [
@@ -264,6 +267,21 @@ def candidates_violation(payload: JsonObject) -> Rejection | None:
     message = (
         "Invalid value at 'generation_config.candidate_count': candidateCount must be an "
         f"integer from 1 to {MAX_CANDIDATES}, got {json.dumps(count)}."
+    )
+    return Rejection(400, encode_error(400, message))
+
+
+def logprobs_violation(payload: JsonObject) -> Rejection | None:
+    """``logprobs`` (top candidates per step) is an integer from 0 to 20."""
+    config = payload.get("generationConfig")
+    if not isinstance(config, dict) or config.get("logprobs") is None:
+        return None
+    top = config["logprobs"]
+    if isinstance(top, int) and not isinstance(top, bool) and 0 <= top <= MAX_TOP:
+        return None
+    message = (
+        "Invalid value at 'generation_config.logprobs': logprobs must be an integer from 0 "
+        f"to {MAX_TOP}, got {json.dumps(top)}."
     )
     return Rejection(400, encode_error(400, message))
 

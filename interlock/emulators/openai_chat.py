@@ -1,7 +1,9 @@
 """An emulated OpenAI-compatible Chat Completions service (``POST /v1/chat/completions``).
 
 It validates like the services do (provider-wire.md §2.4 pairing, with OpenAI's own
-strings and ``param``), plus the rule of its reasoning dialect:
+strings and ``param``; ``n`` from 1 to 128; ``top_logprobs`` from 0 to 20 and only with
+``logprobs: true``), answers every choice asked for and the tokens' log-probabilities when
+asked, plus the rule of its reasoning dialect:
 
 * ``reasoning_content`` (DeepSeek thinking mode): every tool-call assistant message must
   carry the ``reasoning_content`` key, else DeepSeek's 400;
@@ -45,6 +47,7 @@ from interlock.emulators._brain import (
     mint_token,
     verify_token,
 )
+from interlock.emulators._logprobs import MAX_TOP, with_logprobs
 from interlock.emulators._service import EmulatedService, Incoming, fan_out
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
@@ -139,7 +142,7 @@ class OpenAIChatEmulator(EmulatedService):
                 param="messages",
                 code="empty_array",
             )
-        rejection = _choices_rule(payload)
+        rejection = _choices_rule(payload) or _logprobs_rule(payload)
         if rejection is not None:
             return rejection
         violation = find_pairing_violation(messages)
@@ -195,6 +198,9 @@ class OpenAIChatEmulator(EmulatedService):
         self, response: Response, request: Request, payload: JsonObject, incoming: Incoming
     ) -> HttpResponse:
         response = self._dress(response)
+        if payload.get("logprobs") is True:
+            top = payload.get("top_logprobs")
+            response = with_logprobs(response, top if isinstance(top, int) else 0)
         choices = _choice_count(payload)
         if request.stream:
             usage = _include_usage(payload)
@@ -260,6 +266,26 @@ def _choices_rule(payload: JsonObject) -> Rejection | None:
     if count > MAX_CHOICES:
         message = f"Invalid 'n': integer above maximum value. Expected a value <= {MAX_CHOICES}, but got {count} instead."
         return _reject(message, param="n", code="integer_above_max_value")
+    return None
+
+
+def _logprobs_rule(payload: JsonObject) -> Rejection | None:
+    """``top_logprobs``: an integer from 0 to 20, and only with ``logprobs: true``."""
+    top = payload.get("top_logprobs")
+    if top is None:
+        return None
+    if not isinstance(top, int) or isinstance(top, bool):
+        message = f"Invalid type for 'top_logprobs': expected an integer, but got {type(top).__name__} instead."
+        return _reject(message, param="top_logprobs", code="invalid_type")
+    if top < 0:
+        message = f"Invalid 'top_logprobs': integer below minimum value. Expected a value >= 0, but got {top} instead."
+        return _reject(message, param="top_logprobs", code="integer_below_min_value")
+    if top > MAX_TOP:
+        message = f"Invalid 'top_logprobs': integer above maximum value. Expected a value <= {MAX_TOP}, but got {top} instead."
+        return _reject(message, param="top_logprobs", code="integer_above_max_value")
+    if top and payload.get("logprobs") is not True:
+        message = "Invalid value for 'top_logprobs': 'logprobs' must be set to true when 'top_logprobs' is used."
+        return _reject(message, param="top_logprobs", code="invalid_value")
     return None
 
 

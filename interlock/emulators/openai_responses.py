@@ -33,6 +33,7 @@ from interlock.codecs.openai_responses import (
     encode_error,
     encode_response,
 )
+from interlock.codecs.openai_responses._wire import LOGPROBS_INCLUDE
 from interlock.emulators._brain import (
     DefaultBrain,
     Rejection,
@@ -41,6 +42,7 @@ from interlock.emulators._brain import (
     verify_token,
 )
 from interlock.emulators._conversations import Conversations, conversation_not_found
+from interlock.emulators._logprobs import MAX_TOP, with_logprobs
 from interlock.emulators._mcp import answered, hosted_answer, unanswerable
 from interlock.emulators._responses_state import StoredResponse, StoredResponses, with_ids
 from interlock.emulators._service import EmulatedService, Incoming, rejected
@@ -85,6 +87,22 @@ def _reject(
     status: int, message: str, *, param: str | None = "input", code: str | None = None
 ) -> Rejection:
     return Rejection(status=status, body=encode_error(status, message, code=code, param=param))
+
+
+def _answer_settings(payload: JsonObject) -> Rejection | None:
+    """Responses has no ``n`` (one answer per response); ``top_logprobs`` is 0 to 20."""
+    if "n" in payload:
+        return _reject(400, "Unknown parameter: 'n'.", param="n", code="unknown_parameter")
+    top = payload.get("top_logprobs")
+    if top is None:
+        return None
+    if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= MAX_TOP:
+        message = (
+            f"Invalid 'top_logprobs': expected an integer from 0 to {MAX_TOP}, "
+            f"but got {json.dumps(top)} instead."
+        )
+        return _reject(400, message, param="top_logprobs", code="invalid_value")
+    return None
 
 
 @dataclass
@@ -142,6 +160,9 @@ class OpenAIResponsesEmulator(EmulatedService):
 
     def validate(self, payload: JsonObject) -> Rejection | None:
         """The service's validation rules; ``None`` when the request is accepted."""
+        rejection = _answer_settings(payload)
+        if rejection is not None:
+            return rejection
         previous = payload.get("previous_response_id")
         if previous is not None and payload.get("conversation") is not None:
             message = (
@@ -428,6 +449,10 @@ class OpenAIResponsesEmulator(EmulatedService):
         )
         if hosted is not None:
             response = answered(hosted, response)
+        include = payload.get("include")
+        if isinstance(include, list) and LOGPROBS_INCLUDE in include:
+            top = payload.get("top_logprobs")
+            response = with_logprobs(response, top if isinstance(top, int) else 0)
         return self._send(self._finalize(response, request), request, payload)
 
     def _send(self, response: Response, request: Request, payload: JsonObject) -> HttpResponse:

@@ -8,12 +8,12 @@ import pytest
 
 from interlock.codecs import anthropic, gemini, openai_chat, openai_responses
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
-from interlock.transcript import GenerationOptions, Request
+from interlock.transcript import GenerationOptions, LossyHistoryError, ReplayPolicy, Request
 
 CHAT = {
     "model": "m",
     "messages": [{"role": "user", "content": "hi"}],
-    "n": 2,
+    "n": 1,
     "logprobs": True,
     "user": "u-1",
     "frequency_penalty": 0.5,
@@ -22,7 +22,7 @@ CHAT = {
 GEMINI = {
     "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
     "safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}],
-    "generationConfig": {"candidateCount": 2, "topK": 3},
+    "generationConfig": {"candidateCount": 1, "topK": 3},
 }
 RESPONSES = {"model": "m", "input": "hi", "metadata": {"k": "v"}, "truncation": "auto"}
 ANTHROPIC = {
@@ -60,8 +60,16 @@ def _at(payload: dict[str, Any], path: str) -> Any:
 
 
 _ARRIVES: dict[tuple[str, str], dict[str, Any]] = {
-    ("openai-chat", "gemini"): {"generationConfig.frequencyPenalty": 0.5},
-    ("openai-chat", "openai-responses"): {"user": "u-1"},
+    ("openai-chat", "gemini"): {
+        "generationConfig.frequencyPenalty": 0.5,
+        "generationConfig.responseLogprobs": True,
+        "generationConfig.candidateCount": 1,
+    },
+    ("openai-chat", "openai-responses"): {
+        "user": "u-1",
+        "include": ["message.output_text.logprobs"],
+    },
+    ("gemini", "openai-chat"): {"n": 1},
     ("openai-chat", "anthropic"): {"metadata": {"user_id": "u-1"}},
     ("gemini", "anthropic"): {"top_k": 3},
     ("openai-responses", "openai-chat"): {"metadata": {"k": "v"}},
@@ -72,20 +80,21 @@ _ARRIVES: dict[tuple[str, str], dict[str, Any]] = {
 """What each source's shared settings become on each target's wire."""
 
 _OPTIONS: dict[str, set[str]] = {
-    "openai-chat": {"user", "frequency_penalty"},
-    "gemini": {"top_k"},
+    "openai-chat": {"user", "frequency_penalty", "candidate_count", "logprobs"},
+    "gemini": {"top_k", "candidate_count"},
     "openai-responses": {"metadata"},
     "anthropic": {"top_k", "user"},
 }
+_ANSWER_OPTIONS = {"candidate_count", "logprobs", "top_logprobs"}
 _CARRIES: dict[str, set[str]] = {
-    "openai-chat": {"user", "frequency_penalty", "metadata"},
-    "gemini": {"frequency_penalty", "top_k"},
-    "openai-responses": {"user", "metadata"},
+    "openai-chat": {"user", "frequency_penalty", "metadata", *_ANSWER_OPTIONS},
+    "gemini": {"frequency_penalty", "top_k", *_ANSWER_OPTIONS},
+    "openai-responses": {"user", "metadata", "logprobs", "top_logprobs"},
     "anthropic": {"top_k", "user"},
 }
 _KEPT: dict[str, list[str]] = {
-    "openai-chat": ["openai-chat.n", "openai-chat.logprobs"],
-    "gemini": ["gemini.safetySettings", "gemini.generationConfig.candidateCount"],
+    "openai-chat": [],
+    "gemini": ["gemini.safetySettings"],
     "openai-responses": ["openai-responses.truncation"],
     "anthropic": ["anthropic.service_tier"],
 }
@@ -155,3 +164,22 @@ def test_responses_has_no_seed_and_says_so() -> None:
     encoded = openai_responses.encode_request(request)
     assert "seed" not in encoded.payload
     assert [(w.code, w.location) for w in encoded.warnings] == [("option_dropped", "options.seed")]
+
+
+@pytest.mark.parametrize("target", ["openai-responses", "anthropic"])
+def test_several_candidates_to_a_one_candidate_dialect_are_refused_under_strict(
+    target: str,
+) -> None:
+    """Responses and Anthropic answer one candidate: asking them for two would silently give
+    the client fewer than it asked for. Strict refuses, degrade sends one and says so."""
+    request = openai_chat.decode_request({**CHAT, "n": 2})
+    with pytest.raises(LossyHistoryError) as raised:
+        ENCODERS[target](request)
+    assert (raised.value.code, raised.value.location) == (
+        "candidates_unsupported",
+        "options.candidate_count",
+    )
+    encoded = ENCODERS[target](request, policy=ReplayPolicy(mode="degrade"))
+    assert [w.code for w in encoded.warnings if w.location == "options.candidate_count"] == [
+        "option_dropped"
+    ]

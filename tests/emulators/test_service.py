@@ -301,3 +301,58 @@ def test_received_keeps_at_most_its_byte_budget_and_always_the_newest() -> None:
         huge = {"model": "m", "messages": [{"role": "user", "content": filler * 5}]}
         assert client.post("/v1/chat/completions", json=huge).status_code == 200
     assert len(emulator.received) == 1 and emulator.received[0] == huge
+
+
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({"logprobs": True, "top_logprobs": 21}, "integer_above_max_value"),
+        ({"top_logprobs": 2}, "invalid_value"),
+    ],
+)
+def test_chat_top_logprobs_are_checked_like_the_service(
+    stack: tuple[str, dict[str, Emulator]], fields: dict[str, Any], code: str
+) -> None:
+    url, _ = stack
+    with _openai(url) as client, pytest.raises(BadRequestError) as caught:
+        client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hello"}], **fields
+        )
+    assert caught.value.code == code and caught.value.param == "top_logprobs"  # type: ignore[attr-defined]  # openai APIError carries param
+
+
+def test_each_emulator_answers_token_logprobs_when_asked(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    url, _ = stack
+    messages: Any = [{"role": "user", "content": "hello"}]
+    with _openai(url) as client:
+        chat = client.chat.completions.create(
+            model="m", messages=messages, logprobs=True, top_logprobs=3
+        )
+        content = chat.choices[0].logprobs.content if chat.choices[0].logprobs else None
+        assert content and "".join(t.token for t in content) == chat.choices[0].message.content
+        assert {len(t.top_logprobs) for t in content} == {3}
+        plain = client.chat.completions.create(model="m", messages=messages)
+        assert plain.choices[0].logprobs is None
+        answer = client.responses.create(
+            model="m", input="hello", top_logprobs=2, include=["message.output_text.logprobs"]
+        )
+        texts = [c for item in answer.output if item.type == "message" for c in item.content]
+        tokens = [t for text in texts if text.type == "output_text" for t in text.logprobs or []]
+        assert tokens and {len(t.top_logprobs) for t in tokens} == {2}
+        with pytest.raises(BadRequestError) as caught:
+            client.responses.create(model="m", input="hello", extra_body={"n": 2})
+        assert caught.value.param == "n"  # type: ignore[attr-defined]  # openai APIError carries param
+    config = types.GenerateContentConfig(response_logprobs=True, logprobs=2)
+    google = _gemini(url)
+    gemini = google.models.generate_content(model="gemini-3-flash", contents="hi", config=config)
+    result = (gemini.candidates or [])[0].logprobs_result
+    assert result and result.chosen_candidates and result.top_candidates
+    with pytest.raises(genai_errors.ClientError) as refused:
+        google.models.generate_content(
+            model="gemini-3-flash",
+            contents="hi",
+            config=types.GenerateContentConfig(response_logprobs=True, logprobs=21),
+        )
+    assert refused.value.code == 400 and "logprobs" in str(refused.value)

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import anthropic
+import openai
 import pytest
 from google import genai
+from google.genai import errors as genai_errors
 from google.genai import types
 from openai import OpenAI
 
@@ -50,6 +52,34 @@ class Setting:
 
 def _same(path: str, value: Any, *upstreams: str) -> dict[str, tuple[str, Any]]:
     return {upstream: (path, value) for upstream in upstreams}
+
+
+class _Has:
+    """Equal to any list holding ``item`` (Responses ``include`` gets the gateway's own too)."""
+
+    def __init__(self, item: str) -> None:
+        self.item = item
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, list) and self.item in other
+
+    def __hash__(self) -> int:
+        return hash(self.item)
+
+    def __repr__(self) -> str:
+        return f"a list with {self.item!r}"
+
+
+LOGPROBS_SENT: dict[str, tuple[str, Any]] = {
+    "openai-chat": ("logprobs", True),
+    "openai-responses": ("include", _Has("message.output_text.logprobs")),
+    "gemini": ("generationConfig.responseLogprobs", True),
+}
+TOP_SENT: dict[str, tuple[str, Any]] = {
+    **_same("top_logprobs", 2, "openai-chat", "openai-responses"),
+    "gemini": ("generationConfig.logprobs", 2),
+}
+ONE_CANDIDATE_SENT = {"openai-chat": ("n", 1), "gemini": ("generationConfig.candidateCount", 1)}
 
 
 CHAT_SETTINGS = {
@@ -101,10 +131,11 @@ CHAT_SETTINGS = {
             "gemini": ("generationConfig.frequencyPenalty", 0.2),
         },
     ),
-    # Candidates and log-probabilities stay with their dialect: a translated answer could not
-    # bring them back, so every other target names them instead.
-    "logprobs": Setting(("logprobs",), {"openai-chat": ("logprobs", True)}),
-    "top_logprobs": Setting(("top_logprobs",), {"openai-chat": ("top_logprobs", 2)}),
+    # Candidates and log-probabilities come back in the answer (tests below); Responses and
+    # Anthropic answer one candidate, Anthropic has no log-probabilities: named there.
+    "n": Setting(("n", "candidate_count"), ONE_CANDIDATE_SENT),
+    "logprobs": Setting(("logprobs",), LOGPROBS_SENT),
+    "top_logprobs": Setting(("top_logprobs",), TOP_SENT),
     "metadata": Setting(
         ("metadata",), _same("metadata", {"k": "v"}, "openai-chat", "openai-responses")
     ),
@@ -149,6 +180,7 @@ CHAT_ARGUMENTS: dict[str, Any] = {
     "seed": 7,
     "presence_penalty": 0.1,
     "frequency_penalty": 0.2,
+    "n": 1,
     "logprobs": True,
     "top_logprobs": 2,
     "metadata": {"k": "v"},
@@ -170,7 +202,8 @@ RESPONSES_SETTINGS = {
         "parallel_tool_calls",
     )
 } | {
-    "top_logprobs": Setting(("top_logprobs",), {"openai-responses": ("top_logprobs", 2)}),
+    "top_logprobs": Setting(("top_logprobs",), TOP_SENT),
+    "include": Setting(("logprobs", "include"), LOGPROBS_SENT),
     "max_output_tokens": Setting(
         ("max_output_tokens", "max_tokens"), CHAT_SETTINGS["max_completion_tokens"].sent_to
     ),
@@ -184,6 +217,7 @@ RESPONSES_ARGUMENTS: dict[str, Any] = {
     "top_p": 0.9,
     "max_output_tokens": 50,
     "top_logprobs": 2,
+    "include": ["message.output_text.logprobs"],
     "metadata": {"k": "v"},
     "user": "u1",
     "reasoning": {"effort": "low"},
@@ -216,13 +250,9 @@ GEMINI_SETTINGS = {
     "frequencyPenalty": Setting(
         ("frequencyPenalty", "frequency_penalty"), CHAT_SETTINGS["frequency_penalty"].sent_to
     ),
-    "responseLogprobs": Setting(
-        ("responseLogprobs", "logprobs"), {"gemini": ("generationConfig.responseLogprobs", True)}
-    ),
-    "logprobs": Setting(("logprobs", "top_logprobs"), {"gemini": ("generationConfig.logprobs", 2)}),
-    "candidateCount": Setting(
-        ("candidateCount", "n"), {"gemini": ("generationConfig.candidateCount", 1)}
-    ),
+    "responseLogprobs": Setting(("responseLogprobs", "logprobs"), LOGPROBS_SENT),
+    "logprobs": Setting(("logprobs", "top_logprobs"), TOP_SENT),
+    "candidateCount": Setting(("candidateCount", "n", "candidate_count"), ONE_CANDIDATE_SENT),
     "safetySettings": Setting(
         ("safetySettings",),
         {
@@ -469,3 +499,187 @@ def test_every_setting_arrives_or_is_named_streamed_and_not(
 
 def _listed(label: str) -> list[str]:
     return label.partition("; ")[2].split(", ") if "; " in label else []
+
+
+# -- what comes back: several candidates and token log-probabilities ----------------------
+
+Candidate = tuple[str, list[tuple[str, int]]]
+"""One candidate as its client's SDK parsed it: its text, and each token with how many top
+alternatives came with it."""
+SEVERAL = {"openai-chat", "gemini"}
+"""The dialects whose answers hold several candidates."""
+
+
+def _chat_candidates(url: str, model: str, stream: bool, count: int) -> list[Candidate]:
+    messages: Any = [{"role": "user", "content": "hi"}]
+    texts: dict[int, str] = {}
+    tokens: dict[int, list[tuple[str, int]]] = {}
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        if not stream:
+            done = client.chat.completions.create(
+                model=model, messages=messages, n=count, logprobs=True, top_logprobs=2
+            )
+            for choice in done.choices:
+                texts[choice.index] = choice.message.content or ""
+                content = choice.logprobs.content if choice.logprobs else None
+                tokens[choice.index] = [(t.token, len(t.top_logprobs)) for t in content or []]
+        else:
+            for chunk in client.chat.completions.create(
+                model=model, messages=messages, n=count, logprobs=True, top_logprobs=2, stream=True
+            ):
+                for piece in chunk.choices:
+                    texts[piece.index] = texts.get(piece.index, "") + (piece.delta.content or "")
+                    content = piece.logprobs.content if piece.logprobs else None
+                    listed = [(t.token, len(t.top_logprobs)) for t in content or []]
+                    tokens.setdefault(piece.index, []).extend(listed)
+    return [(texts[index], tokens.get(index, [])) for index in sorted(texts)]
+
+
+def _gemini_candidates(url: str, model: str, stream: bool, count: int) -> list[Candidate]:
+    client = genai.Client(
+        api_key="unused", http_options=types.HttpOptions(base_url=url, api_version="v1beta")
+    )
+    config = types.GenerateContentConfig(candidate_count=count, response_logprobs=True, logprobs=2)
+    if stream:
+        chunks = list(
+            client.models.generate_content_stream(model=model, contents="hi", config=config)
+        )
+    else:
+        chunks = [client.models.generate_content(model=model, contents="hi", config=config)]
+    texts: dict[int, str] = {}
+    tokens: dict[int, list[tuple[str, int]]] = {}
+    for chunk in chunks:
+        for candidate in chunk.candidates or []:
+            index = candidate.index or 0
+            parts = candidate.content.parts if candidate.content else None
+            text = "".join(p.text for p in parts or [] if p.text and not p.thought)
+            texts[index] = texts.get(index, "") + text
+            result = candidate.logprobs_result
+            chosen = (result.chosen_candidates if result else None) or []
+            tops = (result.top_candidates if result else None) or []
+            tokens.setdefault(index, []).extend(
+                (c.token or "", len(tops[i].candidates or []) if i < len(tops) else 0)
+                for i, c in enumerate(chosen)
+            )
+    return [(texts[index], tokens.get(index, [])) for index in sorted(texts)]
+
+
+def _responses_candidates(url: str, model: str, stream: bool, count: int) -> list[Candidate]:
+    assert count == 1  # Responses has no several candidates
+    arguments: Any = {"top_logprobs": 2, "include": ["message.output_text.logprobs"]}
+    with OpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+        if not stream:
+            done = client.responses.create(model=model, input="hi", **arguments)
+        else:
+            events = list(
+                client.responses.create(model=model, input="hi", stream=True, **arguments)
+            )
+            deltas = [e for e in events if e.type == "response.output_text.delta"]
+            streamed = [(t.token, len(t.top_logprobs or [])) for d in deltas for t in d.logprobs]
+            completed = [e.response for e in events if e.type == "response.completed"]
+            done = completed[0]
+    texts = [
+        content
+        for item in done.output
+        if item.type == "message"
+        for content in item.content
+        if content.type == "output_text"
+    ]
+    whole = [(t.token, len(t.top_logprobs)) for text in texts for t in text.logprobs or []]
+    if stream:
+        assert streamed == whole  # the deltas carried what the final response holds
+    return [("".join(text.text for text in texts), whole)]
+
+
+ASKERS: dict[str, Callable[[str, str, bool, int], list[Candidate]]] = {
+    "chat": _chat_candidates,
+    "gemini": _gemini_candidates,
+    "responses": _responses_candidates,
+}
+ASKER_DIALECTS = {"chat": "openai-chat", "gemini": "gemini", "responses": "openai-responses"}
+
+
+@pytest.mark.parametrize("model", ["via-chat", "via-gemini", "via-responses"])
+@pytest.mark.parametrize("client", sorted(ASKERS))
+def test_candidates_and_token_logprobs_come_back_streamed_and_not(
+    stack: tuple[str, dict[str, Emulator]], client: str, model: str
+) -> None:
+    """Each SDK asks for two candidates (where both its dialect and the upstream's have
+    them) and two top tokens per position; its parsed answer holds every candidate, each
+    token with its two alternatives, the tokens spelling the text; streamed and not alike."""
+    url, _ = stack
+    upstream = UPSTREAMS[model]
+    count = 2 if ASKER_DIALECTS[client] in SEVERAL and upstream in SEVERAL else 1
+    whole = ASKERS[client](url, model, False, count)
+    assert len(whole) == count
+    for text, tokens in whole:
+        assert text and "".join(token for token, _ in tokens) == text
+        assert {top for _, top in tokens} == {2}
+    assert ASKERS[client](url, model, True, count) == whole
+
+
+@pytest.mark.parametrize("model", ["via-responses", "via-anthropic"])
+@pytest.mark.parametrize("client", ["chat", "gemini"])
+def test_several_candidates_from_a_one_candidate_upstream_are_refused_in_the_clients_dialect(
+    stack: tuple[str, dict[str, Emulator]], client: str, model: str
+) -> None:
+    """Responses and Anthropic answer one candidate: asked for two, the gateway (strict, the
+    default) refuses with a 400 in the client's own error shape rather than answer one."""
+    url, _ = stack
+    if client == "chat":
+        with pytest.raises(openai.BadRequestError) as chat_error:
+            _chat_candidates(url, model, False, 2)
+        assert chat_error.value.code == "candidates_unsupported"
+        assert "one candidate" in str(chat_error.value.message)
+        return
+    with pytest.raises(genai_errors.ClientError) as gemini_error:
+        _gemini_candidates(url, model, False, 2)
+    assert gemini_error.value.code == 400 and "one candidate" in str(gemini_error.value.message)
+
+
+BAD_CHAT: list[tuple[dict[str, Any], str]] = [
+    ({"n": 0}, "n"),
+    ({"logprobs": True, "top_logprobs": 25}, "top_logprobs"),
+    ({"top_logprobs": 2}, "top_logprobs"),
+]
+
+
+@pytest.mark.parametrize("model", sorted(UPSTREAMS))
+@pytest.mark.parametrize(("fields", "param"), BAD_CHAT)
+def test_bad_candidate_and_logprob_settings_get_the_ingress_error(
+    stack: tuple[str, dict[str, Emulator]], fields: dict[str, Any], param: str, model: str
+) -> None:
+    """Out-of-range settings are refused by the gateway in the client's dialect, whatever the
+    upstream (one without the setting would otherwise never say so)."""
+    url, emulators = stack
+    before = {name: len(emulator.received) for name, emulator in emulators.items()}
+    messages: Any = [{"role": "user", "content": "hi"}]
+    with (
+        OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0) as client,
+        pytest.raises(openai.BadRequestError) as raised,
+    ):
+        client.chat.completions.create(model=model, messages=messages, **fields)
+    assert raised.value.param == param
+    assert {name: len(emulator.received) for name, emulator in emulators.items()} == before
+
+
+def test_bad_settings_in_the_gemini_and_responses_dialects(
+    stack: tuple[str, dict[str, Emulator]],
+) -> None:
+    url, _ = stack
+    client = genai.Client(
+        api_key="unused", http_options=types.HttpOptions(base_url=url, api_version="v1beta")
+    )
+    for config in (
+        types.GenerateContentConfig(candidate_count=0),
+        types.GenerateContentConfig(response_logprobs=True, logprobs=25),
+    ):
+        with pytest.raises(genai_errors.ClientError) as raised:
+            client.models.generate_content(model="via-chat", contents="hi", config=config)
+        assert raised.value.code == 400
+    with (
+        OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0) as openai_client,
+        pytest.raises(openai.BadRequestError) as bad,
+    ):
+        openai_client.responses.create(model="via-gemini", input="hi", top_logprobs=25)
+    assert bad.value.param == "top_logprobs"

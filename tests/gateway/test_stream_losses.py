@@ -19,10 +19,12 @@ import pytest
 from interlock.gateway.answer_losses import answer_losses, inventory
 from interlock.gateway.dialects import Dialect, ingress_dialects
 from interlock.transcript import (
+    Alternative,
     Citation,
     Message,
     Response,
     TextPart,
+    TokenLogprob,
     fold_updates,
     load_request,
     load_response,
@@ -135,3 +137,29 @@ def test_what_a_client_dialect_has_no_answer_form_for_is_named(
 def test_a_client_of_the_answers_own_dialect_loses_nothing(name: str) -> None:
     own = {"openai_chat": "openai-chat", "gemini": "gemini"}[name.split("/")[0]]
     assert answer_losses(INGRESS[own], ANSWERS[name]) == ()
+
+
+_TOKENS = (TokenLogprob(token="Hi", logprob=-0.1),)
+_SEVERAL = Response(
+    message=Message(role="assistant", parts=(TextPart(text="Hi", logprobs=_TOKENS),)),
+    finish_reason="stop",
+    alternatives=(Alternative(message=Message(role="assistant", parts=(TextPart(text="Yo"),))),),
+)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "codes"),
+    [
+        ("anthropic", ["logprobs_dropped", "candidates_dropped"]),
+        ("openai-responses", ["candidates_dropped"]),
+        ("openai-chat", []),
+        ("gemini", []),
+    ],
+)
+def test_candidates_and_tokens_a_client_dialect_cannot_show_are_named(
+    dialect: str, codes: list[str]
+) -> None:
+    said = [w.code for w in answer_losses(INGRESS[dialect], _SEVERAL)]
+    assert said == codes
+    streamed = fold_updates(response_to_updates(_SEVERAL))
+    assert [w.code for w in answer_losses(INGRESS[dialect], streamed)] == codes

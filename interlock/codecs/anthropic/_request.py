@@ -20,7 +20,7 @@ from typing import Final, cast
 
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import kept_wire_fields, walks
-from interlock.codecs._options import unsent_options
+from interlock.codecs._options import one_candidate, unsent_options
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._messages import decode_messages, decode_system, encode_messages
 from interlock.codecs.anthropic._rules import find_violation
@@ -76,7 +76,7 @@ _KNOWN: Final = frozenset(
         "metadata",
     }
 )
-_CARRIED: Final = frozenset({"top_k", "user"})
+_CARRIED: Final = frozenset({"top_k", "user", "candidate_count"})
 """The shared options Anthropic has a field for (``user`` is ``metadata.user_id``)."""
 
 
@@ -243,6 +243,7 @@ def encode_request(
         payload["messages"] = [message.payload() for message in wire]
     if system is not None:
         payload["system"] = system
+    encoder.warnings.extend(one_candidate(request.options, policy, "Anthropic"))
     payload.update(_encode_options(request, own, encoder))
     if request.tools or request.hosted_tools or own.get("emptyTools"):
         payload["tools"] = encode_tools(request.tools, request.hosted_tools, own, encoder)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from interlock.codecs._options import unsent_options
+from interlock.codecs._options import check_answer_options, unsent_options
 from interlock.codecs._structured import openapi_to_json_schema
 from interlock.codecs.gemini._encode import PartEncoder
 from interlock.codecs.gemini._wire import (
@@ -51,9 +51,13 @@ _SHARED: Final[tuple[tuple[str, str, Callable[[JsonValue, str], Any]], ...]] = (
     ("topK", "top_k", as_number),  # google-genai types it float; 20.0 is seen on the wire
     ("presencePenalty", "presence_penalty", as_number),
     ("frequencyPenalty", "frequency_penalty", as_number),
+    ("candidateCount", "candidate_count", as_int),
+    ("responseLogprobs", "logprobs", as_bool),
+    ("logprobs", "top_logprobs", as_int),
 )
 """Wire field, canonical option, reader: the shared options ``generationConfig`` carries."""
 _CARRIED: Final = frozenset(name for _, name, _ in _SHARED)
+_NAMES: Final = {name: f"generationConfig.{wire}" for wire, name, _ in _SHARED}
 GENERATION_FIELDS: Final = frozenset(
     {"temperature", "topP", "maxOutputTokens", "stopSequences", "seed", "thinkingConfig"}
     | {wire for wire, _, _ in _SHARED}
@@ -276,7 +280,7 @@ def decode_generation(value: JsonValue, path: str, marks: JsonObject) -> Generat
         marks["thinkingConfig"] = thinking_unknown
     stop = fields.get("stopSequences")
     level = thinking.get("thinkingLevel")
-    return GenerationOptions(
+    options = GenerationOptions(
         temperature=_optional(fields, "temperature", path, as_number),
         top_p=_optional(fields, "topP", path, as_number),
         max_output_tokens=_optional(fields, "maxOutputTokens", path, as_int),
@@ -294,6 +298,8 @@ def decode_generation(value: JsonValue, path: str, marks: JsonObject) -> Generat
         else as_str(level, f"{path}.thinkingConfig.thinkingLevel").lower(),
         **_decode_shared(fields, path),
     )
+    check_answer_options(options, _NAMES, top_needs_logprobs=False)
+    return options
 
 
 def _decode_shared(fields: dict[str, JsonValue], path: str) -> dict[str, Any]:

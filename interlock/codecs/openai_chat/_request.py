@@ -1,7 +1,7 @@
 """Chat Completions request bodies both ways.
 
-Fields the canonical request names are decoded; everything else (``n``, ``logprobs``,
-``stream_options``, ``response_format``, ``store``, vendor keys…) is kept verbatim in
+Fields the canonical request names are decoded (``n``, ``logprobs`` and ``top_logprobs``
+too, checked as the service checks them); everything else (``stream_options``, ``response_format``, ``store``, vendor keys…) is kept verbatim in
 ``Request.extra[DIALECT]``. A known field sent as ``null`` is kept the same way, so a
 same-dialect round trip is exact.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
-from interlock.codecs._options import unsent_options
+from interlock.codecs._options import check_answer_options, unsent_options
 from interlock.codecs._turns import current_turn_start
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._message_decode import decode_messages
@@ -159,7 +159,7 @@ def _decode_options(
         if not stops:
             layout["stop"] = "empty"  # sent by some clients (crewAI); kept as it came
     key = "max_tokens" if layout.get("max_tokens") else "max_completion_tokens"
-    return GenerationOptions(
+    options = GenerationOptions(
         temperature=None if temperature is None else as_number(temperature, "temperature"),
         top_p=None if top_p is None else as_number(top_p, "top_p"),
         max_output_tokens=None if max_tokens is None else as_int(max_tokens, key),
@@ -170,6 +170,8 @@ def _decode_options(
         thinking_budget=settings.budget,
         **_decode_shared(fields),
     )
+    check_answer_options(options, _NAMES, top_needs_logprobs=True)
+    return options
 
 
 def _decode_shared(fields: _Fields) -> dict[str, Any]:
@@ -187,8 +189,12 @@ _SHARED: tuple[tuple[str, str, Callable[[JsonValue, str], Any]], ...] = (
     ("frequency_penalty", "frequency_penalty", as_number),
     ("user", "user", as_str),
     ("metadata", "metadata", as_object),
+    ("n", "candidate_count", as_int),
+    ("logprobs", "logprobs", as_bool),
+    ("top_logprobs", "top_logprobs", as_int),
 )
 """Chat field, canonical option, reader: the shared options Chat has a field for."""
+_NAMES = {name: wire for wire, name, _ in _SHARED}
 _CARRIED = frozenset(name for _, name, _ in _SHARED)
 
 
@@ -339,4 +345,8 @@ def _encode_shared(options: GenerationOptions, payload: JsonObject, degrade: Deg
     for wire, name, _ in _SHARED:
         if (value := getattr(options, name)) is not None:
             payload[wire] = value
+    if options.top_logprobs and options.logprobs is not True:
+        del payload["top_logprobs"]  # Chat refuses top_logprobs without logprobs: true
+        reason = "Chat sends top_logprobs only with logprobs: true, which was not asked; not sent"
+        degrade.drop("option_dropped", "options.top_logprobs", reason)
     degrade.warnings.extend(unsent_options(options, _CARRIED, "Chat Completions"))

@@ -9,6 +9,7 @@ kept verbatim in ``Request.extra[DIALECT]``.
 from __future__ import annotations
 
 from interlock.codecs import _structured as structured
+from interlock.codecs._options import check_answer_options
 from interlock.codecs.openai_responses._items import decode_items
 from interlock.codecs.openai_responses._tools import (
     decode_tool_choice,
@@ -17,6 +18,7 @@ from interlock.codecs.openai_responses._tools import (
 )
 from interlock.codecs.openai_responses._wire import (
     ENCRYPTED_INCLUDE,
+    LOGPROBS_INCLUDE,
     PROVIDER,
     as_list,
     as_object,
@@ -60,6 +62,7 @@ KNOWN_FIELDS = frozenset(
         "max_output_tokens",
         "user",
         "metadata",
+        "top_logprobs",
     }
 )
 
@@ -168,7 +171,7 @@ def _options(body: JsonObject, hints: JsonObject) -> GenerationOptions:
         # The client chose not to ask for encrypted reasoning: the encoder would add it
         # for a stateless request (ones translated from another dialect need it).
         hints["~no_encrypted_include"] = True
-    return GenerationOptions(
+    options = GenerationOptions(
         temperature=optional_number(body, "temperature", ""),
         top_p=optional_number(body, "top_p", ""),
         max_output_tokens=optional_int(body, "max_output_tokens", ""),
@@ -177,7 +180,14 @@ def _options(body: JsonObject, hints: JsonObject) -> GenerationOptions:
         include_reasoning=True if included else None,
         user=optional_str(body, "user", ""),
         metadata=None if body.get("metadata") is None else as_object(body["metadata"], "metadata"),
+        logprobs=True if isinstance(include, list) and LOGPROBS_INCLUDE in include else None,
+        top_logprobs=optional_int(body, "top_logprobs", ""),
     )
+    check_answer_options(options, _NAMES, top_needs_logprobs=False)
+    return options
+
+
+_NAMES = {"candidate_count": "n", "top_logprobs": "top_logprobs", "logprobs": "include"}
 
 
 def _continuation(body: JsonObject, hints: JsonObject) -> Continuation:

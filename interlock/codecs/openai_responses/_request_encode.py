@@ -10,7 +10,7 @@ from typing import cast
 
 from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
-from interlock.codecs._options import unsent_options
+from interlock.codecs._options import one_candidate, unsent_options
 from interlock.codecs._turns import current_turn_start
 from interlock.codecs.openai_responses._replay import (
     ReplayContext,
@@ -21,6 +21,7 @@ from interlock.codecs.openai_responses._tools import encode_tool_choice, encode_
 from interlock.codecs.openai_responses._wire import (
     DIALECT,
     ENCRYPTED_INCLUDE,
+    LOGPROBS_INCLUDE,
     PROVIDER,
     merge_fields,
     own,
@@ -73,6 +74,7 @@ def encode_request(
         body["instructions"] = instructions
     _put_input(body, items, hints)
     _put_tools(body, request, hints, context)
+    context.warnings.extend(one_candidate(request.options, context.policy, "Responses"))
     _put_options(body, request, hints, context.warnings, needs_include=regime == "stateless")
     _put_continuation(body, request, hints)
     if request.response_format is not None:
@@ -160,16 +162,20 @@ def _put_options(
     include = hints.get("include")
     own_choice = hints.get("~no_encrypted_include") is True
     wanted = (needs_include and not own_choice) or options.include_reasoning is True
-    if wanted and not (isinstance(include, list) and ENCRYPTED_INCLUDE in include):
-        current = list(include) if isinstance(include, list) else []
-        hints_include: list[JsonValue] = [*current, ENCRYPTED_INCLUDE]
-        body["include"] = hints_include
+    entries = list(include) if isinstance(include, list) else []
+    if wanted and ENCRYPTED_INCLUDE not in entries:
+        entries.append(ENCRYPTED_INCLUDE)
+    if options.logprobs is True and LOGPROBS_INCLUDE not in entries:
+        entries.append(LOGPROBS_INCLUDE)
+    if entries != (include if isinstance(include, list) else []):
+        body["include"] = entries
     for key, value in (
         ("temperature", options.temperature),
         ("top_p", options.top_p),
         ("max_output_tokens", options.max_output_tokens),
         ("user", options.user),
         ("metadata", options.metadata),
+        ("top_logprobs", options.top_logprobs),
     ):
         if value is not None:
             body[key] = value
@@ -184,7 +190,7 @@ def _put_options(
             )
 
 
-_CARRIED = frozenset({"user", "metadata"})
+_CARRIED = frozenset({"user", "metadata", "logprobs", "top_logprobs", "candidate_count"})
 """The shared options Responses has a field for."""
 
 

@@ -38,6 +38,8 @@ DIALECT = "openai-responses"
 PROVIDER = "openai"
 ENCRYPTED_FORMAT = OPENAI_ENCRYPTED_CONTENT
 ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
+LOGPROBS_INCLUDE = "message.output_text.logprobs"
+"""The ``include`` entry that asks for the answer's token log-probabilities."""
 
 MINTED = "interlock_"
 """Follows the type prefix (``msg_``, ``rs_``, ``fc_``) of every item id this codec mints.

@@ -127,6 +127,7 @@ def test_decoded_request_is_canonical() -> None:
         seed=7,
         reasoning_effort="medium",
         metadata={"trace": "t-1"},
+        candidate_count=1,
     )
     assert [tool.name for tool in request.tools] == ["get_weather", "haiku"]
     assert request.tool_choice is not None and request.tool_choice.names == ("get_weather", "haiku")
@@ -279,7 +280,8 @@ def test_malformed_requests_name_the_path(payload: dict[str, Any], path: str) ->
 
 
 def test_trap30_name_n_and_logprobs_round_trip_exactly() -> None:
-    """Trap 30: Chat-only fields have no canonical counterpart; Chat gets them back verbatim."""
+    """Trap 30: ``name`` stays Chat's own; ``n`` and log-probabilities are canonical options
+    now, and Chat gets them all back exactly."""
     payload: dict[str, Any] = {
         "model": "m",
         "n": 2,
@@ -292,7 +294,9 @@ def test_trap30_name_n_and_logprobs_round_trip_exactly() -> None:
     }
     request = decode_request(copy.deepcopy(payload))
     assert request.messages[1].name == "alice"
-    assert request.extra["openai-chat"] == {"n": 2, "logprobs": True, "top_logprobs": 3}
+    assert "openai-chat" not in request.extra
+    options = request.options
+    assert (options.candidate_count, options.logprobs, options.top_logprobs) == (2, True, 3)
     assert encode_request(request).payload == payload
 
 
