@@ -203,4 +203,4 @@ def test_a_chat_client_reads_the_warning_from_the_last_chunk(
     assert last.choices == [] and (last.usage is not None) is usage
     assert all("interlock" not in (c.model_extra or {}) for c in chunks[:-1])
     codes = _codes((last.model_extra or {}).get("interlock"))
-    assert ("setting_dropped", "openai-chat.logprobs") in codes
+    assert ("option_dropped", "options.logprobs") in codes
