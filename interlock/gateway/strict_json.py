@@ -8,6 +8,11 @@ it refuses (400) instead of failing later with a 500.
 * Nesting deeper than the parser's recursion limit is refused (``RecursionError`` would
   otherwise escape as a 500); the proxy also answers a ``RecursionError`` met later, in a
   codec walking a deep but parseable value, with this 400.
+
+:func:`loads` parses with orjson first (a fifth of the time of ``json`` with a
+duplicate-key hook) and keeps that value only where it is provably what the strict
+``json`` parse returns (:func:`_fast`); anything else takes the strict parse, which then
+answers with its own value or error.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import json
 import re
 from typing import cast
+
+import orjson
 
 from interlock.transcript import JsonObject, JsonValue
 
@@ -43,11 +50,51 @@ DECODER = json.JSONDecoder(object_pairs_hook=_pairs)
 """A decoder refusing repeated keys (its ``raw_decode`` too)."""
 
 
+_DIGITS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+"""A byte table keeping digits as ``0`` and making everything else a space."""
+_LONG_NUMBER = b"0" * 19
+"""19 digits in a row: a number orjson may read differently (an integer past 64 bits
+becomes a float there) — or just digits in a string; either way the strict parse. (A
+translate and a substring search: a regex search costs ten times as much.)"""
+_ESCAPED_COLON = b"\\u003"
+"""The start of ``\\u003a`` (``:`` escaped), and of other escapes: their colon would be
+counted in the parsed strings but not in the body."""
+
+
+def _fast(body: bytes) -> JsonValue | None:
+    """``body`` parsed by orjson when that is exactly what :func:`loads`'s strict parse
+    returns, else ``None``.
+
+    orjson refuses what ``json`` refuses here (malformed text, invalid UTF-8, lone
+    surrogate escapes, ``NaN``, nesting past its limit: all ``None``), reads numbers of
+    up to 18 digits as ``json`` does (longer ones: ``None``), and keeps the last of
+    repeated keys where the strict parse refuses them. A repeated key is found by
+    counting colons: in the body each object member has one, plus those inside strings;
+    written back by orjson (which never escapes a colon) the parsed value has one per
+    member it kept plus the same ones inside strings, provided the body spelled none of
+    them as an escape. A dropped member takes its colon with it: fewer colons.
+    """
+    if _ESCAPED_COLON in body or _LONG_NUMBER in body.translate(_DIGITS):
+        return None
+    try:
+        value = orjson.loads(body)
+        written = orjson.dumps(value)  # nested deeper than orjson writes: an error too
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return None
+    return cast(JsonValue, value) if written.count(b":") == body.count(b":") else None
+
+
 def loads(body: bytes) -> JsonValue:
     """``body`` (UTF-8) parsed refusing repeated keys and too deep nesting
     (:class:`StrictJsonError`; ``ValueError`` for malformed JSON or invalid UTF-8). Lone
     surrogates are the caller's to check (:func:`check_body_surrogates`): the AG-UI binding
     answers them with its own run error."""
+    fast = _fast(body)
+    return fast if fast is not None else strict_loads(body)
+
+
+def strict_loads(body: bytes) -> JsonValue:
+    """:func:`loads` by ``json`` alone (what the orjson path must equal)."""
     try:
         return cast(JsonValue, DECODER.decode(body.decode("utf-8")))
     except RecursionError:
