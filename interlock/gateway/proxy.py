@@ -37,6 +37,7 @@ from interlock.gateway.dialects import (
     error_details,
     stream_usage_asked,
 )
+from interlock.gateway.evolve import evolve
 from interlock.gateway.headers import translation_label
 from interlock.gateway.history_cache import HistoryCache
 from interlock.gateway.lifecycle import Lifecycle
@@ -188,7 +189,7 @@ class Proxy:
         )
         wants_stream = stream if stream is not None else payload.get("stream") is True
         record.stream = wants_stream
-        request = replace(request, model=route.model.model, stream=wants_stream)
+        request = evolve(request, model=route.model.model, stream=wants_stream)
         if ingress.name == "openai-chat" and wants_stream and stream_usage_asked(request):
             ingress = chat_ingress_with_usage()  # the client's usage chunk, whatever the upstream
         call = ProxyCall(
@@ -351,7 +352,7 @@ class Proxy:
             )
         if upstream.dialect.http.stateful_service:
             # The gateway replays full histories: stateless, with encrypted reasoning back.
-            return replace(request, continuation=Continuation(store=False))
+            return evolve(request, continuation=Continuation(store=False))
         return request
 
     async def open_upstream(self, call: ProxyCall) -> httpx.Response:

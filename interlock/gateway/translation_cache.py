@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
 from interlock.gateway.dialects import Dialect
+from interlock.gateway.evolve import evolve
 from interlock.gateway.json_pieces import Written, items_json, with_array
 from interlock.gateway.model_field import compact_json
 from interlock.gateway.splice_rules import (
@@ -105,7 +106,7 @@ def key_of(request: Request, upstream_name: str, policy: ReplayPolicy) -> Transl
     """The key a translation of ``request``'s history is kept and found under: the
     upstream, the policy and the request without its messages (``stream`` aside: it
     changes no history item)."""
-    return (upstream_name, policy, replace(request, messages=(), stream=False))
+    return (upstream_name, policy, evolve(request, messages=(), stream=False))
 
 
 def _history_items(dialect: str, encoded: Encoded) -> list[JsonValue] | None:
