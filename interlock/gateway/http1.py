@@ -35,6 +35,7 @@ import asyncio
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
+from itertools import chain
 from types import TracebackType
 from typing import cast
 
@@ -46,6 +47,12 @@ SocketOption = tuple[int, int, int]
 
 READ_HIGH_WATER = 256 * 1024
 """Buffered answer bytes past which reading pauses until the consumer catches up."""
+PREPARED_HEAD = "interlock.prepared_head"
+"""A request extension: the request line and headers as written, without the
+``content-length`` line and the blank line ending the head, for a request whose body is an
+``httpx.ByteStream`` and whose headers are those bytes plus its ``content-length`` last
+(``Upstream`` builds both from the same template). :func:`_serialize` writes it instead of
+walking the headers."""
 
 
 class _ClosedBeforeAnswer(Exception):
@@ -88,6 +95,10 @@ class _Connection(asyncio.Protocol):
         self.received_any = False
         self.head_bytes = 0
         """Sizes of the header lines parsed so far."""
+        self.ascii_head = False
+        """Every header name and value is ASCII (``httpx`` then need not find the encoding)."""
+        self.encoded = False
+        """The answer names a ``content-encoding``."""
         self.head_received = 0
         """Bytes received while the head was still incomplete (bounds what llhttp buffers)."""
         self.chunks: deque[bytes] = deque()
@@ -151,7 +162,8 @@ class _Connection(asyncio.Protocol):
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
         self.head_bytes += len(name) + len(value) + 4
-        self._check_head()
+        if self.head_bytes > self.max_header_bytes:
+            self._check_head()
 
     def on_headers_complete(self) -> None:
         status = int(self.parser.get_status_code())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
@@ -164,6 +176,8 @@ class _Connection(asyncio.Protocol):
         self.headers_done = True
         names = {name.lower() for name, _ in self.headers}
         self.until_close = b"content-length" not in names and b"transfer-encoding" not in names
+        self.encoded = b"content-encoding" in names
+        self.ascii_head = b"".join(chain.from_iterable(self.headers)).isascii()
         if self.head_only:
             self.complete = True
         self._wake()
@@ -254,7 +268,7 @@ def _expire(waiter: asyncio.Future[None], request: httpx.Request) -> None:
         waiter.set_exception(httpx.ReadTimeout("the upstream answer timed out", request=request))
 
 
-class _Body(httpx.AsyncByteStream):
+class AnswerBody(httpx.AsyncByteStream):
     """The answer body as it arrives; closing it hands the connection back (or closes it)."""
 
     def __init__(
@@ -271,6 +285,8 @@ class _Body(httpx.AsyncByteStream):
         self._request = request
         self._timeout = timeout
         self._closed = False
+        self.plain = not connection.encoded
+        """The body comes as sent: no ``content-encoding`` to undo (``upstream.body_chunks``)."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         connection = self._connection
@@ -346,13 +362,16 @@ class Http1Transport(httpx.AsyncBaseTransport):
         except BaseException:
             self._slots.release()
             raise
-        body = _Body(self, connection, origin, request, timeouts.get("read"))
-        return httpx.Response(
+        body = AnswerBody(self, connection, origin, request, timeouts.get("read"))
+        response = httpx.Response(
             connection.status,
             headers=connection.headers,
             stream=body,
             extensions={"http_version": b"HTTP/1.1"},
         )
+        if connection.ascii_head:
+            response.headers.encoding = "ascii"  # what httpx would find, header by header
+        return response
 
     async def _exchange(
         self,
@@ -501,6 +520,10 @@ def _port(url: httpx.URL) -> int:
 async def _serialize(request: httpx.Request) -> list[bytes]:
     """Request line and headers as one buffer, then the body as it is (not copied): both
     go out in one write (no Nagle stall)."""
+    prepared = request.extensions.get(PREPARED_HEAD)
+    if isinstance(prepared, bytes) and isinstance(request.stream, httpx.ByteStream):
+        content = request.content
+        return [b"%scontent-length: %d\r\n\r\n" % (prepared, len(content)), content]
     head = [request.method.encode("ascii"), b" ", request.url.raw_path, b" HTTP/1.1\r\n"]
     chunked = False
     for name, value in request.headers.raw:

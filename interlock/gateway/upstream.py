@@ -31,7 +31,7 @@ from interlock.codecs.registry import http_facts
 from interlock.gateway import tracing
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.dialects import Dialect
-from interlock.gateway.http1 import AnswerHeadTooLarge, Http1Transport
+from interlock.gateway.http1 import PREPARED_HEAD, AnswerBody, AnswerHeadTooLarge, Http1Transport
 from interlock.gateway.metrics import Metrics
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -66,6 +66,10 @@ class _Template:
     url: httpx.URL
     headers: httpx.Headers
     extensions: dict[str, object]
+    """The timeouts, and the request line and headers as :class:`Http1Transport` writes
+    them (:data:`~interlock.gateway.http1.PREPARED_HEAD`)."""
+    timeouts: dict[str, object]
+    """The timeouts alone (for requests built otherwise: :meth:`Upstream.fetch`)."""
 
 
 @dataclass(slots=True)
@@ -111,7 +115,10 @@ class Upstream:
                 "write": WRITE_TIMEOUT,
                 "pool": POOL_TIMEOUT,
             }
-            template = _Template(url, headers, {"timeout": timeout})
+            lines = b"".join(b"%s: %s\r\n" % pair for pair in headers.raw)
+            head = b"POST %s HTTP/1.1\r\n%s" % (url.raw_path, lines)
+            timeouts: dict[str, object] = {"timeout": timeout}
+            template = _Template(url, headers, {**timeouts, PREPARED_HEAD: head}, timeouts)
             self._templates[path, accept_stream] = template
         return template
 
@@ -153,7 +160,7 @@ class Upstream:
         }
         if body is not None:
             headers["content-type"] = "application/json"
-        extensions = self._template(self.dialect.http.upstream_path, False).extensions
+        extensions = self._template(self.dialect.http.upstream_path, False).timeouts
         return await self._attempts(
             lambda: httpx.Request(method, url, headers=headers, content=body, extensions=extensions)
         )
@@ -243,6 +250,9 @@ def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
     small answer. A response built in memory (a mock's) is read already.
     """
     stream = response.stream
+    if isinstance(stream, AnswerBody) and stream.plain and not response.is_stream_consumed:
+        response.is_stream_consumed = True
+        return stream.__aiter__()
     if (
         response.is_stream_consumed
         or not isinstance(stream, httpx.AsyncByteStream)

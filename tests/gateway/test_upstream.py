@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
+from interlock.gateway import http1
 from interlock.gateway.config import parse_config
 from interlock.gateway.dialects import dialect
 from interlock.gateway.http1 import Http1Transport
@@ -103,3 +105,62 @@ async def test_an_answer_is_read_whole_and_decompressed_when_compressed(
 ) -> None:
     assert await read_answer(response, 1 << 20) == b'{"a":1}'
     assert response.is_closed
+
+
+@pytest.mark.parametrize("name", ["chat", "gemini", "responses"])
+@pytest.mark.parametrize("accept_stream", [False, True])
+async def test_the_prepared_head_is_the_head_the_headers_would_write(
+    name: str, accept_stream: bool
+) -> None:
+    """``Http1Transport`` writes the template's prepared head instead of walking the
+    headers: the same bytes, for every dialect's headers, streamed or not, with a query."""
+    recorder = Recorder(lambda _: httpx.Response(200, content=b"{}"))
+    upstream = _upstream(name, recorder)
+    for path, body in (("/chat/completions", b'{"a":1}'), ("/x:y?alt=sse&k=1", b"")):
+        response = await upstream.send(path, body, accept_stream=accept_stream)
+        await response.aclose()
+    for sent in recorder.requests:
+        assert isinstance(sent.extensions.get(http1.PREPARED_HEAD), bytes)
+        walked = httpx.Request(sent.method, sent.url, headers=sent.headers, content=sent.content)
+        walked.extensions = {}  # the generic path: headers walked one by one
+        assert await http1._serialize(sent) == await http1._serialize(walked)  # pyright: ignore[reportPrivateUsage]
+
+
+async def _answering(raw: bytes) -> tuple[asyncio.Server, str]:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        await reader.readexactly(2)
+        writer.write(raw)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "read"),
+    [
+        (b"content-type: application/json\r\n", b'{"a":1}', b'{"a":1}'),
+        (b"content-encoding: gzip\r\n", gzip.compress(b'{"a":1}'), b'{"a":1}'),
+        (b"x-note: caf\xe9\r\n", b"{}", b"{}"),  # latin-1: httpx finds the encoding itself
+    ],
+    ids=["plain", "compressed", "latin-1 header"],
+)
+async def test_an_http1_answer_reads_and_shows_its_headers_as_httpx_would(
+    head: bytes, body: bytes, read: bytes
+) -> None:
+    raw = b"HTTP/1.1 200 OK\r\n%scontent-length: %d\r\n\r\n%s" % (head, len(body), body)
+    server, url = await _answering(raw)
+    transport = Http1Transport()
+    try:
+        request = httpx.Request("POST", f"{url}/v1/x", content=b"{}")
+        response = await transport.handle_async_request(request)
+        shown = httpx.Response(200, headers=list(response.headers.raw))
+        assert response.headers.encoding == shown.headers.encoding
+        assert response.headers.multi_items() == shown.headers.multi_items()
+        assert await read_answer(response, 1 << 20) == read
+    finally:
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
