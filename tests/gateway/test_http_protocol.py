@@ -163,3 +163,102 @@ def _limited(url: str) -> None:
     assert answer.status_code == 413
     assert answer.json()["error"]["code"] == "too_large"
     assert small.status_code == 200, small.text
+
+
+class _Spy:
+    """A transport counting the calls that put bytes on the socket."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+
+    def write(self, data: bytes) -> None:
+        Counting.writes.append(len(data))
+        self.transport.write(data)
+
+    def writelines(self, pieces: Any) -> None:
+        pieces = list(pieces)
+        Counting.writes.append(sum(len(piece) for piece in pieces))
+        self.transport.writelines(pieces)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+class Counting(GatewayHttpProtocol):
+    """Request cycles write through a :class:`_Spy`."""
+
+    writes: ClassVar[list[int]] = []
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self.transport = _Spy(self.transport)
+
+
+async def shapes_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """One answer per path: a JSON body, an empty one, a 204, a chunked stream, and an app
+    that fails after starting its answer."""
+    assert scope["type"] == "http"
+    while (await receive()).get("more_body", False):
+        pass
+    path = scope["path"]
+    if path == "/chunked":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for piece in (b"one ", b"two"):
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    body = {"/json": b'{"a":1}', "/empty": b"", "/no-content": b"", "/fails": b"partial"}[path]
+    status = 204 if path == "/no-content" else 200
+    length = (
+        [] if status == 204 else [(b"content-length", b"%d" % (len(body) + 3 * (path == "/fails")))]
+    )
+    await send({"type": "http.response.start", "status": status, "headers": length})
+    if path == "/fails":
+        raise RuntimeError("the app failed mid-answer")
+    await send({"type": "http.response.body", "body": body})
+
+
+def _raw_exchange(port: int, method: str, path: str) -> tuple[bytes, int]:
+    """The bytes answering one request, up to the server's close (its ``date`` blanked),
+    and how many there were."""
+    head = f"{method} {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(head)
+        received = b""
+        while data := connection.recv(65536):
+            received += data
+    date = received[received.find(b"date: ") :].split(b"\r\n")[0]
+    return received.replace(date, b"date: -"), len(received)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/json"),
+        ("HEAD", "/json"),
+        ("GET", "/empty"),
+        ("GET", "/no-content"),
+        ("GET", "/chunked"),
+        ("GET", "/fails"),
+    ],
+)
+def test_answers_go_out_as_uvicorn_writes_them_a_known_length_in_one_write(
+    method: str, path: str
+) -> None:
+    servers = {
+        name: Server(shapes_app, options={**SERVER_OPTIONS, "http": http}).start()  # type: ignore[arg-type]  # an ASGI app, not Starlette
+        for name, http in (("gateway", Counting), ("stock", "httptools"))
+    }
+    try:
+        Counting.writes.clear()
+        gateway = _raw_exchange(servers["gateway"].port, method, path)
+        stock = _raw_exchange(servers["stock"].port, method, path)
+    finally:
+        for running in servers.values():
+            running.stop()
+    (answer, size), (stock, _) = gateway, stock
+    assert answer == stock
+    if method != "HEAD" and path in ("/json", "/fails"):
+        assert Counting.writes == [size]  # the head with the body (or before the close)
+    if path == "/chunked":
+        assert len(Counting.writes) == 4  # the head at once, then each piece as it came
