@@ -9,7 +9,13 @@ import httpx
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.config import ModelRoute
 from interlock.gateway.dialects import Dialect
-from interlock.gateway.headers import TRANSLATION_HEADER, header_value, passed_headers
+from interlock.gateway.headers import (
+    PASSED_HEADERS,
+    PASSED_PREFIXES,
+    TRANSLATION_HEADER,
+    header_value,
+    passed_headers,
+)
 from interlock.gateway.history_cache import ParsedBody
 from interlock.gateway.translation_cache import Translation
 from interlock.gateway.upstream import Upstream
@@ -62,6 +68,25 @@ class ProxyCall:
 
     def headers(self, response: httpx.Response | None = None) -> dict[str, str]:
         """The answer's headers: the bounded translation outcome, the upstream's passed ones."""
-        headers = passed_headers(response.headers.multi_items()) if response is not None else {}
+        headers = answer_headers(response) if response is not None else {}
         headers[TRANSLATION_HEADER] = header_value(self.translation, self.warnings)
         return headers
+
+
+_PASSED_NAMES = frozenset(name.encode() for name in PASSED_HEADERS)
+_PASSED_STARTS = tuple(prefix.encode() for prefix in PASSED_PREFIXES)
+
+
+def answer_headers(response: httpx.Response) -> dict[str, str]:
+    """``passed_headers(response.headers.multi_items())``: only the headers passed on are
+    decoded (all of them when a header is not ASCII, where ``bytes.lower`` and ``str.lower``
+    could differ)."""
+    headers = response.headers
+    if headers.encoding != "ascii":
+        return passed_headers(headers.multi_items())
+    passed: dict[str, str] = {}
+    for name, value in headers.raw:
+        lowered = name.lower()
+        if lowered in _PASSED_NAMES or lowered.startswith(_PASSED_STARTS):
+            passed[lowered.decode("ascii")] = value.decode("ascii")
+    return passed

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import operator
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -58,8 +59,7 @@ class UsageCounters:
 
     def add(self, scope: Scope, counts: tuple[int, ...]) -> None:
         total = self.totals[scope]
-        for index, count in enumerate(counts):
-            total[index] += count
+        total[:] = map(operator.add, total, counts)
 
     def render(self, lines: list[str]) -> None:
         """``interlock_usage_requests_total`` and ``interlock_usage_tokens_total``."""
@@ -130,8 +130,7 @@ class UsageLedger:
         counts = counts_of(usage)
         self.counters.add(scope, counts)
         pending = self._pending.setdefault(scope, [0] * len(COUNTS))
-        for index, count in enumerate(counts):
-            pending[index] += count
+        pending[:] = map(operator.add, pending, counts)
 
     async def flush(self) -> None:
         """Add every pending count to the store's totals (one scope at a time)."""
