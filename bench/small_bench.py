@@ -29,14 +29,19 @@ is user-space instructions per request over ``N`` one-at-a-time requests, same a
 (kernel work such as socket reads and writes is not counted). Compare checkouts, not
 absolutes.
 
+``--strace N`` counts instead the system calls each gateway makes per request: ``strace -c``
+attached to every thread of a warmed-up gateway over ``N`` paced ``httpx`` requests, same
+and cross.
+
 Usage: python bench/small_bench.py [--rounds 5] [--requests 200] [--gap 2] [--wrk 5]
-       [--baseline DIR] [--callgrind N] [--floor] [--paced-only]
+       [--baseline DIR] [--callgrind N] [--strace N] [--floor] [--paced-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -53,6 +58,7 @@ import proxy_bench as pb
 from interlock.transcript import JsonObject
 
 FLOOR_APP = Path(__file__).with_name("floor_app.py")
+JSON = {"content-type": "application/json"}
 SMALL: list[JsonObject] = [{"role": "user", "content": f"hello there {hb.MARK}"}]
 
 
@@ -156,6 +162,45 @@ def instructions(variant: hb.Variant, model: str, requests: int, work: Path) -> 
     return callgrind.dumped(work, variant.name) / requests / 1e3
 
 
+def system_calls(
+    variant: hb.Variant, cross: bool, ports: dict[str, int], requests: int, work: Path
+) -> str:
+    """System calls per request by name (``strace -c`` on every thread), paced ``httpx``."""
+    model = "cross" if cross else "same"
+    bodies = hb.bodies_for(SMALL, cross, model, "first")
+    url = f"http://127.0.0.1:{variant.port}{pb.CHAT_PATH}"
+    out = work / f"strace-{variant.name}-{model}.txt"
+    with httpx.Client(timeout=60) as client:
+
+        def post(count: int, offset: int) -> None:
+            for index in range(count):
+                time.sleep(0.002)
+                answer = client.post(url, content=bodies(offset + index)[1], headers=JSON)
+                if answer.status_code != 200:
+                    raise RuntimeError(f"HTTP {answer.status_code}: {answer.text}")
+
+        post(30, 1_000_000)
+        tasks = [f"-p{task}" for task in os.listdir(f"/proc/{variant.pid}/task")]
+        command = ["strace", "-c", "-o", str(out), *tasks]
+        tracer = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)  # attached
+        post(requests, 0)
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(60)
+    counts: dict[str, int] = {}
+    for line in out.read_text().splitlines()[2:]:
+        fields = line.split()
+        if len(fields) >= 5 and fields[3].isdigit() and fields[-1] != "total":
+            counts[fields[-1]] = int(fields[3])
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    total = sum(counts.values()) / requests
+    return (
+        f"{total:.2f} ("
+        + ", ".join(f"{name} {count / requests:.2f}" for name, count in ranked)
+        + ")"
+    )
+
+
 def start(
     config: Path, port: int, work: Path, source: str | None, prefix: tuple[str, ...]
 ) -> subprocess.Popen[bytes]:
@@ -176,6 +221,7 @@ def main() -> int:
     parser.add_argument("--wrk", type=float, default=0, help="seconds of wrk (0: skip)")
     parser.add_argument("--baseline", help="another checkout's gateway, measured alongside")
     parser.add_argument("--callgrind", type=int, help="instructions per request over N requests")
+    parser.add_argument("--strace", type=int, help="system calls per request over N requests")
     parser.add_argument(
         "--floor", action="store_true", help="also bench/floor_app.py (the serving layer alone)"
     )
@@ -207,6 +253,15 @@ def main() -> int:
                 for variant in variants:
                     count = instructions(variant, model, arguments.callgrind, work)
                     line += f" | {variant.name}: {count:,.0f} k"
+                print(line, flush=True)
+            return 0
+        if arguments.strace:
+            for cross in (False, True):
+                line = f"small {'cross' if cross else 'same'}: system calls per request (strace -c)"
+                for variant in variants:
+                    if variant.name != "floor":
+                        calls = system_calls(variant, cross, ports, arguments.strace, work)
+                        line += f" | {variant.name}: {calls}"
                 print(line, flush=True)
             return 0
         arguments.vary = "first"
