@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from interlock.codecs._contract import BoundCodec, HttpFacts, IngressPath
 from interlock.codecs.gemini._errors import encode_error
+from interlock.codecs.gemini._preflight import EMPTY_CONTENTS
 from interlock.codecs.gemini._request import decode_request, encode_request
 from interlock.codecs.gemini._response import decode_response, encode_response
 from interlock.codecs.gemini._stream import StreamDecoder
@@ -37,6 +38,7 @@ HTTP = HttpFacts(
     provider="google",
     signed_calls=True,
     usage_field="usageMetadata",
+    required_fields=(("contents", EMPTY_CONTENTS),),
 )
 
 
