@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -219,6 +220,18 @@ def _admin(url: str, query: str = "", key: str | None = ADMIN) -> httpx.Response
     return httpx.get(f"{url}/admin/usage{query}", headers=headers, timeout=30)
 
 
+def _counted(url: str, query: str) -> httpx.Response:
+    """The usage report once it lists the request: a stream is counted as its handler
+    finishes, which may be just after the client has read the last chunk (generous
+    deadline: a loaded machine)."""
+    deadline = time.monotonic() + 30
+    while True:
+        answer = _admin(url, query)
+        if answer.status_code != 200 or answer.json()["usage"] or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize(
     ("index", "case"),
     list(enumerate(CASES)),
@@ -230,7 +243,7 @@ def test_usage_counted_is_the_usage_the_client_was_told(
     dialect, model, stream = case
     told = CLIENTS[dialect](gateway_url, f"sk-case-{index}", model, stream)
     assert told[0] > 0 and told[1] > 0
-    answer = _admin(gateway_url, f"?tenant=case-{index}")
+    answer = _counted(gateway_url, f"?tenant=case-{index}")
     assert answer.status_code == 200, answer.text
     (row,) = answer.json()["usage"]
     assert (row["tenant"], row["model"], row["deployment"]) == (
@@ -261,7 +274,7 @@ def test_a_chat_stream_that_did_not_ask_for_usage_is_counted_but_not_told(
     assert chunks and all(chunk.choices for chunk in chunks)  # no empty-choices usage chunk
     assert all(chunk.usage is None for chunk in chunks)
     assert "".join(c.choices[0].delta.content or "" for c in chunks)
-    answer = _admin(gateway_url, "?tenant=quiet")
+    answer = _counted(gateway_url, "?tenant=quiet")
     (row,) = answer.json()["usage"]
     assert row["requests"] == 1
     assert row["input_tokens"] > 0 and row["output_tokens"] > 0
