@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal, TypeAlias
 
+from interlock.codecs.openai_responses import _plain as plain
 from interlock.codecs.openai_responses._content import (
     decode_input_part,
     decode_output_part,
@@ -337,6 +338,46 @@ class _Grouper:
         last = self.parts[-1] if self.parts else None
         self.parts.extend(_model_side_parts(data, path, last, self.issuer))
 
+    def add_plain(self, data: JsonObject) -> bool:
+        """Take an item of the commonest shapes (``_plain``) as :meth:`add` would; ``False``
+        (nothing changed) for any other item."""
+        kind = data.get("type", "message")
+        if kind == "message":
+            role = data.get("role")
+            if role != "assistant":
+                message = plain.input_message(data)
+                if message is None:
+                    return False
+                self.flush()
+                self.messages.append(message)
+                return True
+            return self._extend_plain(
+                "assistant", plain.assistant_message(data, self._last("assistant"))
+            )
+        if kind == "function_call":
+            call = plain.function_call(data)
+            return self._extend_plain("assistant", None if call is None else [call])
+        if kind == "function_call_output":
+            result = plain.function_call_output(data)
+            return self._extend_plain("tool", None if result is None else [result])
+        if kind == "reasoning":
+            parts = plain.reasoning(data, self._last("assistant"), self.issuer)
+            return self._extend_plain("assistant", parts)
+        return False
+
+    def _last(self, side: Side) -> Part | None:
+        """The part an item of ``side`` would follow in its message (``None``: a new one)."""
+        return self.parts[-1] if self.parts and self.side == side else None
+
+    def _extend_plain(self, side: Side, parts: list[Part] | None) -> bool:
+        if parts is None:
+            return False
+        if side != self.side:
+            self.flush()
+            self.side = side
+        self.parts.extend(parts)
+        return True
+
 
 def decode_items(
     values: Sequence[JsonValue], path: str, issuer: str = PROVIDER
@@ -345,7 +386,8 @@ def decode_items(
     labelled with ``issuer``)."""
     grouper = _Grouper(issuer)
     for index, value in enumerate(values):
-        grouper.add(value, f"{path}[{index}]")
+        if not (isinstance(value, dict) and grouper.add_plain(value)):
+            grouper.add(value, f"{path}[{index}]")
     grouper.flush()
     return tuple(grouper.messages)
 
