@@ -444,11 +444,11 @@ class _Step:
     issuer: str
 
 
-def _why(step: _Step, context: ReplayContext) -> str:
+def _why(issuer: str, context: ReplayContext) -> str:
     owner = "OpenAI" if context.issuer == PROVIDER else context.issuer
-    if step.issuer:
+    if issuer:
         return (
-            f"reasoning issued by {step.issuer}'s Responses service (its encrypted_content and "
+            f"reasoning issued by {issuer}'s Responses service (its encrypted_content and "
             f"item ids) cannot be replayed to {owner}"
         )
     if context.regime == "stateless":
@@ -459,9 +459,25 @@ def _why(step: _Step, context: ReplayContext) -> str:
 def _drop_reasoning(step: _Step, index: int, context: ReplayContext) -> _StepPlan:
     groups, reasoning = step.groups, step.reasoning
     bound = any(isinstance(group.parts[0], _CALL_TYPES) for group in groups)
-    first = groups[step.unreplayable[0]]
-    location = f"messages[{index}].parts[{first.start}]"
-    why = _why(step, context)
+    positions = [
+        groups[number].start + offset
+        for number in reasoning
+        for offset in range(len(groups[number].parts))
+    ]
+    first = groups[step.unreplayable[0]].start
+    warn_dropped(positions, first, bound, step.issuer, index, context)
+    return _StepPlan(dropped=frozenset(reasoning), strip_ids=_has_ids(groups))
+
+
+def warn_dropped(
+    positions: list[int], first: int, bound: bool, issuer: str, index: int, context: ReplayContext
+) -> None:
+    """Say (or, under strict, refuse) that the reasoning parts at ``positions`` of message
+    ``index`` are not sent; ``first`` is the first that cannot be replayed, ``bound`` tells
+    whether the step has a call, ``issuer`` the other vendor whose encrypted content it
+    holds (``""`` for none)."""
+    location = f"messages[{index}].parts[{first}]"
+    why = _why(issuer, context)
     code = "reasoning_dropped"
     if bound and index >= context.turn_start:
         # The model continues this step's tool call now: it needs its reasoning, stored or
@@ -472,13 +488,10 @@ def _drop_reasoning(step: _Step, index: int, context: ReplayContext) -> _StepPla
     # Otherwise a finished turn: the service does not render its reasoning
     # (reasoning.context current_turn) nor check it. Either way the step goes without
     # reasoning and without ids, one warning per dropped part, each naming its location.
-    for position in reasoning:
-        group = groups[position]
-        for offset in range(len(group.parts)):
-            where = f"messages[{index}].parts[{group.start + offset}]"
-            if where != location or code == "reasoning_dropped":
-                context.warn(code, where, why)
-    return _StepPlan(dropped=frozenset(reasoning), strip_ids=_has_ids(groups))
+    for position in positions:
+        where = f"messages[{index}].parts[{position}]"
+        if where != location or code == "reasoning_dropped":
+            context.warn(code, where, why)
 
 
 def _scan_opaque(group: ItemGroup, index: int, context: ReplayContext) -> tuple[bool, list[str]]:

@@ -12,6 +12,7 @@ from interlock.codecs import _structured as structured
 from interlock.codecs._fields import effort_for_budget, foreign_field_warnings
 from interlock.codecs._options import one_candidate, unsent_options
 from interlock.codecs._turns import current_turn_start
+from interlock.codecs.openai_responses._plain_encode import plain_items
 from interlock.codecs.openai_responses._replay import (
     ReplayContext,
     continuation_start,
@@ -64,9 +65,11 @@ def encode_request(
     start = offset + (continuation_start(messages[offset:]) if continued else 0)
     items: list[JsonValue] = []
     for index in range(start, len(messages)):
-        items.extend(encode_message(messages[index], index, context))
-        if messages[index].name:
-            context.warnings.append(_name_dropped(index, messages[index].name))
+        message = messages[index]
+        plain = plain_items(message, index, context)
+        items.extend(encode_message(message, index, context) if plain is None else plain)
+        if message.name:
+            context.warnings.append(_name_dropped(index, message.name))
     body: JsonObject = {}
     if hints.get("~no_model") is not True:
         body["model"] = request.model

@@ -5,11 +5,14 @@ input and assistant messages, function calls and outputs with and without ids, r
 items), near misses of them (a key removed, a key more, a null or a wrong type anywhere,
 a minted id) and wide random items are decoded in generated orders with the fast path
 and with it switched off: the requests (or errors) are equal, boundary marks between
-items of one id included.
+items of one id included. Likewise generated canonical histories (plain messages and wide
+random ones, every regime, both policies, two issuers) are encoded with and without the
+encode fast path (``_plain_encode``): payloads and warnings (or refusals) are equal.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +23,28 @@ from hypothesis import strategies as st
 
 from interlock.codecs import openai_responses
 from interlock.codecs.openai_responses import _items as items_module
-from interlock.transcript import DecodeError, JsonValue
+from interlock.codecs.openai_responses import _request_encode as encode_module
+from interlock.codecs.openai_responses._plain_encode import plain_items
+from interlock.codecs.openai_responses._replay import ReplayContext
+from interlock.transcript import (
+    OPENAI_ENCRYPTED_CONTENT,
+    Citation,
+    Continuation,
+    DecodeError,
+    JsonPart,
+    JsonValue,
+    LossyHistoryError,
+    MediaPart,
+    Message,
+    Opaque,
+    ReasoningPart,
+    RefusalPart,
+    ReplayPolicy,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 _TEXT = st.text(max_size=5)
 _ID = st.sampled_from(["msg_1", "msg_interlock_2", "rs_1", "rs_interlock_3", "fc_1", ""])
@@ -152,7 +176,7 @@ def _general(action: Callable[[], object]) -> object:
         return _outcome(action)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(st.lists(_ITEM, min_size=1, max_size=8), st.sampled_from(["openai", "xai"]))
 def test_items_decode_alike_with_and_without_the_fast_path(
     items: list[JsonValue], issuer: str
@@ -219,3 +243,217 @@ def test_the_commonest_items_take_the_fast_path() -> None:
 )
 def test_other_items_take_the_general_path(item: dict[str, JsonValue]) -> None:
     assert not items_module._Grouper("openai").add_plain(item)
+
+
+_SIGNATURE = st.sampled_from(
+    [
+        None,
+        None,
+        Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="blob"),
+        Opaque(provider="google", format="gemini.thought_signature", data="c2ln"),
+    ]
+)
+_MARKS = st.sampled_from(
+    [{}, {}, {}, {"openai-responses": {"~item": {}}}, {"openai-chat": {"x": 1}}, {"other": {}}]
+)
+_ITEM_ID = st.sampled_from([None, None, "msg_1", "fc_1", "rs_1"])
+_TEXT_PART = st.builds(
+    TextPart,
+    text=_TEXT,
+    signature=_SIGNATURE,
+    item_id=_ITEM_ID,
+    citations=st.sampled_from([(), (), (Citation(url="https://example.com"),)]),
+    extra=_MARKS,
+)
+_PLAIN_TEXT = st.builds(TextPart, text=_TEXT)
+_CALL = st.builds(
+    ToolCallPart,
+    call_id=st.sampled_from(["c", "d"]),
+    name=st.sampled_from(["f", "g"]),
+    arguments=st.sampled_from(["{}", '{"a": 1}', ""]),
+    owner=st.sampled_from(["local", "local", "client", "hosted"]),
+    signature=_SIGNATURE,
+    item_id=_ITEM_ID,
+    extra=_MARKS,
+)
+_PLAIN_CALL = st.builds(
+    ToolCallPart, call_id=st.sampled_from(["c", "d"]), name=_TEXT, arguments=_TEXT
+)
+_REASONING_PART = st.builds(
+    ReasoningPart,
+    reasoning_kind=st.sampled_from(["raw", "summary", "encrypted"]),
+    text=_TEXT,
+    opaque=_SIGNATURE,
+    item_id=st.sampled_from([None, None, None, "rs_1"]),
+    extra=_MARKS,
+)
+_OUTPUT = st.one_of(
+    _PLAIN_TEXT,
+    _TEXT_PART,
+    st.builds(JsonPart, value=st.sampled_from([{"a": 1}, [1], "s", None])),
+    st.just(MediaPart(media_type="image/png", data="AA==")),
+    st.just(MediaPart(media_type="image/png", uri="gs://bucket/a.png")),
+)
+_RESULT = st.builds(
+    ToolResultPart,
+    call_id=st.sampled_from(["c", "d"]),
+    output=st.lists(st.one_of(_PLAIN_TEXT, _PLAIN_TEXT, _OUTPUT), max_size=2).map(tuple),
+    outcome=st.sampled_from(["success", "failed"]),
+    item_id=st.sampled_from([None, None, "fco_1"]),
+    extra=st.sampled_from([{}, {}, {"openai-responses": {"~output": "list"}}]),
+)
+_PART = st.one_of(_TEXT_PART, _CALL, _REASONING_PART, _RESULT, _OUTPUT)
+_ROLE = st.sampled_from(["system", "developer", "user", "assistant", "tool"])
+_MESSAGE_EXTRA = st.sampled_from(
+    [{}, {}, {}, {"openai-responses": {"~content": "string"}}, {"openai-chat": {"content": None}}]
+)
+_PLAIN_REASONING = st.builds(
+    ReasoningPart, reasoning_kind=st.sampled_from(["raw", "summary"]), text=_TEXT, extra=_MARKS
+)
+_PLAIN_MESSAGE = st.one_of(
+    st.builds(
+        Message,
+        role=st.sampled_from(["system", "developer", "user"]),
+        parts=st.lists(_PLAIN_TEXT, max_size=2).map(tuple),
+    ),
+    st.builds(
+        Message,
+        role=st.just("assistant"),
+        parts=st.lists(st.one_of(_PLAIN_TEXT, _PLAIN_CALL, _PLAIN_REASONING), max_size=4).map(
+            tuple
+        ),
+        extra=_MESSAGE_EXTRA,
+    ),
+    st.builds(
+        Message,
+        role=st.just("tool"),
+        parts=st.lists(
+            st.builds(
+                ToolResultPart,
+                call_id=st.sampled_from(["c", "d"]),
+                output=st.lists(_PLAIN_TEXT, max_size=2).map(tuple),
+                outcome=st.sampled_from(["success", "failed"]),
+                item_id=st.sampled_from([None, "fco_1"]),
+            ),
+            max_size=2,
+        ).map(tuple),
+    ),
+)
+_OPAQUE = [
+    Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="blob"),
+    Opaque(provider="xai", format=OPENAI_ENCRYPTED_CONTENT, data="blob"),
+    Opaque(provider="google", format="gemini.thought_signature", data="c2ln"),
+]
+_PART_CHANGES: list[tuple[str, object]] = [
+    ("item_id", "msg_1"),
+    ("item_id", "rs_1"),
+    ("extra", {"openai-responses": {"~item": {}}}),
+    ("extra", {"openai-responses": {"~empty": True}}),
+    ("extra", {"openai-responses": {"~output": "list"}}),
+    ("extra", {"other": {}}),
+    *(("signature", opaque) for opaque in _OPAQUE),
+    *(("opaque", opaque) for opaque in _OPAQUE),
+    ("citations", (Citation(url="https://example.com"),)),
+    ("citations", (Citation(url=None, title="doc"),)),
+    ("owner", "hosted"),
+    ("output", (JsonPart(value={"a": 1}),)),
+    ("output", (MediaPart(media_type="image/png", uri="gs://bucket/a.png"),)),
+    ("output", (TextPart(text="t", extra={"other": {}}),)),
+    ("output", (TextPart(text="t", extra={"openai-responses": {"x": 1}}),)),
+]
+_MESSAGE_CHANGES: list[tuple[str, object]] = [
+    ("extra", {"openai-responses": {"~content": "string"}}),
+    ("extra", {"openai-responses": {"~instructions": True}}),
+    ("id", "m1"),
+    ("name", "n"),
+    ("role", "user"),
+    ("role", "assistant"),
+    ("role", "tool"),
+    ("parts", (MediaPart(media_type="image/png", data="AA=="),)),
+    ("parts", (RefusalPart(text="no"),)),
+]
+
+
+@st.composite
+def _near_miss_message(draw: st.DrawFn) -> Message:
+    """A plain message with one thing changed: a field of one part (one the part has), or
+    of the message."""
+    message = draw(_PLAIN_MESSAGE)
+    parts = list(message.parts)
+    if parts and draw(st.booleans()):
+        position = draw(st.integers(0, len(parts) - 1))
+        names = {item.name for item in dataclasses.fields(parts[position])}
+        changes = [change for change in _PART_CHANGES if change[0] in names]
+        name, value = draw(st.sampled_from(changes))
+        parts[position] = dataclasses.replace(parts[position], **{name: value})
+        return dataclasses.replace(message, parts=tuple(parts))
+    name, value = draw(st.sampled_from(_MESSAGE_CHANGES))
+    return dataclasses.replace(message, **{name: value})
+
+
+_CANONICAL = st.one_of(
+    _PLAIN_MESSAGE,
+    _PLAIN_MESSAGE,
+    _near_miss_message(),
+    _near_miss_message(),
+    st.builds(
+        Message,
+        role=_ROLE,
+        parts=st.lists(_PART, max_size=3).map(tuple),
+        id=st.sampled_from([None, None, "m1"]),
+        name=st.sampled_from([None, None, "n"]),
+        extra=_MESSAGE_EXTRA,
+    ),
+)
+_CONTINUATION = st.sampled_from(
+    [
+        Continuation(),
+        Continuation(store=False),
+        Continuation(store=True),
+        Continuation(previous_response_id="resp_1"),
+    ]
+)
+
+
+def _encoded(request: Request, policy: ReplayPolicy, issuer: str) -> object:
+    try:
+        encoded = openai_responses.encode_request(request, policy=policy, issuer=issuer)
+    except LossyHistoryError as error:
+        return ("LossyHistoryError", error.location, error.code, str(error))
+    return json.dumps(encoded.payload), repr(encoded.warnings)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(_CANONICAL, min_size=1, max_size=7),
+    _CONTINUATION,
+    st.sampled_from(["strict", "degrade"]),
+    st.sampled_from(["refuse", "drop"]),
+    st.sampled_from(["openai", "xai"]),
+)
+def test_histories_encode_alike_with_and_without_the_fast_path(
+    messages: list[Message], continuation: Continuation, mode: Any, foreign: Any, issuer: str
+) -> None:
+    request = Request(model="m", messages=tuple(messages), continuation=continuation)
+    policy = ReplayPolicy(mode=mode, foreign_opaque=foreign)
+    fast = _encoded(request, policy, issuer)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encode_module, "plain_items", lambda message, index, context: None)
+        assert fast == _encoded(request, policy, issuer)
+
+
+def test_the_commonest_messages_take_the_encode_fast_path() -> None:
+    context = ReplayContext(policy=ReplayPolicy(mode="degrade"), regime="stored", messages=())
+    for message in [
+        Message(role="user", parts=(TextPart(text="hi"),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="c", output=(TextPart(text="r"),)),)),
+        Message(
+            role="assistant",
+            parts=(
+                ReasoningPart(reasoning_kind="raw", text="so"),
+                ToolCallPart(call_id="c", name="f", arguments="{}"),
+            ),
+        ),
+    ]:
+        assert plain_items(message, 0, context) is not None
+    assert [warning.code for warning in context.warnings] == ["reasoning_not_replayable"]
