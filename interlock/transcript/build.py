@@ -31,6 +31,7 @@ from interlock.transcript._parts import (
     ReasoningPart,
     TextPart,
     ToolCallPart,
+    ToolOutcome,
     ToolResultPart,
 )
 
@@ -146,18 +147,19 @@ def tool_result_part(
     call_id: str,
     output: tuple[OutputPart, ...],
     *,
+    outcome: ToolOutcome = "success",
     name: str | None = None,
     item_id: str | None = None,
     extra: Extra | None = None,
 ) -> ToolResultPart:
-    """``ToolResultPart(call_id=…, output=…, …)`` of a successful result without an
-    occurrence id (what a decoder builds)."""
+    """``ToolResultPart(call_id=…, output=…, …)`` without an occurrence id (what a decoder
+    builds)."""
     part = _new(ToolResultPart)
-    kind, call_id_, output_, outcome, occurrence, name_, item_id_, extra_ = _RESULT
+    kind, call_id_, output_, outcome_, occurrence, name_, item_id_, extra_ = _RESULT
     kind(part, "tool_result")
     call_id_(part, call_id)
     output_(part, output)
-    outcome(part, "success")
+    outcome_(part, outcome)
     occurrence(part, None)
     name_(part, name)
     item_id_(part, item_id)

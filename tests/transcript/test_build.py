@@ -71,11 +71,13 @@ def test_tool_call_part(call_id, name, arguments, signature, item_id, extra) -> 
     _alike(made, ToolCallPart(call_id=call_id, name=name, arguments=arguments, **given_))
 
 
-@given(_TEXT, st.lists(_TEXT, max_size=2), _ID, _ID, _EXTRA)
-def test_tool_result_part(call_id, texts, name, item_id, extra) -> None:
+@given(_TEXT, st.lists(_TEXT, max_size=2), st.sampled_from(["success", "failed"]), _ID, _ID, _EXTRA)
+def test_tool_result_part(call_id, texts, outcome, name, item_id, extra) -> None:
     output = tuple(TextPart(text=text) for text in texts)
-    made = build.tool_result_part(call_id, output, name=name, item_id=item_id, extra=extra)
-    given_ = _keywords(name=name, item_id=item_id, extra=extra)
+    made = build.tool_result_part(
+        call_id, output, outcome=outcome, name=name, item_id=item_id, extra=extra
+    )
+    given_ = _keywords(outcome=outcome, name=name, item_id=item_id, extra=extra)
     _alike(made, ToolResultPart(call_id=call_id, output=output, **given_))
 
 

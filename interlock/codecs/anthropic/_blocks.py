@@ -50,6 +50,7 @@ from interlock.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
+from interlock.transcript import build as built
 
 _TEXT: Final = frozenset({"type", "text"})
 _MEDIA: Final = frozenset({"type", "source"})
@@ -113,7 +114,7 @@ def plain_block(block: JsonValue, assistant: bool, issuer: str = PROVIDER) -> Pa
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
-        return TextPart(text=text) if isinstance(text, str) and len(block) == 2 else None
+        return built.text_part(text) if isinstance(text, str) and len(block) == 2 else None
     if not assistant:
         return None
     if kind == "tool_use" and len(block) == 4:
@@ -122,16 +123,15 @@ def plain_block(block: JsonValue, assistant: bool, issuer: str = PROVIDER) -> Pa
             return None
         if not isinstance(call_input, dict):
             return None
-        return ToolCallPart(call_id=call_id, name=name, arguments=compact(call_input))
+        return built.tool_call_part(call_id, name, compact(call_input))
     thinking, signed = block.get("thinking"), block.get("signature")
     if kind != "thinking" or len(block) != 3:
         return None
     if not (isinstance(thinking, str) and isinstance(signed, str)):
         return None
     if not signed:
-        return ReasoningPart(reasoning_kind="raw", text=thinking, extra=marks(unsigned=True))
-    opaque = thinking_signature(signed, issuer)
-    return ReasoningPart(reasoning_kind="raw", text=thinking, opaque=opaque)
+        return built.reasoning_part("raw", thinking, extra=marks(unsigned=True))
+    return built.reasoning_part("raw", thinking, opaque=thinking_signature(signed, issuer))
 
 
 def plain_result(block: JsonObject, name: str | None) -> ToolResultPart | None:
@@ -143,11 +143,11 @@ def plain_result(block: JsonObject, name: str | None) -> ToolResultPart | None:
         return None
     if len(block) != 3 + (error is not None) or not isinstance(error, bool | None):
         return None
-    return ToolResultPart(
-        call_id=call_id,
-        name=name,
-        output=(TextPart(text=content),),
+    return built.tool_result_part(
+        call_id,
+        (built.text_part(content),),
         outcome="failed" if error else "success",
+        name=name,
         extra=marks(content="string", isErrorFalse=error is False),
     )
 

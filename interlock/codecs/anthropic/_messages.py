@@ -48,6 +48,7 @@ from interlock.transcript import (
     Role,
     TextPart,
 )
+from interlock.transcript import build as built
 
 _MESSAGE = frozenset({"role", "content"})
 _PLAIN_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
@@ -135,15 +136,15 @@ def plain_messages(
     own: JsonObject = {"newMessage": True} if role == previous_role else {}
     if isinstance(content, str):
         own = {"string": True, **own}
-        return role, [Message(role=role, parts=(TextPart(text=content),), extra={DIALECT: own})]
+        return role, [built.message(role, (built.text_part(content),), extra={DIALECT: own})]
     if not isinstance(content, list) or not content:
         return None
     runs = _plain_runs(content, role, names, issuer)
     if runs is None:
         return None
     first_role, first_parts = runs[0]
-    first = Message(role=first_role, parts=first_parts, extra={DIALECT: own} if own else {})
-    return role, [first, *(Message(role=kind, parts=parts) for kind, parts in runs[1:])]
+    first = built.message(first_role, first_parts, extra={DIALECT: own} if own else None)
+    return role, [first, *(built.message(kind, parts) for kind, parts in runs[1:])]
 
 
 def _plain_runs(

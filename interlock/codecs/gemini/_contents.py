@@ -42,9 +42,9 @@ from interlock.transcript import (
     Message,
     Part,
     Role,
-    TextPart,
     ToolResultPart,
 )
+from interlock.transcript import build as built
 
 CONTENT_FIELDS: Final = frozenset({"role", "parts"})
 
@@ -84,7 +84,7 @@ def plain_content(value: JsonValue, index: int) -> tuple[PlainKind, list[Part]] 
         if isinstance(item, dict) and len(item) == 1:  # the commonest part: text alone
             text = item.get("text")
             if isinstance(text, str):
-                parts.append(TextPart(text=text))
+                parts.append(built.text_part(text))
                 continue
         part = plain_part(item, index, position)
         if part is None:
@@ -136,7 +136,7 @@ class ContentDecoder:
             if kind == "model":
                 self._called(parts, {})
             elif kind == "user":  # what _add_user does for parts without a result
-                self.messages.append(Message(role="user", parts=tuple(parts)))
+                self.messages.append(built.message("user", tuple(parts)))
                 self._previous_was_tool = False
             elif len(parts) == 1:  # what _add_user does for one function response
                 result = self._pair(cast(ToolResultPart, parts[0]), index, 0)
@@ -255,10 +255,8 @@ class ContentDecoder:
             marks = {**marks, "content": "new"}
         elif boundary == "continue" and not default_merges:
             marks = {**marks, "content": "continue"}
-        if marks:
-            self.messages.append(Message(role=role, parts=parts, extra={DIALECT: marks}))
-        else:
-            self.messages.append(Message(role=role, parts=parts))
+        extra = {DIALECT: marks} if marks else None
+        self.messages.append(built.message(role, parts, extra=extra))
         self._previous_was_tool = is_tool
 
     def _pair(self, result: ToolResultPart, index: int, position: int) -> ToolResultPart:

@@ -49,6 +49,7 @@ from interlock.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
+from interlock.transcript import build as built
 
 PART_FIELDS: Final = frozenset(
     {
@@ -135,14 +136,12 @@ def plain_part(item: JsonValue, content: int, position: int) -> Part | None:
         thought = item.get("thought")
         if thought is None and size == 1:
             if data is None:
-                return TextPart(text=text)
-            return TextPart(text=text, signature=signature(data)) if text else None
+                return built.text_part(text)
+            return built.text_part(text, signature=signature(data)) if text else None
         if thought is not True or size != 2:
             return None
         sealed = None if data is None else signature(data)
-        return ReasoningPart(
-            reasoning_kind="summary", text=text, opaque=sealed, extra={DIALECT: {}}
-        )
+        return built.reasoning_part("summary", text, opaque=sealed, extra={DIALECT: {}})
     if size != 1:
         return None
     call = item.get("functionCall")
@@ -159,12 +158,12 @@ def _plain_call(call: JsonValue, data: str | None, minted_id: str) -> ToolCallPa
         return None
     if (args is not None and not isinstance(args, dict)) or not isinstance(call_id, str | None):
         return None
-    return ToolCallPart(
-        call_id=minted_id if call_id is None else call_id,
-        name=name,
-        arguments="" if args is None else compact(args),
+    return built.tool_call_part(
+        minted_id if call_id is None else call_id,
+        name,
+        "" if args is None else compact(args),
         signature=None if data is None else signature(data),
-        extra={} if call_id is not None else {DIALECT: {"mintedId": True}},
+        extra=None if call_id is not None else {DIALECT: {"mintedId": True}},
     )
 
 
@@ -178,15 +177,15 @@ def _plain_result(body: JsonValue) -> ToolResultPart | None:
         return None
     output = response.get("output") if len(response) == 1 else None
     if isinstance(output, str):  # the commonest response: what unwrap gives for it
-        outcome, first = "success", TextPart(text=output)
+        outcome, first = "success", built.text_part(output)
     else:
         outcome, first = unwrap(response)
-    return ToolResultPart(
-        call_id="" if call_id is None else call_id,
-        name=name,
-        output=() if first is None else (first,),
+    return built.tool_result_part(
+        "" if call_id is None else call_id,
+        () if first is None else (first,),
         outcome=outcome,
-        extra={} if call_id is not None else {DIALECT: {"mintedId": True}},
+        name=name,
+        extra=None if call_id is not None else {DIALECT: {"mintedId": True}},
     )
 
 

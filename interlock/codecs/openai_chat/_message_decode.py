@@ -38,13 +38,13 @@ from interlock.transcript import (
     Message,
     Opaque,
     Part,
-    ReasoningPart,
     RefusalPart,
     Role,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
+from interlock.transcript import build as built
 
 _TEXT_ONLY = frozenset({"text"})
 _USER_PARTS = frozenset({"text", "image_url", "video_url", "input_audio", "file"})
@@ -93,15 +93,15 @@ def common_message(item: JsonValue, names: dict[str, str]) -> Message | None:
     role, content, size = item.get("role"), item.get("content"), len(item)
     if isinstance(content, str) and size == 2:
         plain = _PLAIN_ROLES.get(role) if isinstance(role, str) else None
-        return None if plain is None else Message(role=plain, parts=(TextPart(text=content),))
+        return None if plain is None else built.message(plain, (built.text_part(content),))
     if role == "tool":
         call_id = item.get("tool_call_id")
         if size != 3 or not isinstance(content, str) or not isinstance(call_id, str):
             return None
-        result = ToolResultPart(
-            call_id=call_id, output=(TextPart(text=content),), name=names.get(call_id)
+        result = built.tool_result_part(
+            call_id, (built.text_part(content),), name=names.get(call_id)
         )
-        return Message(role="tool", parts=(result,))
+        return built.message("tool", (result,))
     if role == "assistant" and "content" in item:
         return _called(item, content, size)
     return None
@@ -118,9 +118,9 @@ def _called(item: JsonObject, content: JsonValue, size: int) -> Message | None:
         if not isinstance(reasoning, str):
             return None
         carrier: dict[str, JsonObject] = {LAYOUT: {"carrier": "reasoning_content"}}
-        parts.append(ReasoningPart(reasoning_kind="raw", text=reasoning, extra=carrier))
+        parts.append(built.reasoning_part("raw", reasoning, extra=carrier))
     if isinstance(content, str):
-        parts.append(TextPart(text=content))
+        parts.append(built.text_part(content))
     elif content is not None:
         return None
     for call in calls:
@@ -129,7 +129,7 @@ def _called(item: JsonObject, content: JsonValue, size: int) -> Message | None:
             return None
         parts.append(part)
     extra: dict[str, JsonObject] = {DIALECT: {"content": None}} if content is None else {}
-    return Message(role="assistant", parts=tuple(parts), extra=extra)
+    return built.message("assistant", tuple(parts), extra=extra)
 
 
 def _named_result(message: Message, names: dict[str, str]) -> Message:

@@ -39,6 +39,7 @@ from interlock.transcript import (
     ToolChoice,
     ToolSpec,
 )
+from interlock.transcript import build as built
 
 _KINDS = ("function", "custom")
 HOSTED_PROVIDERS = ("openrouter", DIALECT)
@@ -251,7 +252,7 @@ def plain_tool_call(call: JsonValue) -> ToolCallPart | None:
             check_json(arguments)
         except ValueError:
             return None
-    return ToolCallPart(call_id=call_id, name=name, arguments=arguments)
+    return built.tool_call_part(call_id, name, arguments)
 
 
 def encode_tool_call(
