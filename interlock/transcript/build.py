@@ -30,6 +30,7 @@ from interlock.transcript._parts import (
     ReasoningKind,
     ReasoningPart,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     ToolOutcome,
     ToolResultPart,
@@ -48,7 +49,7 @@ def _setters(cls: type, *names: str) -> tuple[_Setter, ...]:
     return tuple(cast(_Setter, slots[name].__set__) for name in names)
 
 
-_TEXT = _setters(TextPart, "kind", "text", "signature", "item_id", "citations", "extra")
+_TEXT = _setters(TextPart, "kind", "text", "signature", "item_id", "citations", "logprobs", "extra")
 _REASONING = _setters(ReasoningPart, "kind", "reasoning_kind", "text", "opaque", "item_id", "extra")
 _CALL = _setters(
     ToolCallPart,
@@ -83,16 +84,18 @@ def text_part(
     signature: Opaque | None = None,
     item_id: str | None = None,
     citations: tuple[Citation, ...] = (),
+    logprobs: tuple[TokenLogprob, ...] = (),
     extra: Extra | None = None,
 ) -> TextPart:
     """``TextPart(text=text, …)`` (``extra`` ``None`` is the class's fresh empty dict)."""
     part = _new(TextPart)
-    kind, text_, signature_, item_id_, citations_, extra_ = _TEXT
+    kind, text_, signature_, item_id_, citations_, logprobs_, extra_ = _TEXT
     kind(part, "text")
     text_(part, text)
     signature_(part, signature)
     item_id_(part, item_id)
     citations_(part, citations)
+    logprobs_(part, logprobs)
     extra_(part, {} if extra is None else extra)
     return part
 

@@ -78,7 +78,7 @@ def _step(message: Message, index: int, context: ReplayContext) -> list[JsonObje
         if type(part) is TextPart:
             if part.extra or part.signature is not None or part.item_id is not None:
                 return None
-            if part.citations:
+            if part.citations or part.logprobs:
                 return None
             items.append({"role": "assistant", "content": part.text, "type": "message"})
         elif type(part) is ToolCallPart:

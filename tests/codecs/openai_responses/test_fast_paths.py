@@ -42,6 +42,7 @@ from interlock.transcript import (
     ReplayPolicy,
     Request,
     TextPart,
+    TokenLogprob,
     ToolCallPart,
     ToolResultPart,
 )
@@ -355,6 +356,7 @@ _PART_CHANGES: list[tuple[str, object]] = [
     *(("opaque", opaque) for opaque in _OPAQUE),
     ("citations", (Citation(url="https://example.com"),)),
     ("citations", (Citation(url=None, title="doc"),)),
+    ("logprobs", (TokenLogprob(token="a", logprob=-0.5),)),
     ("owner", "hosted"),
     ("output", (JsonPart(value={"a": 1}),)),
     ("output", (MediaPart(media_type="image/png", uri="gs://bucket/a.png"),)),
