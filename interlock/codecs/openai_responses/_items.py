@@ -57,6 +57,7 @@ from interlock.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
+from interlock.transcript import build as built
 
 Side: TypeAlias = Literal["assistant", "tool", "approval"]
 InputRole: TypeAlias = Literal["user", "system", "developer"]
@@ -318,7 +319,7 @@ class _Grouper:
     def flush(self) -> None:
         if self.side is not None:
             role = _SIDE_ROLES[self.side]
-            self.messages.append(Message(role=role, parts=tuple(self.parts)))
+            self.messages.append(built.message(role, tuple(self.parts)))
         self.side, self.parts = None, []
 
     def add(self, value: JsonValue, path: str) -> None:

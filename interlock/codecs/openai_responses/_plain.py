@@ -66,7 +66,7 @@ def input_message(data: JsonObject) -> Message | None:
         texts = _input_texts(content)
         if texts is None:
             return None
-        parts = tuple(built.text_part(text) for text in texts)
+        parts = tuple([built.text_part(text) for text in texts])
     return built.message(role, parts, extra={DIALECT: fields} if fields else None)
 
 
