@@ -69,6 +69,15 @@ class SseParser:
         if not self._started and data:
             data, self._started = self._strip_bom(data)
         buffer = self._buffer + data if self._buffer else data
+        events = self._lf_lines(buffer) if b"\r" not in buffer else self._lines(buffer)
+        if self.pending > self.max_event_bytes:
+            raise DecodeError(
+                "stream", f"an event exceeds the limit of {self.max_event_bytes} bytes"
+            )
+        return events
+
+    def _lines(self, buffer: bytes) -> list[SseEvent]:
+        """The events of ``buffer``'s complete lines (any line ending); keeps the rest."""
         events: list[SseEvent] = []
         start = 0
         while True:
@@ -84,10 +93,34 @@ class SseParser:
                 events.append(event)
             start = end + skip
         self._buffer = buffer[start:]
-        if self.pending > self.max_event_bytes:
-            raise DecodeError(
-                "stream", f"an event exceeds the limit of {self.max_event_bytes} bytes"
-            )
+        return events
+
+    def _lf_lines(self, buffer: bytes) -> list[SseEvent]:
+        """:meth:`_lines` for a buffer without CR (every line ends with LF, as nearly every
+        upstream writes them): the lines are cut by one ``split`` and a ``data: `` line is
+        taken without :meth:`_line`; the same events, state and errors."""
+        last = buffer.rfind(b"\n")
+        if last < 0:
+            self._buffer = buffer
+            return []
+        self._buffer = buffer[last + 1 :]
+        events: list[SseEvent] = []
+        for line in buffer[:last].split(b"\n"):
+            if not line:  # a blank line closes the event (or a comment block)
+                self._event_bytes = 0
+                if self._data:
+                    events.append(self._dispatch())
+                else:
+                    self._event = None  # an event without data is discarded
+                continue
+            self._event_bytes += len(line) + 1
+            if line.startswith(b"data: "):
+                try:
+                    self._data.append(line[6:].decode("utf-8"))
+                    continue
+                except UnicodeDecodeError:
+                    pass  # _line raises the error for the whole line
+            self._line(line, 0, len(line))
         return events
 
     def finish(self) -> list[SseEvent]:

@@ -117,3 +117,34 @@ def test_events_under_the_limit_pass_however_many_there_are() -> None:
 
 def test_an_event_without_data_is_discarded_with_its_name() -> None:
     assert parse([b"event: ping\n\ndata: x\n\n"]) == [SseEvent(data="x")]
+
+
+LF_WIRE = (
+    "event: message\ndata: 你好 🌍\n\n"
+    ": a comment line\n"
+    'data: {"text": "é"}\ndata:second line\ndata\n\n'
+    "event: empty\n\n"
+    "id: 7\nretry: 10\ndata:  two spaces\n\n"
+    "data: last"
+).encode()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(LF_WIRE)), max_size=12))
+def test_lf_only_streams_read_as_their_crlf_form_under_any_chunking(cuts: list[int]) -> None:
+    # Streams without CR take a line splitter of their own; the same lines with CRLF take
+    # the general one. Both give the same events, whatever the chunking.
+    bounds = [0, *sorted(cuts), len(LF_WIRE)]
+    lf = parse([LF_WIRE[a:b] for a, b in itertools.pairwise(bounds)])
+    assert lf == parse([LF_WIRE.replace(b"\n", b"\r\n")])
+    assert lf == [
+        SseEvent(data="你好 🌍", event="message"),
+        SseEvent(data='{"text": "é"}\nsecond line\n'),
+        SseEvent(data=" two spaces"),
+        SseEvent(data="last"),
+    ]
+
+
+def test_invalid_utf8_in_a_data_line_of_an_lf_stream_is_a_decode_error() -> None:
+    with pytest.raises(DecodeError, match="not valid UTF-8"):
+        SseParser().feed(b"data: ok\n\ndata: \xff\n\n")

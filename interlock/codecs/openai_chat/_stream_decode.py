@@ -125,23 +125,25 @@ class StreamDecoder:
         """The updates one event yields (raises :class:`DecodeError` on malformed input)."""
         if self._done:
             raise DecodeError("stream", "event after data: [DONE]")
-        if event.data.strip() == "[DONE]":
+        data = event.data
+        if "[DONE]" in data and data.strip() == "[DONE]":  # no copy of every chunk's text
             self._done = True
             if self._failed:
                 return []  # the in-band error ended the response: nothing follows it
             return self._end() if self._finished else self._finish_parts(None) + self._end()
-        path = f"stream[{self._chunks}]"
+        number = self._chunks
         self._chunks += 1
         try:
-            chunk = loads(event.data)
+            chunk = loads(data)
         except ValueError as error:
-            raise DecodeError(path, f"malformed JSON in event: {error}") from None
+            raise DecodeError(f"stream[{number}]", f"malformed JSON in event: {error}") from None
         if self._started and not self._finished:
             delta = plain_delta(chunk)
             if delta is not None:
                 plain = self._plain(*delta)
                 if plain is not None:
                     return [plain]
+        path = f"stream[{number}]"
         chunk = as_object(chunk, path)
         if chunk.get("error") is not None:
             self._failed = True  # reported once: the end of input adds nothing

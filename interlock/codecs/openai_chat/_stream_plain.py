@@ -62,10 +62,11 @@ def _plain_choice_delta(chunk: JsonValue) -> JsonObject | None:
         return None
     if choice.get("logprobs") is not None:
         return None
-    delta = choice.get("delta")
-    if not _first_choice(choice.get("index", 0)) or not isinstance(delta, dict):
+    delta, index = choice.get("delta"), choice.get("index", 0)
+    # the first choice: the integer 0 (not ``false``, not ``0.0``)
+    if index != 0 or not isinstance(index, int) or isinstance(index, bool):
         return None
-    return delta
+    return delta if isinstance(delta, dict) else None
 
 
 def _plain_call(calls: JsonValue) -> tuple[tuple[str, int | str], str] | None:
@@ -82,8 +83,3 @@ def _plain_call(calls: JsonValue) -> tuple[tuple[str, int | str], str] | None:
         return None
     piece = function.get("arguments")
     return (("call", position), piece) if isinstance(piece, str) and piece else None
-
-
-def _first_choice(index: JsonValue) -> bool:
-    """True for a choice index that is the integer 0 (not ``false``, not ``0.0``)."""
-    return index == 0 and isinstance(index, int) and not isinstance(index, bool)

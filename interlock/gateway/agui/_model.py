@@ -24,7 +24,7 @@ from interlock.gateway.agui._calls import LIMITER_UNAVAILABLE, RATE_LIMITED, adm
 from interlock.gateway.agui._routed import Refused, RoutedModel, prepared_for
 from interlock.gateway.model_field import compact_json
 from interlock.gateway.tracing import Span
-from interlock.gateway.upstream import Upstream, UpstreamUnavailable
+from interlock.gateway.upstream import Upstream, UpstreamUnavailable, body_chunks
 from interlock.transcript import (
     DecodeError,
     JsonObject,
@@ -100,7 +100,7 @@ class UpstreamChatModel:
                 yield await answer.refused()
                 return
             try:
-                async for chunk in answer.response.aiter_bytes():
+                async for chunk in body_chunks(answer.response):
                     for update in answer.feed(chunk):
                         yield update
                 for update in answer.finish():
