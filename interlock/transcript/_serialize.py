@@ -67,11 +67,23 @@ class TranscriptFormatError(ValueError):
     """A stored transcript document is malformed or from an unknown version."""
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""Exact types :func:`to_json` returns as they are (no dataclass, sequence or mapping)."""
+_FIELDS: dict[type[Any], tuple[dataclasses.Field[Any], ...]] = {}
+"""``dataclasses.fields`` of each dataclass :func:`to_json` met (fixed once defined)."""
+
+
 def to_json(value: object) -> JsonValue:
     """Any transcript value (part, message, request, response…) as plain JSON."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if type(value) in _LEAVES:  # most values: the checks below all fail for them
+        leaf: JsonValue = value  # pyright: ignore[reportAssignmentType] -- one of _LEAVES
+        return leaf
+    specs = _FIELDS.get(type(value))
+    if specs is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        specs = _FIELDS[type(value)] = dataclasses.fields(value)
+    if specs is not None:
         out: JsonObject = {}
-        for spec in dataclasses.fields(value):
+        for spec in specs:
             item = getattr(value, spec.name)
             if spec.name == "kind":
                 out["kind"] = item

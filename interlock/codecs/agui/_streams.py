@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, assert_never, cast
+from typing import Literal, TypeAlias, assert_never
 
 from interlock.codecs.agui import _events
 from interlock.codecs.agui._labels import (
@@ -214,6 +214,7 @@ class StepStreams:
         if not delta:
             return []
         open_part.chunks.append(delta)
+        built: JsonObject
         match open_part.stream:
             case "text":
                 built = {"type": "TEXT_MESSAGE_CONTENT", "messageId": open_part.wire_id}
@@ -226,7 +227,9 @@ class StepStreams:
             case _:
                 assert_never(open_part.stream)
         built["delta"] = delta
-        return [self._stamp(cast(JsonObject, built))]
+        if self._clock is not None:  # _stamp without its call: once per streamed delta
+            built["timestamp"] = int(self._clock())
+        return [built]
 
     def _close(self, index: int, part: Part) -> list[JsonObject]:
         """End the wire stream of part ``index``; ``part`` is authoritative for payloads."""
