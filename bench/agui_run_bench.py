@@ -245,7 +245,7 @@ def main() -> int:
             prefix = callgrind.prefix(work, name) if arguments.callgrind else ()
             process = start(serve, work, source, prefix)
             processes.append(process)
-            pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 30)
+            pb.wait_healthy(port, "/healthz", process, timeout=600 if prefix else 120)
             gateways.append(Gateway(name, port, process.pid))
         if arguments.agent_framework:
             peers = start_peers(arguments, emulator_port, work)
