@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from interlock.codecs._failures import failure
 from interlock.codecs._json import loads
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.anthropic._blocks import compact, decode_block
@@ -47,7 +48,6 @@ from interlock.transcript import (
 )
 
 _STREAMED = ("text", "thinking", "tool_use")
-_ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429}
 
 
 @dataclass(slots=True)
@@ -227,12 +227,7 @@ class StreamDecoder:
         self._ended = True
         error = body.get("error")
         details = error if isinstance(error, dict) else {}
-        kind = str(details.get("type") or "error")
-        return [
-            StreamFailed(
-                code=kind, message=str(details.get("message") or ""), status=_ERROR_STATUS.get(kind)
-            )
-        ]
+        return [failure(details.get("type"), str(details.get("message") or ""))]
 
 
 def _finished_part(block: _Block, issuer: str) -> Part:

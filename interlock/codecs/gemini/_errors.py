@@ -16,10 +16,15 @@ _RPC_STATUS: Final = {
     429: "RESOURCE_EXHAUSTED",
     499: "CANCELLED",
     500: "INTERNAL",
-    501: "NOT_IMPLEMENTED",
+    501: "UNIMPLEMENTED",
+    502: "UNAVAILABLE",
     503: "UNAVAILABLE",
     504: "DEADLINE_EXCEEDED",
+    529: "UNAVAILABLE",
 }
+"""google/rpc/code.proto's HTTP mapping, read backwards; a bad gateway (502, a proxy's word
+for an upstream that failed) and Anthropic's overloaded (529) are ``UNAVAILABLE``, as gRPC
+maps an intermediary's 502 and 503."""
 RPC_STATUSES: Final = frozenset(
     {*_RPC_STATUS.values(), "OUT_OF_RANGE", "ALREADY_EXISTS", "DATA_LOSS", "UNKNOWN"}
 )

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from interlock.codecs._failures import failure
 from interlock.codecs._json import loads
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.gemini._citations import (
@@ -351,11 +352,7 @@ class StreamDecoder:
         self._close(updates)
         self._finished = True
         updates.append(
-            StreamFailed(
-                code=str(error.get("status") or "UNKNOWN"),
-                message=str(error.get("message") or ""),
-                status=status if isinstance(status, int) else None,
-            )
+            failure(error.get("status") or "UNKNOWN", str(error.get("message") or ""), status)
         )
         return updates
 

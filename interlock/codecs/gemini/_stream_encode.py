@@ -14,9 +14,11 @@ import json
 from dataclasses import dataclass
 from typing import assert_never
 
+from interlock.codecs._failures import named_code
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.gemini._citations import CITATION, GROUNDING, encode_citations
 from interlock.codecs.gemini._encode import PartEncoder
+from interlock.codecs.gemini._errors import encode_error
 from interlock.codecs.gemini._finish import encode_finish
 from interlock.codecs.gemini._logprobs import AVERAGE, RESULT, encode_logprobs
 from interlock.codecs.gemini._usage import encode_usage
@@ -109,12 +111,8 @@ class StreamEncoder:
             case ResponseFinished():
                 return [self._final(update)]
             case StreamFailed():
-                body: JsonObject = {
-                    "code": update.status or 500,
-                    "message": update.message,
-                    "status": update.code,
-                }
-                return [SseEvent(data=_JSON({"error": body}))]
+                body = encode_error(update.status or 500, update.message, code=named_code(update))
+                return [SseEvent(data=_JSON(body))]
             case CandidateUpdate():
                 other = self._others.get(update.candidate)
                 if other is None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from interlock.transcript import JsonObject
+from interlock.codecs._failures import named_code
+from interlock.transcript import JsonObject, JsonValue, StreamFailed
 
 _TYPES = {
     401: "authentication_error",
@@ -24,3 +25,11 @@ def encode_error(
 ) -> JsonObject:
     """The error body OpenAI returns with ``status`` (every key present, ``null`` when unset)."""
     return {"error": {"message": message, "type": error_type(status), "param": param, "code": code}}
+
+
+def failure_body(update: StreamFailed) -> JsonObject:
+    """The ``error`` of an in-band failure chunk: OpenAI's error object, its ``type`` from the
+    failure's HTTP status (500 when unknown); an integer code (OpenRouter's) stays an integer."""
+    status = update.status or 500
+    code: JsonValue = update.code if named_code(update) is not None else status
+    return {"message": update.message, "type": error_type(status), "param": None, "code": code}

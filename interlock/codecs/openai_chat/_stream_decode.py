@@ -30,6 +30,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from interlock.codecs._failures import failure
 from interlock.codecs._json import loads
 from interlock.codecs._logprobs import decode_openai_tokens
 from interlock.codecs._sse import SseEvent
@@ -540,11 +541,10 @@ def _usage_of(chunk: JsonObject, path: str) -> UsageUpdate | None:
 
 def _failure(value: JsonValue, path: str) -> StreamFailed:
     error = as_object(value, path)
-    code = error.get("code") or error.get("type") or "error"
+    code = error.get("code")
     message = error.get("message")
-    status = error.get("status") if isinstance(error.get("status"), int) else None
-    return StreamFailed(
-        code=str(code),
-        message=message if isinstance(message, str) else json.dumps(error),
-        status=status if isinstance(status, int) else None,
+    return failure(
+        error.get("type") if code is None or code == "" else code,
+        message if isinstance(message, str) else json.dumps(error),
+        error.get("status"),
     )

@@ -19,6 +19,7 @@ from typing import assert_never
 from interlock.codecs._logprobs import encode_openai_tokens
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_chat._citations import encode_annotations, shift_citations
+from interlock.codecs.openai_chat._errors import failure_body
 from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
 from interlock.codecs.openai_chat._executed import GROQ_END, is_executed
 from interlock.codecs.openai_chat._fields import FieldPolicy, admits
@@ -165,9 +166,7 @@ class StreamEncoder:
                 groq = update.extra.get(GROQ_END) or self._groq_end
                 return [self._chunk({}, reason, groq)]
             case StreamFailed():
-                error: JsonObject = {"message": update.message, "type": "server_error"}
-                error["param"], error["code"] = None, update.code
-                return [SseEvent(data=_dumps({"error": error}))]
+                return [SseEvent(data=_dumps({"error": failure_body(update)}))]
             case CandidateUpdate():
                 return self._candidate(update)
             case _:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from interlock.codecs._failures import failure
 from interlock.codecs._json import loads
 from interlock.codecs._logprobs import decode_openai_tokens
 from interlock.codecs._sse import SseEvent
@@ -133,10 +134,7 @@ class StreamDecoder:
                 return self._failed(data)
             case "error":
                 self._ended = True
-                code = optional_str(data, "code", "event") or "error"
-                return [
-                    StreamFailed(code=code, message=optional_str(data, "message", "event") or "")
-                ]
+                return [failure(data.get("code"), optional_str(data, "message", "event") or "")]
             case "response.output_item.added":
                 return self._item_added(data)
             case "response.output_item.done":
@@ -299,9 +297,9 @@ class StreamDecoder:
         snapshot = as_object(data.get("response"), "event.response")
         error = snapshot.get("error")
         if isinstance(error, dict):
-            code = optional_str(error, "code", "event.response.error") or "failed"
+            code = error.get("code")
             message = optional_str(error, "message", "event.response.error") or ""
-            return [StreamFailed(code=code, message=message)]
+            return [failure("failed" if code is None or code == "" else code, message)]
         return [StreamFailed(code="failed", message="response failed")]
 
 

@@ -13,7 +13,21 @@ def test_error_body_has_code_message_status() -> None:
     }
     assert gemini.encode_error(404, "No model.")["error"]["status"] == "NOT_FOUND"  # pyright: ignore[reportIndexIssue, reportCallIssue, reportArgumentType]
     assert gemini.encode_error(429, "Slow down.")["error"]["status"] == "RESOURCE_EXHAUSTED"  # pyright: ignore[reportIndexIssue, reportCallIssue, reportArgumentType]
-    assert gemini.encode_error(502, "Upstream.")["error"]["status"] == "INTERNAL"  # pyright: ignore[reportIndexIssue, reportCallIssue, reportArgumentType]
+    assert gemini.encode_error(500, "Broken.")["error"]["status"] == "INTERNAL"  # pyright: ignore[reportIndexIssue, reportCallIssue, reportArgumentType]
+
+
+def test_a_bad_gateway_or_an_overload_is_unavailable_and_501_unimplemented() -> None:
+    statuses = {
+        status: gemini.encode_error(status, "x")["error"]["status"]  # pyright: ignore[reportIndexIssue, reportCallIssue, reportArgumentType]
+        for status in (501, 502, 503, 504, 529)
+    }
+    assert statuses == {
+        501: "UNIMPLEMENTED",
+        502: "UNAVAILABLE",
+        503: "UNAVAILABLE",
+        504: "DEADLINE_EXCEEDED",
+        529: "UNAVAILABLE",
+    }
 
 
 def test_rpc_status_code_is_used_and_other_codes_go_to_error_info() -> None:

@@ -77,7 +77,7 @@ def test_error_and_failed_events_become_stream_failed() -> None:
             }
         )
     )
-    assert decoder.feed(error) == [StreamFailed(code="server_error", message="boom")]
+    assert decoder.feed(error) == [StreamFailed(code="server_error", message="boom", status=500)]
     failed = {
         "type": "response.failed",
         "sequence_number": 9,
@@ -89,7 +89,7 @@ def test_error_and_failed_events_become_stream_failed() -> None:
         },
     }
     assert StreamDecoder().feed(SseEvent(data=json.dumps(failed))) == [
-        StreamFailed(code="rate_limit_exceeded", message="slow down")
+        StreamFailed(code="rate_limit_exceeded", message="slow down", status=429)
     ]
 
 
