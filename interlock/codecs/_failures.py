@@ -70,12 +70,16 @@ def _http_status(value: JsonValue) -> int | None:
     return None
 
 
-def failure(code: JsonValue, message: str, status: JsonValue = None) -> StreamFailed:
+def failure(
+    code: JsonValue, message: str, status: JsonValue = None, *, implies: bool = True
+) -> StreamFailed:
     """The stream failure a provider reported with ``code`` (string or integer) and an
-    optional HTTP ``status``: the status given, else the one ``code`` implies, else none."""
+    optional HTTP ``status``: the status given, else the one ``code`` implies (unless
+    ``implies`` is false: a coarse category such as an OpenAI error ``type`` standing in for
+    a missing code, which could be anything), else none."""
     text = code if isinstance(code, str) and code else "error" if code is None else str(code)
-    known = _http_status(status) or _http_status(code) or STATUS_OF_CODE.get(text)
-    return StreamFailed(code=text, message=message, status=known)
+    implied = (_http_status(code) or STATUS_OF_CODE.get(text)) if implies else None
+    return StreamFailed(code=text, message=message, status=_http_status(status) or implied)
 
 
 def named_code(update: StreamFailed) -> str | None:

@@ -543,8 +543,10 @@ def _failure(value: JsonValue, path: str) -> StreamFailed:
     error = as_object(value, path)
     code = error.get("code")
     message = error.get("message")
+    named = code is not None and code != ""
     return failure(
-        error.get("type") if code is None or code == "" else code,
+        code if named else error.get("type"),
         message if isinstance(message, str) else json.dumps(error),
         error.get("status"),
+        implies=named,  # an error ``type`` alone (``server_error``) could be anything
     )
