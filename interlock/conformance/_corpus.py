@@ -192,7 +192,8 @@ class _Payload:
 
     def _vendor_runs(self, decoded: Request | Response) -> None:
         """Groq's tool runs and vendor answer fields on the wire (counted without the
-        codecs) must have been decoded: as hosted parts, and kept in ``extra``."""
+        codecs) must have been decoded: as hosted parts, and as the usage's breakdown or kept
+        in ``extra``."""
         if not isinstance(decoded, Response) or self.payload.dialect != "openai_chat":
             return
         if self.payload.kind == "response":
@@ -203,7 +204,10 @@ class _Payload:
         found = sum(1 for part in parts if isinstance(part, HostedToolPart))
         if found < runs:
             self._fail("vendor", "executed_tools", f"{runs - found} of {runs} runs not decoded")
-        for name in sorted(fields - set(vendor_response_fields(decoded.extra))):
+        kept = set(vendor_response_fields(decoded.extra))
+        if decoded.usage is not None and decoded.usage.breakdown:
+            kept.add("usage_breakdown")
+        for name in sorted(fields - kept):
             self._fail("vendor", name, f"{name} not kept")
 
     def _restream(self, decoded: Response, codec: ProviderCodec, target: Target) -> None:

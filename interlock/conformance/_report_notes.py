@@ -43,13 +43,14 @@ more like this", "omitted": N}` (in the label: `N more <code>`):
 | code | what the client's dialect has no form for in an answer |
 | --- | --- |
 | `citation_dropped` | another provider's citation (Anthropic clients); a citation of a request's document (the others) |
-| `hosted_tool_dropped` | another provider's server-side tool call or result (e.g. Anthropic's web search; Groq's `executed_tools` runs for any client but Chat) |
+| `hosted_tool_dropped` | another provider's server-side tool call or result (e.g. Anthropic's web search; Groq's `executed_tools` runs and `mcp_list_tools` listings for any client but Chat) |
 | `hosted_approval_dropped` | a hosted tool's approval request (Responses MCP) |
 | `reasoning_dropped` | reasoning text it cannot show (summaries to Chat clients; unsigned reasoning to Anthropic clients) |
 | `refusal_as_text` | a refusal (Gemini and Anthropic): it arrives as text |
 | `logprobs_dropped` | the log-probabilities of the answer's tokens (Anthropic clients) |
 | `candidates_dropped` | candidates after the first (Responses and Anthropic clients: one answer each) |
-| `vendor_field_dropped` | Groq's `usage_breakdown` / `mcp_list_tools`, which have no canonical home (any client but Chat; location: the field) |
+| `usage_breakdown_dropped` | a per-model usage breakdown (Groq's compound systems, `Usage.breakdown`; any client but Chat; location: `usage`) |
+| `vendor_field_dropped` | a Groq `usage_breakdown` / `mcp_list_tools` of another shape than documented, kept verbatim (any client but Chat; location: the field) |
 
 A stream within one dialect is relayed as the upstream sent it and loses nothing on the
 way. Operators see the losses in `interlock_answer_warnings_total{dialect,code,streamed}`,

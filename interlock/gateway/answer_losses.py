@@ -7,11 +7,12 @@ is added to the call: ``citation_dropped`` (Anthropic cites only its own search 
 documents; OpenAI annotations are URL citations), ``logprobs_dropped`` (token
 log-probabilities: Anthropic has none), ``candidates_dropped`` (several candidates:
 Responses and Anthropic answer one), ``hosted_tool_dropped`` (another
-provider's server-side tool parts), ``hosted_approval_dropped``, ``reasoning_dropped``
-(reasoning text the dialect cannot show) and ``refusal_as_text`` (no refusal form: sent as
-text) — the codes the request encoders use for the same losses in a history. Groq's answer
-fields with no canonical home (``usage_breakdown``, ``mcp_list_tools``) are a
-``vendor_field_dropped`` warning for a client of another dialect than Chat.
+provider's server-side tool parts, Groq's discovered MCP tools among them),
+``hosted_approval_dropped``, ``reasoning_dropped`` (reasoning text the dialect cannot show)
+and ``refusal_as_text`` (no refusal form: sent as text) — the codes the request encoders use
+for the same losses in a history. A per-model usage breakdown (Groq's compound systems) is a
+``usage_breakdown_dropped`` warning for a client of another dialect than Chat, and a Groq
+answer field of another shape than documented (kept verbatim) ``vendor_field_dropped``.
 
 Where a client finds the call's warnings (request-side and answer-side alike), in every
 dialect, as :func:`warnings_field` / :func:`label_answer` write them:
@@ -139,10 +140,11 @@ def answer_losses(
 
 
 def _vendor_fields(ingress: Dialect, decoded: Response) -> list[TranslationWarning]:
-    """Groq's answer fields with no canonical home, for a client of another dialect."""
+    """Groq's per-model usage breakdown, and its answer fields not decoded (of another shape
+    than documented), for a client of another dialect than Chat."""
     if ingress.name == "openai-chat":
         return []
-    return [
+    warnings = [
         TranslationWarning(
             code="vendor_field_dropped",
             location=name,
@@ -150,6 +152,13 @@ def _vendor_fields(ingress: Dialect, decoded: Response) -> list[TranslationWarni
         )
         for name in vendor_response_fields(decoded.extra)
     ]
+    if decoded.usage is not None and decoded.usage.breakdown:
+        models = len(decoded.usage.breakdown)
+        message = f"the usage of each of {models} models has no {ingress.name} form; not sent"
+        warnings.append(
+            TranslationWarning(code="usage_breakdown_dropped", location="usage", message=message)
+        )
+    return warnings
 
 
 def adopt(call: ProxyCall, losses: tuple[TranslationWarning, ...]) -> None:

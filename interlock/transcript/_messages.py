@@ -178,12 +178,23 @@ class Usage:
     reasoning_tokens: int = 0
     cached_input_tokens: int = 0
     tool_prompt_tokens: int = 0
+    breakdown: tuple[ModelUsage, ...] = ()
+    """Per-model usage of a service that ran several models for one answer (Groq's compound
+    systems: ``usage_breakdown``); the counts above are the whole answer's."""
     extra: Mapping[str, JsonObject] = field(default_factory=_no_extra)
 
     @property
     def total_tokens(self) -> int:
         """Input plus output (reasoning is already inside output)."""
         return self.input_tokens + self.output_tokens + self.tool_prompt_tokens
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelUsage:
+    """One model's share of an answer's :class:`Usage` (an entry of ``Usage.breakdown``)."""
+
+    model: str
+    usage: Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

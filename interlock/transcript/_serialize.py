@@ -17,6 +17,7 @@ from interlock.transcript._messages import (
     GenerationOptions,
     HostedToolSpec,
     Message,
+    ModelUsage,
     Request,
     Response,
     ResponseFormat,
@@ -197,6 +198,8 @@ _NESTED: dict[type[Any], dict[str, Callable[[object, str], Any]]] = {
         "usage": _loader(Usage),
         "alternatives": _tuple_of(_loader(Alternative)),
     },
+    Usage: {"breakdown": _tuple_of(_loader(ModelUsage))},
+    ModelUsage: {"usage": _loader(Usage)},
 }
 
 

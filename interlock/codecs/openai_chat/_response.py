@@ -22,6 +22,7 @@ from interlock.codecs.openai_chat._citations import (
     message_citations,
     with_citations,
 )
+from interlock.codecs.openai_chat._executed import BREAKDOWN, put_groq_fields, take_groq_fields
 from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._finish import decode_finish_reason, encode_finish_reason
 from interlock.codecs.openai_chat._message_decode import decode_message
@@ -67,17 +68,19 @@ def decode_response(payload: JsonObject) -> Response:
         _decode_choice(choice, f"choices[{i}]") for i, choice in enumerate(choices[1:], 1)
     )
     usage = body.get("usage")
+    decoded = None if usage is None else decode_usage(usage, "usage")
+    message, decoded, groq = take_groq_fields(body, first.message, decoded, BREAKDOWN)
     created = body.get("created")
     return Response(
-        message=first.message,
+        message=message,
         id=optional_str(body, "id", ""),
         model=optional_str(body, "model", ""),
         created=None if created is None else as_int(created, "created"),
         finish_reason=first.finish_reason,
         native_finish_reason=first.native_finish_reason,
-        usage=None if usage is None else decode_usage(usage, "usage"),
+        usage=decoded,
         alternatives=alternatives,
-        extra=with_extra(rest(body, _KNOWN), dict(first.extra.get(LAYOUT, {}))),
+        extra=with_extra(rest(body, _KNOWN | groq), dict(first.extra.get(LAYOUT, {}))),
     )
 
 
@@ -158,6 +161,7 @@ def encode_response(
     }
     if response.usage is not None:
         body["usage"] = encode_usage(response.usage, fields)
+    put_groq_fields(body, response, fields)
     return merge_unknown(body, fields.kept(response.extra, "response", ""))
 
 

@@ -15,8 +15,9 @@ delta), and every update must reach the client's encoder before the response's e
 An in-band ``{"error": …}`` chunk (OpenRouter, mid-stream) is a stream failure, and the
 response's last word: the ``[DONE]`` after it adds nothing. Groq sends
 the usage of a stream in ``x_groq.usage`` of its last chunk; it is decoded as the usage (the
-Chat encoder writes it back as the standard ``usage``); its ``x_groq.usage_breakdown`` is kept
-in the ``ResponseFinished``'s ``extra[GROQ_END]`` (:mod:`._executed`).
+Chat encoder writes it back as the standard ``usage``), its ``x_groq.usage_breakdown`` as the
+usage's breakdown (written back in the finish chunk's ``x_groq``); a top-level
+``mcp_list_tools`` on a chunk is hosted parts (:mod:`._executed`).
 
 Choice 0 is the response, as when not streamed; the deltas of another choice (``n > 1``)
 are decoded by a decoder of their own and come out as :class:`CandidateUpdate` values
@@ -35,8 +36,15 @@ from interlock.codecs._json import loads
 from interlock.codecs._logprobs import decode_openai_tokens
 from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_chat._citations import citations_of
+from interlock.codecs.openai_chat._executed import (
+    BREAKDOWN,
+    GROQ_END,
+    LISTED,
+    decode_listed,
+    executed_part,
+    groq_end_fields,
+)
 from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
-from interlock.codecs.openai_chat._executed import GROQ_END, executed_part, groq_end_fields
 from interlock.codecs.openai_chat._finish import decode_finish_reason
 from interlock.codecs.openai_chat._reasoning import (
     DETAIL_TEXT_FIELDS,
@@ -47,7 +55,7 @@ from interlock.codecs.openai_chat._reasoning import (
 from interlock.codecs.openai_chat._stream_plain import plain_delta
 from interlock.codecs.openai_chat._thinking import CARRIER, chunks_text
 from interlock.codecs.openai_chat._tools import check_arguments
-from interlock.codecs.openai_chat._usage import decode_usage
+from interlock.codecs.openai_chat._usage import decode_breakdown, decode_usage
 from interlock.codecs.openai_chat._wire import (
     DIALECT,
     LAYOUT,
@@ -65,6 +73,7 @@ from interlock.transcript import (
     HostedToolPart,
     JsonObject,
     JsonValue,
+    ModelUsage,
     Opaque,
     Part,
     PartDelta,
@@ -79,6 +88,7 @@ from interlock.transcript import (
     TokenLogprob,
     ToolCallPart,
     Update,
+    Usage,
     UsageUpdate,
 )
 
@@ -111,8 +121,13 @@ class StreamDecoder:
         self._signature: Opaque | None = None
         self._ending: ResponseFinished | None = None
         self._groq_end: JsonObject = {}
-        """Groq's last-chunk ``x_groq`` fields with no canonical home (``usage_breakdown``)."""
+        """Groq's last-chunk ``x_groq`` fields not decoded (a ``usage_breakdown`` of another
+        shape than documented, or without a usage)."""
         self._failed = False
+        self._usage: Usage | None = None
+        """The last usage decoded."""
+        self._breakdown: tuple[tuple[ModelUsage, ...], JsonValue] | None = None
+        """Groq's usage breakdown (decoded, and as sent: kept there if no usage comes)."""
         self._prelude: JsonObject = {}
         self._annotations: list[JsonValue] = []
         """``annotations`` deltas (URL citations of the streamed text)."""
@@ -150,14 +165,11 @@ class StreamDecoder:
             self._failed = True  # reported once: the end of input adds nothing
             return [_failure(chunk["error"], f"{path}.error")]
         updates: list[Update] = []
-        if not self._started:
-            if not chunk.get("id") and not chunk.get("choices") and chunk.get("usage") is None:
-                # Azure opens with a chunk of prompt filter results whose id and model are
-                # empty; the response starts (with its real id) at the next chunk.
-                self._prelude.update(rest(chunk, _CHUNK_KEYS))
-                return updates
-            self._started = True
-            updates.append(_started(chunk, path, self._prelude))
+        chunk, listed = _take_listed(chunk)
+        if not self._started and not self._start(chunk, path, updates):
+            return updates
+        for part in listed:
+            self._open((LISTED, len(self._slots)), part, updates)
         for i, choice in enumerate(as_list(chunk.get("choices", []), f"{path}.choices")):
             updates.extend(
                 self._choice(as_object(choice, f"{path}.choices[{i}]"), f"{path}.choices[{i}]")
@@ -165,13 +177,35 @@ class StreamDecoder:
         self._chunk_end(chunk, path, updates)
         return updates
 
+    def _start(self, chunk: JsonObject, path: str, updates: list[Update]) -> bool:
+        """Start the response at its first chunk (``False``: not yet, the chunk was a
+        prelude). Azure opens with a chunk of prompt filter results whose id and model are
+        empty; the response starts (with its real id) at the next chunk."""
+        if not chunk.get("id") and not chunk.get("choices") and chunk.get("usage") is None:
+            self._prelude.update(rest(chunk, _CHUNK_KEYS))
+            return False
+        self._started = True
+        updates.append(_started(chunk, path, self._prelude))
+        return True
+
     def _chunk_end(self, chunk: JsonObject, path: str, updates: list[Update]) -> None:
-        """The chunk's usage, and Groq's vendor fields in its ``x_groq``."""
+        """The chunk's usage, Groq's per-model breakdown in its ``x_groq`` (on every usage,
+        whichever comes first: the usage said again when it came before), and Groq's other
+        vendor fields there."""
         usage = _usage_of(chunk, path)
-        if usage is not None:
-            updates.append(usage)
         if isinstance(groq := chunk.get("x_groq"), dict):
-            self._groq_end.update(groq_end_fields(groq))
+            end = groq_end_fields(groq)
+            breakdown = decode_breakdown(end.get(BREAKDOWN), f"{path}.x_groq.{BREAKDOWN}")
+            if breakdown is not None:
+                self._breakdown = (breakdown, end.pop(BREAKDOWN))
+                if usage is None and self._usage is not None:
+                    usage = UsageUpdate(usage=self._usage)
+            self._groq_end.update(end)
+        if usage is not None:
+            if self._breakdown is not None:
+                usage = UsageUpdate(usage=replace(usage.usage, breakdown=self._breakdown[0]))
+            self._usage = usage.usage
+            updates.append(usage)
 
     def finish(self) -> list[Update]:
         """End of input: a stream that never finished is reported as failed."""
@@ -445,6 +479,8 @@ class StreamDecoder:
             steps = [] if other._finished else other._finish_parts(None)
             updates.extend(_as_candidate(index, steps + other._end()))
         ending, self._ending = self._ending, None
+        if self._breakdown is not None and self._usage is None:
+            self._groq_end[BREAKDOWN] = self._breakdown[1]  # no usage to hold it
         if ending is not None and self._groq_end:
             ending = replace(ending, extra={GROQ_END: self._groq_end})
         return updates + ([ending] if ending is not None else [])
@@ -515,6 +551,15 @@ def _continues(detail: JsonObject, fragment: JsonObject) -> bool:
         if value is not None and detail.get(name) is not None and value != detail[name]:
             return False
     return True
+
+
+def _take_listed(chunk: JsonObject) -> tuple[JsonObject, list[HostedToolPart]]:
+    """The chunk without Groq's discovered MCP tools, and their hosted parts (none when it
+    holds none, or not as a list of objects: then it stays a field)."""
+    listed = decode_listed(chunk.get(LISTED))
+    if listed is None:
+        return chunk, []
+    return {key: value for key, value in chunk.items() if key != LISTED}, listed
 
 
 def _started(chunk: JsonObject, path: str, prelude: JsonObject) -> ResponseStarted:

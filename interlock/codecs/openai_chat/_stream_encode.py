@@ -21,7 +21,12 @@ from interlock.codecs._sse import SseEvent
 from interlock.codecs.openai_chat._citations import encode_annotations, shift_citations
 from interlock.codecs.openai_chat._errors import failure_body
 from interlock.codecs.openai_chat._executed import FIELD as EXECUTED
-from interlock.codecs.openai_chat._executed import GROQ_END, is_executed
+from interlock.codecs.openai_chat._executed import (
+    GROQ_END,
+    groq_fields,
+    is_executed,
+    is_listed,
+)
 from interlock.codecs.openai_chat._fields import FieldPolicy, admits
 from interlock.codecs.openai_chat._finish import encode_finish_reason
 from interlock.codecs.openai_chat._reasoning import (
@@ -75,7 +80,8 @@ class _Open:
     string on every delta would copy the whole text each time (quadratic in a long answer)."""
 
     carrier: str  # "content" | "refusal" | a raw reasoning key | "details" | "call" |
-    # "executed" (a Groq executed tool, sent whole when finished) | "hidden"
+    # "executed" (a Groq executed tool, sent whole when finished) | "listed" (Groq's
+    # discovered MCP tools, a chunk of their own when started) | "hidden"
     sent: list[str] = field(default_factory=list[str])
     template: JsonObject | None = None
     text_field: str | None = None
@@ -163,7 +169,8 @@ class StreamEncoder:
                 if update.finish_reason is None and update.native_finish_reason is None:
                     return []  # a stream that ended on [DONE] alone (OpenRouter): no reason
                 reason = encode_finish_reason(update.finish_reason, update.native_finish_reason)
-                groq = update.extra.get(GROQ_END) or self._groq_end
+                groq = update.extra.get(GROQ_END) or self._groq_end or {}
+                groq = {**groq, **groq_fields((), self._usage, self._fields)}  # the breakdown
                 return [self._chunk({}, reason, groq)]
             case StreamFailed():
                 return [SseEvent(data=_dumps({"error": failure_body(update)}))]
@@ -220,6 +227,9 @@ class StreamEncoder:
             case "details":
                 assert isinstance(part, ReasoningPart)
                 return self._detail_start(state, part)
+            case "listed":
+                assert isinstance(part, HostedToolPart)
+                return self._listed(part)
             case "hidden" | "executed":
                 return []
             case _:
@@ -237,6 +247,8 @@ class StreamEncoder:
             return _Open(carrier="content", offset=self._content_length)
         if isinstance(part, RefusalPart):
             return _Open(carrier="refusal")
+        if is_listed(part):
+            return _Open(carrier="listed")
         if is_executed(part) and (
             self._dialect is None
             or admits("response_message", EXECUTED, [], self._dialect, request=False)
@@ -322,6 +334,8 @@ class StreamEncoder:
         state = self._open.get(index)
         if state is None or state.carrier == "hidden":
             return []
+        if state.carrier == "listed":
+            return []  # sent whole when it started
         if isinstance(part, HostedToolPart):  # "executed": the run as it finished
             return [self._chunk({EXECUTED: [part.item]})]
         events: list[SseEvent] = []
@@ -342,6 +356,14 @@ class StreamEncoder:
             cited = shift_citations(part.citations, state.offset, len(part.text))
             events.append(self._chunk({"annotations": encode_annotations(cited)}))
         return events
+
+    def _listed(self, part: HostedToolPart) -> list[SseEvent]:
+        """Groq's discovered MCP tools: a chunk of their own (no choice), top-level
+        ``mcp_list_tools`` as in a whole answer, where the client's dialect admits it."""
+        listed = groq_fields((part,), None, self._fields)
+        if not listed:
+            return []
+        return [SseEvent(data=f"{self._head}[],{_dumps(listed)[1:]}")]
 
     def _late_signature(self, state: _Open, part: TextPart | ToolCallPart) -> list[SseEvent]:
         holder: JsonObject = {}

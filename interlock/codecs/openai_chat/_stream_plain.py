@@ -50,7 +50,7 @@ def plain_delta(chunk: JsonValue) -> tuple[tuple[str, int | str], str] | None:
 def _plain_choice_delta(chunk: JsonValue) -> JsonObject | None:
     """The delta of a chunk's one choice (index 0, no finish_reason, no logprobs) when the chunk
     carries no usage and no error (see :func:`plain_delta`)."""
-    if not isinstance(chunk, dict) or "x_groq" in chunk:
+    if not isinstance(chunk, dict) or "x_groq" in chunk or "mcp_list_tools" in chunk:
         return None
     choices = chunk.get("choices")
     if chunk.get("usage") is not None or chunk.get("error") is not None:

@@ -9,6 +9,9 @@ the cache: canonical ``cached_input_tokens``) and ``prompt_cache_miss_tokens`` (
 ``prompt_tokens``); its answers recorded in the corpus also send
 ``prompt_tokens_details.cached_tokens``, equal to the hits, and that wins when present. The
 two DeepSeek counters stay as they came, for a Chat client.
+
+Groq's compound systems add a per-model ``usage_breakdown`` beside ``usage`` (a stream: in
+the last chunk's ``x_groq``): canonical ``Usage.breakdown``, each model's usage a Chat usage.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from interlock.codecs.openai_chat._wire import (
     rest,
     with_extra,
 )
-from interlock.transcript import JsonObject, JsonValue, Usage
+from interlock.transcript import JsonObject, JsonValue, ModelUsage, Usage
 
 _DETAILS = {
     "prompt_tokens_details": "cached_tokens",
@@ -128,3 +131,33 @@ def encode_usage(usage: Usage, fields: FieldPolicy = AS_DECODED) -> JsonObject:
         if details or detail in unknown:
             out[detail] = details if details or kept is not None else None
     return {**out, **{k: v for k, v in unknown.items() if k not in out}}
+
+
+def decode_breakdown(value: JsonValue, path: str) -> tuple[ModelUsage, ...] | None:
+    """Groq's ``usage_breakdown`` (``{"models": [{"model", "usage"}, …]}``, a compound
+    system's per-model usage), or ``None`` when it holds anything else (then kept verbatim
+    as an unknown field)."""
+    if not isinstance(value, dict) or set(value) != {"models"}:
+        return None
+    models = value["models"]
+    if not isinstance(models, list) or not models:
+        return None
+    entries: list[ModelUsage] = []
+    for i, entry in enumerate(models):
+        if not isinstance(entry, dict) or set(entry) != {"model", "usage"}:
+            return None
+        model, usage = entry["model"], entry["usage"]
+        if not isinstance(model, str) or not isinstance(usage, dict):
+            return None
+        entries.append(
+            ModelUsage(model=model, usage=decode_usage(usage, f"{path}.models[{i}].usage"))
+        )
+    return tuple(entries)
+
+
+def encode_breakdown(breakdown: tuple[ModelUsage, ...], fields: FieldPolicy) -> JsonObject:
+    """Groq's ``usage_breakdown`` of a canonical breakdown."""
+    models: list[JsonValue] = [
+        {"model": entry.model, "usage": encode_usage(entry.usage, fields)} for entry in breakdown
+    ]
+    return {"models": models}
