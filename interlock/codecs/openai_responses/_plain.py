@@ -63,19 +63,21 @@ def input_message(data: JsonObject) -> Message | None:
         fields["~content"] = "string"
         parts: tuple[Part, ...] = (built.text_part(content),)
     else:
-        texts = _input_texts(content)
+        texts = _texts(content, "input_text")
         if texts is None:
             return None
         parts = tuple([built.text_part(text) for text in texts])
     return built.message(role, parts, extra={DIALECT: fields} if fields else None)
 
 
-def _input_texts(content: JsonValue) -> list[str] | None:
-    if not isinstance(content, list):
+def _texts(entries: JsonValue, kind: str) -> list[str] | None:
+    """The texts of ``entries`` when each is exactly ``{"type": kind, "text": <str>}``
+    (``input_text`` content, ``summary_text`` summaries); ``None`` for any other shape."""
+    if not isinstance(entries, list):
         return None
     texts: list[str] = []
-    for entry in content:
-        if not isinstance(entry, dict) or len(entry) != 2 or entry.get("type") != "input_text":
+    for entry in entries:
+        if not isinstance(entry, dict) or len(entry) != 2 or entry.get("type") != kind:
             return None
         text = entry.get("text")
         if not isinstance(text, str):
@@ -170,7 +172,7 @@ def reasoning(data: JsonObject, last: Part | None, issuer: str) -> list[Part] | 
         return None
     if not (isinstance(wire_id, str) and isinstance(blob, str)):
         return None
-    texts = _summary_texts(summary)
+    texts = _texts(summary, "summary_text")
     if texts is None:
         return None
     item_id = wire_id if "id" in data and not is_minted(wire_id) else None
@@ -191,15 +193,3 @@ def reasoning(data: JsonObject, last: Part | None, issuer: str) -> list[Part] | 
 def _marked(fields: JsonObject) -> Extra:
     """The ``~item`` mark: the item's leftover fields, on the first part of an item."""
     return {DIALECT: {ITEM: fields}}
-
-
-def _summary_texts(summary: list[JsonValue]) -> list[str] | None:
-    texts: list[str] = []
-    for entry in summary:
-        if not isinstance(entry, dict) or len(entry) != 2 or entry.get("type") != "summary_text":
-            return None
-        text = entry.get("text")
-        if not isinstance(text, str):
-            return None
-        texts.append(text)
-    return texts
