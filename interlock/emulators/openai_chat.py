@@ -252,37 +252,32 @@ def _choice_count(payload: JsonObject) -> int:
 
 def _choices_rule(payload: JsonObject) -> Rejection | None:
     """``n``: an integer from 1 to 128, as the service requires."""
-    count = payload.get("n")
-    if count is None:
+    return _integer_rule(payload, "n", 1, MAX_CHOICES)
+
+
+def _integer_rule(payload: JsonObject, name: str, low: int, high: int) -> Rejection | None:
+    """``name``, when present, is an integer from ``low`` to ``high`` (the service's words)."""
+    value = payload.get(name)
+    if value is None:
         return None
-    if not isinstance(count, int) or isinstance(count, bool):
-        message = (
-            f"Invalid type for 'n': expected an integer, but got {type(count).__name__} instead."
-        )
-        return _reject(message, param="n", code="invalid_type")
-    if count < 1:
-        message = f"Invalid 'n': integer below minimum value. Expected a value >= 1, but got {count} instead."
-        return _reject(message, param="n", code="integer_below_min_value")
-    if count > MAX_CHOICES:
-        message = f"Invalid 'n': integer above maximum value. Expected a value <= {MAX_CHOICES}, but got {count} instead."
-        return _reject(message, param="n", code="integer_above_max_value")
+    if not isinstance(value, int) or isinstance(value, bool):
+        message = f"Invalid type for '{name}': expected an integer, but got {type(value).__name__} instead."
+        return _reject(message, param=name, code="invalid_type")
+    if value < low:
+        message = f"Invalid '{name}': integer below minimum value. Expected a value >= {low}, but got {value} instead."
+        return _reject(message, param=name, code="integer_below_min_value")
+    if value > high:
+        message = f"Invalid '{name}': integer above maximum value. Expected a value <= {high}, but got {value} instead."
+        return _reject(message, param=name, code="integer_above_max_value")
     return None
 
 
 def _logprobs_rule(payload: JsonObject) -> Rejection | None:
     """``top_logprobs``: an integer from 0 to 20, and only with ``logprobs: true``."""
+    rejected = _integer_rule(payload, "top_logprobs", 0, MAX_TOP)
+    if rejected is not None:
+        return rejected
     top = payload.get("top_logprobs")
-    if top is None:
-        return None
-    if not isinstance(top, int) or isinstance(top, bool):
-        message = f"Invalid type for 'top_logprobs': expected an integer, but got {type(top).__name__} instead."
-        return _reject(message, param="top_logprobs", code="invalid_type")
-    if top < 0:
-        message = f"Invalid 'top_logprobs': integer below minimum value. Expected a value >= 0, but got {top} instead."
-        return _reject(message, param="top_logprobs", code="integer_below_min_value")
-    if top > MAX_TOP:
-        message = f"Invalid 'top_logprobs': integer above maximum value. Expected a value <= {MAX_TOP}, but got {top} instead."
-        return _reject(message, param="top_logprobs", code="integer_above_max_value")
     if top and payload.get("logprobs") is not True:
         message = "Invalid value for 'top_logprobs': 'logprobs' must be set to true when 'top_logprobs' is used."
         return _reject(message, param="top_logprobs", code="invalid_value")
