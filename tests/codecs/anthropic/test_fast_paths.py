@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from interlock.codecs import anthropic
 from interlock.codecs.anthropic import _messages as messages_module
-from interlock.transcript import DecodeError, JsonValue
+from interlock.transcript import JsonValue
+from tests.codecs.fast_paths import outcome
 
 _TEXT = st.text(max_size=6)
 _ID = st.sampled_from(["c", "d"])
@@ -113,25 +114,17 @@ _WIDE = st.builds(
 _MESSAGE = st.one_of(_PLAIN, _PLAIN, _near_miss(), _near_miss(), _WIDE)
 
 
-def _outcome(action: Callable[[], object]) -> object:
-    """The result's repr (dict key order included), or the error."""
-    try:
-        return repr(action())
-    except DecodeError as error:
-        return ("DecodeError", error.path, str(error))
-
-
 def _general(action: Callable[[], object]) -> object:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(messages_module, "plain_messages", lambda item, role, names, issuer: None)
-        return _outcome(action)
+        return outcome(action)
 
 
 @settings(max_examples=800, deadline=None)
 @given(st.lists(_MESSAGE, min_size=1, max_size=8))
 def test_messages_decode_alike_with_and_without_the_fast_path(items: list[JsonValue]) -> None:
     body: dict[str, JsonValue] = {"model": "m", "max_tokens": 10, "messages": items}
-    assert _outcome(lambda: anthropic.decode_request(body)) == _general(
+    assert outcome(lambda: anthropic.decode_request(body)) == _general(
         lambda: anthropic.decode_request(body)
     )
 
@@ -162,7 +155,7 @@ def test_message_orders_decode_alike_with_and_without_the_fast_path(
     items: list[JsonValue],
 ) -> None:
     body: dict[str, JsonValue] = {"model": "m", "max_tokens": 10, "messages": items}
-    assert _outcome(lambda: anthropic.decode_request(body)) == _general(
+    assert outcome(lambda: anthropic.decode_request(body)) == _general(
         lambda: anthropic.decode_request(body)
     )
 

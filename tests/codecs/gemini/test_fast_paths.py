@@ -24,7 +24,6 @@ from interlock.codecs.gemini import _history as history_module
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
     Citation,
-    DecodeError,
     JsonPart,
     JsonValue,
     LossyHistoryError,
@@ -39,6 +38,7 @@ from interlock.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
+from tests.codecs.fast_paths import outcome
 
 _TEXT = st.text(max_size=6)
 _ID = st.sampled_from(["c", "d", ""])
@@ -153,26 +153,18 @@ _WIDE_CONTENT = st.one_of(
 _CONTENT = st.one_of(_PLAIN_CONTENT, _PLAIN_CONTENT, _near_miss(), _near_miss(), _WIDE_CONTENT)
 
 
-def _outcome(action: Callable[[], object]) -> object:
-    """The result's repr (dict key order included), or the error."""
-    try:
-        return repr(action())
-    except DecodeError as error:
-        return ("DecodeError", error.path, str(error))
-
-
 def _general_decode(action: Callable[[], object]) -> object:
     """The outcome of ``action`` with the decode fast path switched off."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(contents_module, "plain_content", lambda value, index: None)
-        return _outcome(action)
+        return outcome(action)
 
 
 @settings(max_examples=800, deadline=None)
 @given(st.lists(_CONTENT, min_size=1, max_size=8))
 def test_contents_decode_alike_with_and_without_the_fast_path(items: list[JsonValue]) -> None:
     body: dict[str, JsonValue] = {"contents": items}
-    assert _outcome(lambda: gemini.decode_request(body)) == _general_decode(
+    assert outcome(lambda: gemini.decode_request(body)) == _general_decode(
         lambda: gemini.decode_request(body)
     )
 
@@ -209,7 +201,7 @@ a streamed call's fragments): each a plain content or one taking the general pat
 @given(st.lists(st.sampled_from(_TURNS), min_size=1, max_size=10))
 def test_turn_orders_decode_alike_with_and_without_the_fast_path(items: list[JsonValue]) -> None:
     body: dict[str, JsonValue] = {"contents": items}
-    assert _outcome(lambda: gemini.decode_request(body)) == _general_decode(
+    assert outcome(lambda: gemini.decode_request(body)) == _general_decode(
         lambda: gemini.decode_request(body)
     )
 

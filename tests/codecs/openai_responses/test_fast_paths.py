@@ -30,7 +30,6 @@ from interlock.transcript import (
     OPENAI_ENCRYPTED_CONTENT,
     Citation,
     Continuation,
-    DecodeError,
     JsonPart,
     JsonValue,
     LossyHistoryError,
@@ -46,6 +45,7 @@ from interlock.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
+from tests.codecs.fast_paths import outcome
 
 _TEXT = st.text(max_size=5)
 _ID = st.sampled_from(["msg_1", "msg_interlock_2", "rs_1", "rs_interlock_3", "fc_1", ""])
@@ -162,19 +162,11 @@ _WIDE_ITEM = st.one_of(
 _ITEM = st.one_of(_PLAIN_ITEM, _PLAIN_ITEM, _near_miss(), _near_miss(), _WIDE_ITEM)
 
 
-def _outcome(action: Callable[[], object]) -> object:
-    """The result's repr (dict key order included), or the error."""
-    try:
-        return repr(action())
-    except DecodeError as error:
-        return ("DecodeError", error.path, str(error))
-
-
 def _general(action: Callable[[], object]) -> object:
     """The outcome of ``action`` with the decode fast path switched off."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(items_module._Grouper, "add_plain", lambda self, data: False)
-        return _outcome(action)
+        return outcome(action)
 
 
 @settings(max_examples=800, deadline=None)
@@ -184,7 +176,7 @@ def test_items_decode_alike_with_and_without_the_fast_path(
 ) -> None:
     body: dict[str, JsonValue] = {"model": "m", "input": items}
     decode = lambda: openai_responses.decode_request(body, issuer=issuer)  # noqa: E731
-    assert _outcome(decode) == _general(decode)
+    assert outcome(decode) == _general(decode)
 
 
 def _same_id_runs() -> st.SearchStrategy[list[JsonValue]]:
@@ -213,7 +205,7 @@ def _same_id_runs() -> st.SearchStrategy[list[JsonValue]]:
 def test_runs_of_one_item_id_decode_alike(items: list[JsonValue]) -> None:
     body: dict[str, JsonValue] = {"input": items}
     decode = lambda: openai_responses.decode_request(body)  # noqa: E731
-    assert _outcome(decode) == _general(decode)
+    assert outcome(decode) == _general(decode)
 
 
 def test_the_commonest_items_take_the_fast_path() -> None:
