@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,6 +17,7 @@ import httpx
 import uvicorn
 from starlette.types import ASGIApp
 
+from interlock.codecs.registry import DialectName
 from interlock.emulators import Emulator, create_emulator, emulator_app
 
 # The repository root: put first on the server's PYTHONPATH so that tools a test config names
@@ -177,3 +178,26 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@contextmanager
+def serve_two_vendors(
+    directory: Path,
+    protocol: DialectName,
+    vendors: tuple[str, str],
+    config: Callable[[str, str, str], str],
+) -> Iterator[tuple[str, dict[str, Emulator], dict[str, str]]]:
+    """``interlock serve`` in front of two ``protocol`` emulators standing for ``vendors``
+    (each mints opaque reasoning only it accepts), configured by ``config(first_url,
+    second_url, store_url)`` with a SQLite store in ``directory``; yields the gateway's URL,
+    the emulators and their own URLs, by vendor."""
+    first, second = vendors
+    emulators = {vendor: create_emulator(protocol, issuer=vendor) for vendor in vendors}
+    with (
+        app_on_loopback(emulator_app(emulators[first])) as first_url,
+        app_on_loopback(emulator_app(emulators[second])) as second_url,
+    ):
+        path = directory / "interlock.toml"
+        path.write_text(config(first_url, second_url, f"sqlite:///{directory / 'state.db'}"))
+        with serve(path, directory) as url:
+            yield url, emulators, {first: first_url, second: second_url}

@@ -29,9 +29,9 @@ import anthropic
 import pytest
 from openai import OpenAI
 
-from interlock.emulators import Emulator, create_emulator, emulator_app
+from interlock.emulators import Emulator
 from interlock.emulators.anthropic import thinking_token
-from tests.gateway.serving import app_on_loopback, serve
+from tests.gateway.serving import serve_two_vendors
 
 WEATHER: Any = {
     "name": "get_weather",
@@ -80,18 +80,8 @@ Stack = tuple[str, dict[str, Emulator]]
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     directory = tmp_path_factory.mktemp("serve-anthropic-vendors")
-    emulators = {
-        "anthropic": create_emulator("anthropic", issuer="anthropic"),
-        "deepseek": create_emulator("anthropic", issuer="deepseek"),
-    }
-    with (
-        app_on_loopback(emulator_app(emulators["anthropic"])) as anthropic_url,
-        app_on_loopback(emulator_app(emulators["deepseek"])) as deepseek_url,
-    ):
-        path = directory / "interlock.toml"
-        path.write_text(config(anthropic_url, deepseek_url, f"sqlite:///{directory / 'state.db'}"))
-        with serve(path, directory) as url:
-            yield url, emulators
+    with serve_two_vendors(directory, "anthropic", ("anthropic", "deepseek"), config) as stack:
+        yield stack[:2]
 
 
 def ask(

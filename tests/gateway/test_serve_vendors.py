@@ -30,8 +30,8 @@ import openai
 import pytest
 from openai import OpenAI
 
-from interlock.emulators import Emulator, create_emulator, emulator_app
-from tests.gateway.serving import app_on_loopback, serve
+from interlock.emulators import Emulator
+from tests.gateway.serving import serve_two_vendors
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 TOOLS: Any = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
@@ -77,18 +77,8 @@ Stack = tuple[str, dict[str, Emulator], dict[str, str]]
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     directory = tmp_path_factory.mktemp("serve-vendors")
-    emulators = {
-        "openai": create_emulator("openai-responses", issuer="openai"),
-        "xai": create_emulator("openai-responses", issuer="xai"),
-    }
-    with (
-        app_on_loopback(emulator_app(emulators["openai"])) as openai_url,
-        app_on_loopback(emulator_app(emulators["xai"])) as xai_url,
-    ):
-        path = directory / "interlock.toml"
-        path.write_text(config(openai_url, xai_url, f"sqlite:///{directory / 'state.db'}"))
-        with serve(path, directory) as url:
-            yield url, emulators, {"openai": openai_url, "xai": xai_url}
+    with serve_two_vendors(directory, "openai-responses", ("openai", "xai"), config) as stack:
+        yield stack
 
 
 def call(client: OpenAI, model: str, items: list[Any], stream: bool) -> tuple[list[Any], str]:
