@@ -20,7 +20,9 @@ from interlock.conformance._report_classes import CLASSES_SECTION
 ROOT = Path(__file__).resolve().parents[2]
 TEST_REFERENCE = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
 SDK_MODULES = frozenset({"openai", "google.genai", "google", "anthropic"})
-HARNESSES = frozenset({"serve_on_emulators", "serve", "app_on_loopback", "emulators_on_loopback"})
+HARNESSES = frozenset(
+    {"serve_on_emulators", "serve", "serve_two_vendors", "app_on_loopback", "emulators_on_loopback"}
+)
 
 
 def rows() -> list[tuple[str, list[tuple[str, str]]]]:
