@@ -26,7 +26,6 @@ from interlock.transcript import (
     Citation,
     JsonPart,
     JsonValue,
-    LossyHistoryError,
     MediaPart,
     Message,
     Opaque,
@@ -38,7 +37,7 @@ from interlock.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
-from tests.codecs.fast_paths import outcome
+from tests.codecs.fast_paths import encoded, outcome
 
 _TEXT = st.text(max_size=6)
 _ID = st.sampled_from(["c", "d", ""])
@@ -374,11 +373,7 @@ _CANONICAL = st.one_of(
 
 
 def _encoded(request: Request, policy: ReplayPolicy, rule: bool | None) -> object:
-    try:
-        encoded = gemini.encode_request(request, policy=policy, require_signatures=rule)
-    except LossyHistoryError as error:
-        return ("LossyHistoryError", error.location, error.code, str(error))
-    return json.dumps(encoded.payload), repr(encoded.warnings)
+    return encoded(lambda: gemini.encode_request(request, policy=policy, require_signatures=rule))
 
 
 @settings(max_examples=800, deadline=None)

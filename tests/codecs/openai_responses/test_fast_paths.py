@@ -32,7 +32,6 @@ from interlock.transcript import (
     Continuation,
     JsonPart,
     JsonValue,
-    LossyHistoryError,
     MediaPart,
     Message,
     Opaque,
@@ -45,7 +44,7 @@ from interlock.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
-from tests.codecs.fast_paths import outcome
+from tests.codecs.fast_paths import encoded, outcome
 
 _TEXT = st.text(max_size=5)
 _ID = st.sampled_from(["msg_1", "msg_interlock_2", "rs_1", "rs_interlock_3", "fc_1", ""])
@@ -410,11 +409,7 @@ _CONTINUATION = st.sampled_from(
 
 
 def _encoded(request: Request, policy: ReplayPolicy, issuer: str) -> object:
-    try:
-        encoded = openai_responses.encode_request(request, policy=policy, issuer=issuer)
-    except LossyHistoryError as error:
-        return ("LossyHistoryError", error.location, error.code, str(error))
-    return json.dumps(encoded.payload), repr(encoded.warnings)
+    return encoded(lambda: openai_responses.encode_request(request, policy=policy, issuer=issuer))
 
 
 @settings(max_examples=600, deadline=None)
