@@ -101,7 +101,10 @@ async def ok(_: Exchange, writer: asyncio.StreamWriter) -> bool:
 
 def client(server: Server, **options: float) -> httpx.AsyncClient:
     transport = Http1Transport(max_connections=int(options.pop("max_connections", 10)))
-    timeout = httpx.Timeout(options.pop("timeout", 5.0))
+    timeout = httpx.Timeout(
+        5.0, read=options.pop("read_timeout", 5.0), pool=options.pop("pool_timeout", 5.0)
+    )  # one short timeout at a time: a 0.05 s connect limit fails on a loaded machine
+    assert not options, f"unknown client options {options}"
     return httpx.AsyncClient(transport=transport, base_url=server.url, timeout=timeout)
 
 
@@ -247,7 +250,7 @@ async def test_no_answer_in_time_is_a_read_timeout() -> None:
         await release.wait()
         return False
 
-    async with serving(silent) as server, client(server, timeout=0.05) as http:
+    async with serving(silent) as server, client(server, read_timeout=0.05) as http:
         with pytest.raises(httpx.ReadTimeout):
             await http.post("/", content=b"1")
         release.set()
@@ -274,7 +277,7 @@ async def test_a_malformed_answer_is_a_protocol_error() -> None:
 
 
 async def test_the_pool_bounds_open_exchanges() -> None:
-    async with serving(ok) as server, client(server, max_connections=1, timeout=0.05) as http:
+    async with serving(ok) as server, client(server, max_connections=1, pool_timeout=0.05) as http:
         held = await http.send(http.build_request("POST", "/", content=b"1"), stream=True)
         with pytest.raises(httpx.PoolTimeout):
             await http.post("/", content=b"2")
