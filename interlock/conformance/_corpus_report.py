@@ -107,8 +107,17 @@ CAUSES: dict[str, str] = {
     "`thinking`; Responses `truncation`)",
     "setting_dropped": "Anthropic has no field for the setting",
     "seed_ignored": "Anthropic has no seed",
-    "include_reasoning_ignored": "Anthropic has no switch for returning thinking",
-    "reasoning_effort_ignored": "an effort without a budget has no Anthropic form",
+    "include_reasoning_ignored": "Anthropic turns thinking on by a budget or an effort; "
+    "neither went (none was given, or it could not be sent)",
+    "reasoning_effort_ignored": "the Anthropic model has no thinking (Claude 3 models "
+    "other than Sonnet 3.7)",
+    "reasoning_effort_as_budget": "the Anthropic model takes a thinking budget, not an effort "
+    "(Sonnet 4.5, Haiku 4.5, Opus 4.1 and older, names the table does not know, other "
+    "vendors' Anthropic-compatible services): sent as that budget",
+    "reasoning_effort_mapped": "a level the Anthropic model lacks, sent as the nearest one it has",
+    "reasoning_effort_dropped": "an effort that cannot go to Anthropic: no room below the "
+    "client's `max_tokens` for the smallest thinking budget and an answer, thinking while a "
+    "tool is forced, or (degrade) a level no dialect names",
     "reasoning_summary_ignored": "Anthropic has no summary level",
     "reasoning_dropped": "reasoning text the target cannot carry: plain Chat has no "
     "reasoning field; another provider's reasoning is not sent as a Gemini thought or an "

@@ -96,6 +96,7 @@ for it; to one without, it is not sent and the call says so (`option_dropped`,
 | several candidates | `n` | — (one candidate) | `candidateCount` | — (one candidate) |
 | token log-probabilities | `logprobs` | `include: ["message.output_text.logprobs"]` | `responseLogprobs` | — |
 | top tokens per position | `top_logprobs` | `top_logprobs` | `logprobs` | — |
+| reasoning effort | `reasoning_effort` | `reasoning.effort` | `thinkingConfig.thinkingLevel` (minimal to high) | per model: `output_config.effort`, or a thinking budget |
 
 Several candidates and token log-probabilities come back in the answer, whatever the
 client's dialect: Chat `choices[i]` and `choices[i].logprobs.content`, Gemini
@@ -110,4 +111,15 @@ client's dialect, whatever the upstream): at least one candidate, 0 to 20 top to
 `top_logprobs` only with `logprobs: true` (sent to a Chat upstream without it, `top_logprobs`
 is not sent: `option_dropped`). Gemini `safetySettings` has no counterpart anywhere else
 and gets `field_dropped`.
+
+A reasoning effort reaches an Anthropic upstream the way its model takes it (by model name,
+or `effort_levels` per model in the gateway's config): `output_config.effort` at a level
+the model has, with adaptive thinking where the model has it (a level it lacks goes as the
+nearest one, `reasoning_effort_mapped`); or, on a model that takes only a thinking budget
+(and at every other vendor's Anthropic-compatible service), a budget (`low` 2,048,
+`medium` 8,192, `high` 16,384 tokens) kept below the client's output token limit
+(`reasoning_effort_as_budget`). `none` turns thinking off. A level no dialect names is
+refused under strict (`reasoning_effort_unsupported`). An Anthropic client's
+`output_config.effort` reaches the other upstreams as their effort field; a level the
+Messages API does not name gets the Anthropic client a 400.
 """

@@ -9,12 +9,16 @@ vendor's signature included, is ``Invalid `signature` in `thinking` block``).
 With thinking on, it answers like a Claude model: a signed thinking block first, then text
 or ``tool_use`` blocks with ``toolu_`` ids; ``stop_reason`` ``tool_use`` or ``end_turn``.
 A prompt containing the documented magic string adds a ``redacted_thinking`` block.
+The reasoning effort is checked per model like the service (:func:`effort_violation`):
+``output_config.effort`` only on a model that takes it and only at its levels, and, on a
+model the table knows, only the ``thinking`` types it accepts; a model the gateway
+configures (``effort_levels``) takes the levels its configuration says.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from typing import cast
 
@@ -34,6 +38,7 @@ from interlock.codecs.anthropic import (
     encode_response,
     find_violation,
 )
+from interlock.codecs.anthropic._effort import effort_support, effort_violation
 from interlock.codecs.anthropic._wire import PROVIDER
 from interlock.emulators._brain import (
     DefaultBrain,
@@ -98,6 +103,8 @@ class AnthropicEmulator(EmulatedService):
     ``issuer`` is the vendor it stands for (``anthropic``, ``deepseek``…): its signatures
     verify only here, as each vendor's service accepts only the thinking it signed, and a
     non-default vendor's message and tool-use ids carry its name (``msg_emudeepseek_000001``).
+    ``effort_levels`` (model name → its ``output_config.effort`` levels, ``()`` for a
+    budget-only model) overrides the levels the model's name gives.
     """
 
     def __init__(
@@ -106,17 +113,23 @@ class AnthropicEmulator(EmulatedService):
         *,
         offload: bool = False,
         issuer: str = PROVIDER,
+        effort_levels: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         super().__init__(brain, offload=offload)
         self._counter = 0
         self.issuer = issuer
         self._stem = "emu" if issuer == PROVIDER else f"emu{issuer}"
+        self.effort_levels = dict(effort_levels or {})
 
     def validate(self, payload: JsonObject) -> Rejection | None:
         """The service's request rules, in the order it reports them."""
         model = payload.get("model")
-        check = _signature_check(model if isinstance(model, str) else "", self.issuer)
-        violation = find_violation(payload, signature_valid=check)
+        name = model if isinstance(model, str) else ""
+        check = _signature_check(name, self.issuer)
+        support = effort_support(name, self.issuer, self.effort_levels.get(name))
+        violation = find_violation(payload, signature_valid=check) or effort_violation(
+            payload, support
+        )
         if violation is None:
             return None
         return Rejection(

@@ -151,6 +151,9 @@ def _emulator_transport(
     if config.protocol == "gemini":
         # The emulated models require thought signatures the way the config says they do.
         options["signature_rules"] = signature_rules(config.name, models)
+    if config.protocol == "anthropic":
+        # The emulated models take the effort levels the config gives them (else by name).
+        options["effort_levels"] = effort_rules(config.name, models)
     # offload: the emulator's work runs on a worker thread, never on the gateway's event loop
     emulator = create_emulator(config.protocol, offload=True, **options)
     return emulator, httpx.ASGITransport(app=emulator_app(emulator))
@@ -167,6 +170,19 @@ def signature_rules(upstream: str, models: Sequence[ModelRoute]) -> dict[str, bo
         for place in model.places:
             if place.upstream == upstream:
                 rules[place.model] = rules.get(place.model, False) or required
+    return rules
+
+
+def effort_rules(upstream: str, models: Sequence[ModelRoute]) -> dict[str, tuple[str, ...]]:
+    """Upstream model name → its configured Anthropic effort levels, for every model routed
+    to ``upstream`` with ``effort_levels`` set (the first model naming it wins)."""
+    rules: dict[str, tuple[str, ...]] = {}
+    for model in models:
+        if model.effort_levels is None:
+            continue
+        for place in model.places:
+            if place.upstream == upstream:
+                rules.setdefault(place.model, model.effort_levels)
     return rules
 
 

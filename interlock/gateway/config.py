@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast, get_args
 
+from interlock.codecs.anthropic import EFFORT_LEVELS
 from interlock.codecs.registry import DIALECT_NAMES, DialectName
 from interlock.gateway._default_config import DEFAULT_CONFIG_TOML
 from interlock.gateway.config_ops import Operations, check_operations, parse_operations
@@ -175,6 +176,9 @@ class ModelRoute:
     """Whether the model requires Gemini thought signatures on the current turn's function
     calls; unset: by the model's name (the Gemini 3 family and unknown names require them,
     Gemini 1.x / 2.x and Gemma do not)."""
+    effort_levels: tuple[str, ...] | None = None
+    """The ``output_config.effort`` levels an Anthropic model takes, lowest first (``()``: a
+    thinking budget only); unset: by the model's name (``codecs/anthropic/_effort.py``)."""
 
     @property
     def places(self) -> tuple[Deployment, ...]:
@@ -444,13 +448,25 @@ def _model(table: _Table, environ: Mapping[str, str], upstreams: set[str]) -> Mo
     if "name" not in table.values:
         raise ConfigError(table.key("name"), "required")
     table.seen.add("deployments")  # read by parse_deployments below
-    signatures = {"thought_signatures": _choice(get_args(ThoughtSignatures))}
+    signatures = {
+        "thought_signatures": _choice(get_args(ThoughtSignatures)),
+        "effort_levels": _effort_levels,
+    }
     fields = table.take(
         {"name": str, "upstream": str, "model": str, **MODEL_ROUTING_KEYS, **signatures}
     )
     deployments = parse_deployments(table, fields, environ, upstreams)
     fields |= {"upstream": deployments[0].upstream, "model": deployments[0].model}
     return ModelRoute(**fields, deployments=deployments)
+
+
+def _effort_levels(value: Any) -> tuple[str, ...]:
+    """Anthropic effort levels, each once, lowest first."""
+    levels = _strings(value)
+    for level in levels:
+        if level not in EFFORT_LEVELS:
+            raise ValueError(f"{level!r} is not one of {', '.join(EFFORT_LEVELS)}")
+    return tuple(level for level in EFFORT_LEVELS if level in levels)
 
 
 def _agent(table: _Table) -> AgentConfig:

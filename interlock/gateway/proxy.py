@@ -322,6 +322,7 @@ class Proxy:
         return ReplayPolicy(
             mode=call.upstream.config.replay_mode,
             signatures_required=call.route.model.signatures_required,
+            effort_levels=call.route.model.effort_levels,
         )
 
     def encode_checked(self, upstream: Upstream, request: Request, policy: ReplayPolicy) -> Encoded:

@@ -45,6 +45,7 @@ def plan_routes(
             model=deployment.model,
             deployments=(deployment,),
             thought_signatures=model.thought_signatures,
+            effort_levels=model.effort_levels,
         )
         return Target(Route(model=single, upstream=upstream), deployment.weight, shared)
 

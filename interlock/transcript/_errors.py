@@ -55,13 +55,15 @@ class ReplayPolicy:
     they are never sent; ``drop`` drops them with a warning, ``refuse`` raises.
     ``signatures_required`` says whether the target model requires thought signatures on
     the current turn's function calls (Gemini); ``None`` lets the encoder decide by the
-    model's name.
+    model's name. ``effort_levels`` are the ``output_config.effort`` levels the target model
+    takes (Anthropic; ``()``: a thinking budget only); ``None``: by the model's name.
     """
 
     mode: ReplayMode = "strict"
     foreign_opaque: Literal["drop", "refuse"] = "drop"
     gemini_dummy_signature: str = "skip_thought_signature_validator"
     signatures_required: bool | None = None
+    effort_levels: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,6 +11,8 @@ pure pre-flight; the encoder and the emulator use it.
 """
 
 from interlock.codecs.anthropic._codec import HTTP, wire_codec
+from interlock.codecs.anthropic._effort import LEVELS as EFFORT_LEVELS
+from interlock.codecs.anthropic._effort import EffortSupport, effort_support
 from interlock.codecs.anthropic._errors import encode_error, error_type
 from interlock.codecs.anthropic._request import decode_request, encode_request
 from interlock.codecs.anthropic._response import decode_response, encode_response
@@ -22,12 +24,15 @@ from interlock.codecs.anthropic._wire import API_VERSION, DIALECT
 __all__ = [
     "API_VERSION",
     "DIALECT",
+    "EFFORT_LEVELS",
     "HTTP",
+    "EffortSupport",
     "StreamDecoder",
     "StreamEncoder",
     "Violation",
     "decode_request",
     "decode_response",
+    "effort_support",
     "encode_error",
     "encode_request",
     "encode_response",

@@ -5,7 +5,13 @@ the canonical model does not name (``cache_control``, ``output_config``, ``servi
 ``request.extra["anthropic"]["fields"]`` and sent back only to Anthropic. The ``thinking``
 object is kept verbatim too; from another dialect it is built from the options
 (``thinking_budget`` → ``enabled`` with that budget, at least 1024 and below ``max_tokens``;
-``include_reasoning`` false or a zero budget → ``disabled``).
+``include_reasoning`` false or a zero budget → ``disabled``). A reasoning effort goes the
+way the target model takes it (:mod:`._effort`: ``output_config.effort`` with adaptive
+thinking, or a thinking budget), the model's row chosen by its name and vendor unless
+:attr:`ReplayPolicy.effort_levels` gives its levels; an Anthropic client's
+``output_config.effort`` is the canonical effort too (and kept, so a round trip is exact).
+Thinking that only an effort turned on is left out, never refused, when the open tool
+loop's assistant turn has no thinking block to start with.
 
 Before returning, the encoder applies Anthropic's rules (:mod:`._rules`): a body the
 service would reject raises :class:`LossyHistoryError` instead. One rule has a documented
@@ -16,11 +22,19 @@ thinking block; when translation could not keep that block, ``strict`` refuses a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final, cast
 
 from interlock.codecs import _structured as structured
-from interlock.codecs._fields import kept_wire_fields, walks
+from interlock.codecs._fields import effort_for_budget, kept_wire_fields, walks
 from interlock.codecs._options import one_candidate, unsent_options
+from interlock.codecs.anthropic._effort import (
+    LEVELS,
+    EffortSupport,
+    EffortWire,
+    effort_support,
+    encode_effort,
+)
 from interlock.codecs.anthropic._encode import PartEncoder
 from interlock.codecs.anthropic._messages import decode_messages, decode_system, encode_messages
 from interlock.codecs.anthropic._rules import find_violation
@@ -47,6 +61,7 @@ from interlock.codecs.anthropic._wire import (
 )
 from interlock.transcript import (
     ApprovalIds,
+    DecodeError,
     Encoded,
     GenerationOptions,
     JsonObject,
@@ -134,12 +149,35 @@ def _decode_output_config(value: JsonValue, own: JsonObject) -> ResponseFormat |
     return None
 
 
+def _decode_effort(fields: JsonObject) -> str | None:
+    """``output_config.effort`` as the canonical effort (it stays in the kept config too, so
+    a same-dialect round trip is exact)."""
+    config = fields.get("output_config")
+    effort = config.get("effort") if isinstance(config, dict) else None
+    if effort is None:
+        return None
+    level = as_str(effort, "output_config.effort")
+    if level not in LEVELS:
+        allowed = ", ".join(f"'{name}'" for name in LEVELS[:-1]) + f" or '{LEVELS[-1]}'"
+        raise DecodeError("output_config.effort", f"Input should be {allowed}")
+    return level
+
+
+def _kept_effort(own: JsonObject) -> bool:
+    """Whether the kept ``output_config`` (an Anthropic client's) already names the effort."""
+    kept = own.get("outputConfig")
+    return isinstance(kept, dict) and "effort" in kept
+
+
 def _encode_output_config(
-    request: Request, own: JsonObject, encoder: PartEncoder
+    request: Request, own: JsonObject, encoder: PartEncoder, level: str | None
 ) -> JsonObject | None:
-    """``output_config``: what was received, with the structured output (if any) as ``format``."""
+    """``output_config``: what was received, with the structured output (if any) as ``format``
+    and the effort ``level`` (if any) as ``effort``."""
     kept = own.get("outputConfig")
     config: JsonObject = dict(kept) if isinstance(kept, dict) else {}
+    if level is not None:
+        config["effort"] = level
     wanted = request.response_format
     if wanted is not None and wanted.type == "json_schema" and wanted.schema is not None:
         config["format"] = {"type": "json_schema", "schema": structured.json_schema(wanted)}
@@ -190,6 +228,7 @@ def _decode_options(fields: JsonObject, own: JsonObject) -> GenerationOptions:
         else (),
         include_reasoning=include,
         thinking_budget=budget,
+        reasoning_effort=_decode_effort(fields),
         top_k=None if top_k is None else as_number(top_k, "top_k"),
         user=_decode_user(fields, own),
     )
@@ -244,13 +283,15 @@ def encode_request(
     if system is not None:
         payload["system"] = system
     encoder.warnings.extend(one_candidate(request.options, policy, "Anthropic"))
-    payload.update(_encode_options(request, own, encoder))
+    support = effort_support(request.model, issuer, policy.effort_levels)
+    effort = _effort(request, own, support, policy, encoder)
+    payload.update(_encode_options(request, own, encoder, effort, support))
     if request.tools or request.hosted_tools or own.get("emptyTools"):
         payload["tools"] = encode_tools(request.tools, request.hosted_tools, own, encoder)
     choice = encode_tool_choice(request.tool_choice, request.parallel_tool_calls, own, encoder)
     if choice is not None:
         payload["tool_choice"] = choice
-    output_config = _encode_output_config(request, own, encoder)
+    output_config = _encode_output_config(request, own, encoder, effort.level)
     if output_config is not None:
         payload["output_config"] = output_config
     if request.stream:
@@ -258,17 +299,29 @@ def encode_request(
     elif own.get("streamFalse"):
         payload["stream"] = False
     payload.update(object_entry(own, "fields"))
+    if effort.thinking is not None and payload.get("thinking") is effort.thinking:
+        _effort_without_thinking(payload, encoder)
     _enforce(
         payload, wire_sources=[message.source for message in wire], encoder=encoder, policy=policy
     )
+    if request.options.include_reasoning and DIALECT not in request.extra:
+        _thinking_on(payload, encoder)
     return Encoded(payload=payload, warnings=tuple(encoder.warnings))
 
 
-def _encode_options(request: Request, own: JsonObject, encoder: PartEncoder) -> JsonObject:
+def _encode_options(
+    request: Request,
+    own: JsonObject,
+    encoder: PartEncoder,
+    effort: EffortWire,
+    support: EffortSupport,
+) -> JsonObject:
+    """The generation settings; ``effort`` is the reasoning effort already resolved for the
+    model (:mod:`._effort`), its thinking used when nothing else sets one."""
     options = request.options
     wire: JsonObject = {}
     if options.max_output_tokens is not None or not own.get("noMaxTokens"):
-        wire["max_tokens"] = options.max_output_tokens or DEFAULT_MAX_TOKENS
+        wire["max_tokens"] = options.max_output_tokens or effort.max_tokens or DEFAULT_MAX_TOKENS
     if options.stop:
         wire["stop_sequences"] = list(options.stop)
     if options.temperature is not None:
@@ -278,7 +331,7 @@ def _encode_options(request: Request, own: JsonObject, encoder: PartEncoder) -> 
     if options.seed is not None:
         encoder.warn("seed_ignored", "options.seed", "Anthropic has no seed; not sent")
     _encode_shared(options, wire, encoder)
-    thinking = _thinking(options, own, wire, encoder)
+    thinking = _thinking(options, own, wire, encoder, support) or effort.thinking
     if thinking is not None:
         wire["thinking"] = thinking
     return wire
@@ -301,14 +354,22 @@ def _encode_shared(options: GenerationOptions, wire: JsonObject, encoder: PartEn
 
 
 def _thinking(
-    options: GenerationOptions, own: JsonObject, wire: JsonObject, encoder: PartEncoder
+    options: GenerationOptions,
+    own: JsonObject,
+    wire: JsonObject,
+    encoder: PartEncoder,
+    support: EffortSupport,
 ) -> JsonObject | None:
     kept = own.get("thinking")
     if isinstance(kept, dict):
         return dict(kept)
     if options.include_reasoning is False or options.thinking_budget == 0:
         return {"type": "disabled"}
-    if not options.thinking_budget or options.thinking_budget < 0:
+    if not options.thinking_budget:
+        return None
+    if not support.budget and support.adaptive:
+        return _adaptive_for_budget(options.thinking_budget, encoder)
+    if options.thinking_budget < 0:
         return None
     budget = max(options.thinking_budget, MIN_THINKING_BUDGET)
     max_tokens = wire.get("max_tokens")
@@ -327,6 +388,75 @@ def _thinking(
             f"Anthropic's smallest thinking budget is {MIN_THINKING_BUDGET} tokens",
         )
     return {"type": "enabled", "budget_tokens": budget}
+
+
+def _effort(
+    request: Request,
+    own: JsonObject,
+    support: EffortSupport,
+    policy: ReplayPolicy,
+    encoder: PartEncoder,
+) -> EffortWire:
+    """The reasoning effort the way the model takes it (:mod:`._effort`); a thinking budget
+    for a model that takes none becomes its nearest effort. Nothing when an Anthropic client
+    named the effort itself (kept, sent as it came)."""
+    options = request.options
+    if _kept_effort(own):
+        return EffortWire()
+    if options.reasoning_effort is None:
+        budget = options.thinking_budget
+        if budget is None or budget <= 0 or support.budget or not support.levels:
+            return EffortWire()
+        nearest = effort_for_budget(budget)
+        encoder.warn(
+            "thinking_budget_as_effort",
+            "options.thinking_budget",
+            f"this model takes no thinking budget: {budget} sent as adaptive thinking at "
+            f"effort {nearest!r}",
+        )
+        options = replace(options, reasoning_effort=nearest, thinking_budget=None)
+        request = replace(request, options=options)
+    return encode_effort(request, support, policy, encoder.warn)
+
+
+def _thinking_on(payload: JsonObject, encoder: PartEncoder) -> None:
+    """Say so when a client asked for reasoning and the body turns no thinking on."""
+    thinking = payload.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive"):
+        return
+    encoder.warn(
+        "include_reasoning_ignored",
+        "options.include_reasoning",
+        "Anthropic turns thinking on by a budget or an effort; this request goes without "
+        "(none could be sent, or thinking had to be disabled)",
+    )
+
+
+def _adaptive_for_budget(budget: int, encoder: PartEncoder) -> JsonObject:
+    """A thinking budget for a model that takes none: adaptive thinking (a positive budget
+    was said as an effort already, :func:`_effort`)."""
+    if budget < 0:
+        encoder.warn(
+            "thinking_budget_as_adaptive",
+            "options.thinking_budget",
+            "this model takes no thinking budget; the dynamic budget is sent as adaptive thinking",
+        )
+    return {"type": "adaptive"}
+
+
+def _effort_without_thinking(payload: JsonObject, encoder: PartEncoder) -> None:
+    """Thinking an effort turned on (not asked for by budget) goes when the open tool loop's
+    assistant turn has no thinking block to start with: the effort is a hint, never a
+    reason to refuse."""
+    violation = find_violation(payload, final_prefill=True)
+    if violation is not None and "Expected `thinking`" in violation.message:
+        del payload["thinking"]
+        encoder.warn(
+            "thinking_disabled",
+            "options.reasoning_effort",
+            "the open tool loop's assistant turn has no Anthropic thinking block to start "
+            "with; the effort goes without thinking",
+        )
 
 
 def _enforce(
@@ -431,19 +561,12 @@ def _unsupported(request: Request, encoder: PartEncoder, policy: ReplayPolicy) -
         if policy.mode == "strict":
             raise LossyHistoryError("continuation", reason, code="stateful_history")
         encoder.warn("continuation_ignored", "continuation", reason)
-    options = request.options
-    if DIALECT not in request.extra:
-        for name, value in (
-            ("reasoning_effort", options.reasoning_effort),
-            ("reasoning_summary", options.reasoning_summary),
-            ("include_reasoning", options.include_reasoning and not options.thinking_budget),
-        ):
-            if value:
-                encoder.warn(
-                    f"{name}_ignored",
-                    f"options.{name}",
-                    "Anthropic turns thinking on by budget only; no thinking budget was given",
-                )
+    if DIALECT not in request.extra and request.options.reasoning_summary:
+        encoder.warn(
+            "reasoning_summary_ignored",
+            "options.reasoning_summary",
+            "Anthropic has no summary level; thinking comes back as the model writes it",
+        )
     _foreign_settings(request, encoder)
     for index, message in enumerate(request.messages):
         if message.name:
