@@ -6,7 +6,8 @@ They describe the gateway and the codecs (tested by
 ``tests/gateway/test_stream_losses.py``,
 ``tests/gateway/test_serve_executed_tools.py``, ``tests/codecs/test_history_citations.py``,
 ``tests/codecs/test_fields.py``, ``tests/codecs/test_logprobs.py``,
-``tests/gateway/test_serve_choices.py``, ``tests/gateway/test_serve_fidelity_settings.py`` and
+``tests/gateway/test_serve_choices.py``, ``tests/gateway/test_serve_fidelity_settings.py``,
+``tests/gateway/test_serve_anthropic_effort.py``, ``tests/codecs/anthropic/test_effort.py`` and
 ``tests/gateway/test_serve_shared_settings.py``); the
 runner only prints them with the matrix.
 """

@@ -117,6 +117,8 @@ def test_none_turns_thinking_off_or_goes_as_the_lowest_level() -> None:
     assert (off["thinking"], off["effort"], off["warnings"]) == ({"type": "disabled"}, None, [])
     budget_model = _encode("claude-sonnet-4-5", reasoning_effort="none")
     assert (budget_model["thinking"], budget_model["warnings"]) == ({"type": "disabled"}, [])
+    for model in ("claude-opus-5", "claude-haiku-5-5"):
+        assert _encode(model, reasoning_effort="none")["thinking"] == {"type": "disabled"}
     always_on = _encode("claude-opus-4-7", reasoning_effort="none")
     assert (always_on["thinking"], always_on["effort"]) == (None, "low")
     assert always_on["warnings"] == ["reasoning_effort_mapped"]
