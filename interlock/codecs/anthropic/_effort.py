@@ -113,7 +113,7 @@ def effort_support(
         return found
     if not found.known:
         return EffortSupport(levels=levels, adaptive=bool(levels))
-    return replace(found, levels=levels)
+    return replace(found, levels=levels, budget=found.budget or not levels)
 
 
 def _by_name(model: str) -> EffortSupport:

@@ -80,6 +80,7 @@ def test_another_vendor_and_an_override_decide_before_the_name() -> None:
     assert effort_support("claude-opus-4-6", "deepseek").budget
     assert effort_support("claude-sonnet-4-5", levels=("low", "high")).levels == ("low", "high")
     assert effort_support("claude-opus-4-6", levels=()).levels == ()
+    assert effort_support("claude-opus-4-7", levels=()).budget  # configured: budget-only
     custom = effort_support("house-model", levels=("low", "max"))
     assert (custom.levels, custom.adaptive) == (("low", "max"), True)
 
