@@ -38,6 +38,10 @@ class KeyValueBackend(Protocol):
       changes only if every key currently holds its expected value (all or nothing);
       of several concurrent callers touching a common key, at most one wins.
     * :meth:`set_many` writes all items or none.
+    * :meth:`set_many_counted` writes all items and adds one to a count, or does neither;
+      a :meth:`get_many` whose keys start with the count reads it no later than the
+      others (one snapshot, or the first key first): what it reads of the items reflects
+      at least every counted write up to that count.
     * A completed write is visible to every later read, in any process.
     """
 
@@ -51,6 +55,11 @@ class KeyValueBackend(Protocol):
 
     async def set_many(self, items: Mapping[str, str]) -> None:
         """Write every item (atomically, all or nothing)."""
+        ...
+
+    async def set_many_counted(self, items: Mapping[str, str], counter: str) -> int:
+        """Write every item and add one to the integer count at ``counter`` (absent: 0),
+        atomically; the count this write made. Read the count with :meth:`get_many`."""
         ...
 
     async def add(self, key: str, value: str) -> bool:

@@ -28,6 +28,7 @@ from interlock.transcript import (
 
 Namespace = Literal[
     "vault",
+    "vault_count",
     "thread",
     "approval",
     "journal",
@@ -176,14 +177,22 @@ class Store:
         """The stored text under each backend key (``None`` where absent), one round trip."""
         return await self.backend.get_many(keys) if keys else []
 
-    async def vault_put(self, tenant: str, upstream: str, entries: Mapping[str, JsonValue]) -> None:
-        """Store entries keyed by tenant + upstream + id (last write wins)."""
-        await self.backend.set_many(
+    async def vault_put(self, tenant: str, upstream: str, entries: Mapping[str, JsonValue]) -> int:
+        """Store entries keyed by tenant + upstream + id (last write wins), counting the
+        write at :meth:`vault_count_key`; the count this write made."""
+        return await self.backend.set_many_counted(
             {
                 store_key("vault", tenant, upstream, item): _dumps(value)
                 for item, value in entries.items()
-            }
+            },
+            self.vault_count_key(tenant, upstream),
         )
+
+    @staticmethod
+    def vault_count_key(tenant: str, upstream: str) -> str:
+        """The backend key of the count of vault writes for ``tenant`` and ``upstream``
+        (read first in a :meth:`vault_raw`, it is read no later than the entries)."""
+        return store_key("vault_count", tenant, upstream)
 
     # ---------------------------------------------------------------- threads
 

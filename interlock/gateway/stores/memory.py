@@ -32,6 +32,11 @@ class MemoryBackend:
                 self._keys.add(key)
         self._values.update(items)
 
+    async def set_many_counted(self, items: Mapping[str, str], counter: str) -> int:
+        count = int(self._values.get(counter, "0")) + 1
+        await self.set_many({**items, counter: str(count)})  # no await inside: atomic
+        return count
+
     async def add(self, key: str, value: str) -> bool:
         if key in self._values:
             return False

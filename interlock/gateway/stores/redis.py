@@ -101,6 +101,15 @@ class RedisBackend:
                 pipeline.zadd(self._index, dict.fromkeys(items, 0))
                 await pipeline.execute()
 
+    async def set_many_counted(self, items: Mapping[str, str], counter: str) -> int:
+        async with self._client.pipeline(transaction=True) as pipeline:
+            if items:
+                pipeline.mset({self._key(key): value for key, value in items.items()})
+            pipeline.zadd(self._index, dict.fromkeys([*items, counter], 0))
+            pipeline.incr(self._key(counter))
+            results = await pipeline.execute()
+        return int(results[-1])
+
     async def add(self, key: str, value: str) -> bool:
         return bool(await self._add_indexed(keys=[self._key(key), self._index], args=[value, key]))
 

@@ -17,6 +17,11 @@ from typing import TypeVar
 _T = TypeVar("_T")
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"
+_COUNT = (
+    "INSERT INTO kv (key, value) VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
+    "SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) RETURNING value"
+)
+"""Add one to the count at a key (absent: 1), giving the new count."""
 
 
 class SqliteBackend:
@@ -59,6 +64,7 @@ class SqliteBackend:
 
         def work(db: sqlite3.Connection) -> list[str | None]:
             found: dict[str, str] = {}
+            # In order: the first key is read no later than the others (see the contract).
             for start in range(0, len(keys), 500):
                 batch = keys[start : start + 500]
                 marks = ",".join("?" * len(batch))
@@ -78,6 +84,17 @@ class SqliteBackend:
                 db.executemany("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", rows)
 
         await self._run(work)
+
+    async def set_many_counted(self, items: Mapping[str, str], counter: str) -> int:
+        rows = list(items.items())
+
+        def work(db: sqlite3.Connection) -> int:
+            with _transaction(db):
+                db.executemany("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", rows)
+                row = db.execute(_COUNT, (counter,)).fetchone()
+            return int(row[0])
+
+        return await self._run(work)
 
     async def add(self, key: str, value: str) -> bool:
         def work(db: sqlite3.Connection) -> bool:

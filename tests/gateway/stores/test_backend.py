@@ -103,3 +103,23 @@ async def test_scan_after_adds_replaces_and_deletes_sees_exactly_the_live_keys(
         for prefix in ("", "a", "a/", "a/b/", "ab", "b/", "z/a", "c"):
             rows = sorted((key, value) for key, value in expected.items() if key.startswith(prefix))
             assert await backend.scan(prefix) == rows, (round_number, prefix)
+
+
+async def test_set_many_counted_writes_the_items_and_counts_each_write(store: Store) -> None:
+    backend = store.backend
+    assert await backend.get_many(["count", "c/1"]) == [None, None]
+    assert await backend.set_many_counted({"c/1": "one", "c/2": "two"}, "count") == 1
+    assert await backend.set_many_counted({"c/1": "uno"}, "count") == 2
+    assert await backend.set_many_counted({}, "count") == 3
+    assert await backend.get_many(["count", "c/1", "c/2"]) == ["3", "uno", "two"]
+    assert await backend.set_many_counted({"c/3": "three"}, "other") == 1
+    assert await backend.scan("c/") == [("c/1", "uno"), ("c/2", "two"), ("c/3", "three")]
+    assert await backend.scan("count") == [("count", "3")]
+
+
+async def test_concurrent_counted_writes_each_get_a_count_of_their_own(store: Store) -> None:
+    counts = await asyncio.gather(
+        *(store.backend.set_many_counted({f"w/{n}": str(n)}, "count") for n in range(20))
+    )
+    assert sorted(counts) == list(range(1, 21))
+    assert await store.backend.get("count") == "20"
