@@ -31,6 +31,10 @@ measured in the same rounds, interleaved, so the two columns are comparable.
 (16 connections, cycling through 50 continuations of one history), server CPU per request:
 the saturating driver next to the one-at-a-time pairs.
 
+``--store sqlite`` (a file per gateway) or ``--store redis://HOST:PORT/N``: the gateways'
+store instead of ``memory://`` (what a vault lookup costs on a real store; two gateways
+given one Redis URL share it).
+
 ``--callgrind N``: instructions per request instead of CPU time (each gateway under
 ``valgrind --tool=callgrind``, ``N`` requests per case; see ``history_callgrind.py``).
 
@@ -460,6 +464,18 @@ def start_gateway(
     )
 
 
+def store_config(config: Path, store: str, work: Path, name: str) -> Path:
+    """``config`` with the store ``--store`` names for gateway ``name``: ``sqlite`` is a file
+    of its own in ``work``; another URL (``redis://…/N``) is used as it is."""
+    if store == "memory://":
+        return config
+    url = f"sqlite:///{work / name}.db" if store == "sqlite" else store
+    text = config.read_text().replace('url = "memory://"', f'url = "{url}"')
+    own = work / f"interlock-{name}.toml"
+    own.write_text(text)
+    return own
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10,100,500,1000,2000")
@@ -478,6 +494,9 @@ def main() -> int:
     parser.add_argument(
         "--ingress", choices=["chat", "responses"], default="chat", help="the client (callgrind)"
     )
+    parser.add_argument(
+        "--store", default="memory://", help="the gateways' store: sqlite (a file each), redis URL"
+    )
     arguments = parser.parse_args()
     if arguments.callgrind:
         history_callgrind.arguments_valid(arguments)
@@ -490,7 +509,8 @@ def main() -> int:
     try:
         for name, source in sources:
             port = pb.free_port()
-            arguments_list = ["serve", "--config", str(config), "--port", str(port)]
+            own = store_config(config, arguments.store, work, name)
+            arguments_list = ["serve", "--config", str(own), "--port", str(port)]
             grind = history_callgrind.prefix(work, name) if arguments.callgrind else ()
             process = start_gateway(arguments_list, work, source, grind)
             processes.append(process)

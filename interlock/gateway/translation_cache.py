@@ -15,7 +15,9 @@ Correctness first, so a spliced body is the body the full path would send:
 * the vault is asked about every key of the whole history, as on the full path, and the
   stored texts read for the prefix's keys must equal those read when the prefix was
   translated (a new, changed or removed entry misses; the prefix's backend keys are kept,
-  so they are not built again, and unchanged texts are not parsed again);
+  so they are not built again, and unchanged texts are not parsed again). The prefix's
+  keys are not read again when the vault's count of writes shows none since but this
+  process's own, of other keys (:class:`.vault.ReasoningVault`): then they are unchanged;
 * the same upstream, replay policy and everything of the request but its messages (model,
   tools, options, service-state fields, kept wire fields: :attr:`Translation.key`), so
   the encoder is given the same context;

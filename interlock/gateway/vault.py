@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -209,17 +210,38 @@ def load_opaque(value: dict[str, JsonValue]) -> Opaque:
     return Opaque(provider=str(value["provider"]), format=str(value["format"]), data=value["data"])
 
 
+WRITES_REMEMBERED = 1024
+"""How many of its own vault writes a process remembers (:meth:`ReasoningVault.look`)."""
+
+
 class ReasoningVault:
-    """Stores and restores opaque reasoning for one gateway, over its :class:`Store`."""
+    """Stores and restores opaque reasoning for one gateway, over its :class:`Store`.
+
+    Every write is counted per tenant and vault space (:meth:`.Store.vault_put`), and the
+    count is read first with every lookup. This process remembers its own last writes
+    (count → ids written), so a lookup that continues an earlier one (a continued history's
+    prefix, :mod:`.translation_cache`) need not read the earlier keys again when every
+    write counted since was this process's own and wrote none of them: then what the
+    vault holds for them is what was read. Any other write since (another worker or
+    replica, or one this process no longer remembers) reads them all again. (A store
+    emptied under running gateways and written to as often again before their next
+    lookup is not told apart: restart them after emptying one.)
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._written: OrderedDict[tuple[str, str, int], tuple[str, ...]] = OrderedDict()
+        """(tenant, space, count) → the ids that write stored, oldest first."""
 
     async def remember(self, tenant: str, upstream: UpstreamConfig, message: Message) -> int:
         """Keep what ``message`` (one model step) carries; returns how many entries."""
         entries = entries_for(message, needs(upstream))
         if entries:
-            await self.store.vault_put(tenant, vault_space(upstream), entries)
+            space = vault_space(upstream)
+            count = await self.store.vault_put(tenant, space, entries)
+            self._written[tenant, space, count] = tuple(entries)
+            if len(self._written) > WRITES_REMEMBERED:
+                self._written.popitem(last=False)
         return len(entries)
 
     async def restore(
@@ -246,37 +268,74 @@ class ReasoningVault:
         keys: Sequence[str],
         known: Lookup | None = None,
     ) -> Lookup:
-        """The entries among ``keys``, after those of ``known`` (an earlier lookup whose
-        backend keys are read again as they are: one round trip for both, and the texts
-        of an unchanged ``known`` part are not parsed again)."""
+        """The entries among ``keys``, after those of ``known`` (an earlier lookup: its
+        keys are read again only when a write since may have changed them, see the class;
+        then in the same round trip, and the texts of an unchanged ``known`` part are not
+        parsed again)."""
+        if not keys and (known is None or not known.ids):
+            return _NOTHING  # nothing to read (an upstream that wants nothing kept)
+        space = vault_space(upstream)
+        counter = self.store.vault_count_key(tenant, space)
+        new_keys = tuple(self.store.vault_keys(tenant, space, keys))
+        if known is not None and known.count is not None:
+            read = await self.store.vault_raw((counter, *new_keys))
+            count = _count(read[0])
+            if count is not None and self._unchanged(tenant, space, known, count):
+                texts = tuple(read[1:])
+                found = {**known.found, **vault_entries(keys, texts)}
+                ids = known.ids + tuple(keys)
+                return Lookup(ids, known.backend_keys + new_keys, known.texts + texts, found, count)
         before = known if known is not None else _NOTHING
-        backend_keys = before.backend_keys + tuple(
-            self.store.vault_keys(tenant, vault_space(upstream), keys)
-        )
-        texts = tuple(await self.store.vault_raw(backend_keys))
+        backend_keys = before.backend_keys + new_keys
+        read = await self.store.vault_raw((counter, *backend_keys))
+        texts = tuple(read[1:])
         ids = before.ids + tuple(keys)
         if texts[: len(before.texts)] == before.texts:
             found = {**before.found, **vault_entries(keys, texts[len(before.texts) :])}
         else:
             found = vault_entries(ids, texts)
-        return Lookup(ids, backend_keys, texts, found)
+        return Lookup(ids, backend_keys, texts, found, _count(read[0]))
+
+    def _unchanged(self, tenant: str, space: str, known: Lookup, count: int) -> bool:
+        """True when every write counted after ``known`` was read, up to ``count``, is one
+        of this process's remembered writes and stored none of ``known``'s ids."""
+        since = known.count
+        if since is None or count < since:  # (fewer: the store was emptied since)
+            return False
+        for number in range(since + 1, count + 1):
+            written = self._written.get((tenant, space, number))
+            if written is None or any(item in known.ids for item in written):
+                return False
+        return True
+
+
+def _count(text: str | None) -> int | None:
+    """A vault write count as read (absent: no write yet), ``None`` when unreadable."""
+    if text is None:
+        return 0
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
 class Lookup:
     """One vault lookup: the ids asked for, their backend keys, the stored texts (``None``
-    where absent) and the entries parsed from them."""
+    where absent), the entries parsed from them, and the vault's write count read before
+    them (``None``: unknown, the texts are never reused unread)."""
 
     ids: tuple[str, ...]
     backend_keys: tuple[str, ...]
     texts: tuple[str | None, ...]
     found: dict[str, JsonValue]
+    count: int | None = None
 
     def head(self, count: int) -> Lookup:
         """The lookup of the first ``count`` ids alone."""
         ids = self.ids[:count]
         found = {key: self.found[key] for key in ids if key in self.found}
-        return Lookup(ids, self.backend_keys[:count], self.texts[:count], found)
+        return Lookup(ids, self.backend_keys[:count], self.texts[:count], found, self.count)
 
 
 _NOTHING = Lookup((), (), (), {})

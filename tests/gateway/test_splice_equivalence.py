@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 from hypothesis import HealthCheck, example, given, settings
@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 from interlock.codecs import openai_chat, openai_responses
 from interlock.gateway.app import Gateway
 from interlock.gateway.history_cache import HistoryCache
-from interlock.gateway.vault import reasoning_key, signature_key
+from interlock.gateway.vault import needs, reasoning_key, signature_key, vault_space
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
     OPENAI_ENCRYPTED_CONTENT,
     JsonObject,
     JsonValue,
+    Message,
     Opaque,
     ReasoningPart,
     ReplayPolicy,
@@ -150,9 +151,24 @@ class Turn:
     vault: bool = False
     """Before sending: the vault gets reasoning and a signature for this turn's calls (as
     if the model had made them; the others stay unknown)."""
+    own: bool = False
+    """The vault entries are written by the gateway's own vault (as when an answer passes
+    through it, remembered as its own writes) rather than by another process."""
 
 
-KINDS = ["step", "step", "step", "answer", "user", "named", "orphan", "reused_id", "edit", "same"]
+KINDS = [
+    "step",
+    "step",
+    "step",
+    "answer",
+    "user",
+    "named",
+    "orphan",
+    "reused_id",
+    "edit",
+    "same",
+    "revault",
+]
 TURNS = st.lists(
     st.builds(
         Turn,
@@ -161,6 +177,7 @@ TURNS = st.lists(
         calls=st.integers(1, 2),
         reasoning=st.booleans(),
         vault=st.booleans(),
+        own=st.booleans(),
     ),
     min_size=2,
     max_size=10,
@@ -198,7 +215,7 @@ def grow(history: History, turn: Turn) -> None:
     """The client's next history (Chat form)."""
     messages = history.messages
     match turn.kind:
-        case "step":
+        case "step" | "revault":
             _step(history, turn, [history.call_id() for _ in range(turn.calls)])
         case "answer":
             messages.append({"role": "assistant", "content": f"answer {len(messages)}"})
@@ -233,15 +250,32 @@ def responses_body(messages: list[JsonObject], model: str) -> bytes:
     return json.dumps(payload).encode()
 
 
-async def fill_vault(built: Gateway, calls: list[str]) -> None:
-    """Reasoning (Responses) and thought signatures (Gemini) for ``calls``, as if the
-    upstreams had answered with them."""
+async def fill_vault(built: Gateway, calls: list[str], *, own: bool = False) -> None:
+    """Reasoning (Responses, of its vendor) and thought signatures (Gemini) for ``calls``,
+    as if the upstreams had answered with them: through the gateway's own vault (``own``,
+    as when an answer passes through it), else written into its store by another process.
+    Every write has a text of its own, so a changed entry is told apart."""
+    responses = built.upstreams["responses"].config
     for call_id in calls:
         call = ToolCallPart(call_id=call_id, name="f", arguments='{"n": 1}')
-        opaque = Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="enc-" + call_id)
-        reasoning = [to_json(ReasoningPart(reasoning_kind="encrypted", opaque=opaque))]
-        await built.store.vault_put("default", "responses", {reasoning_key((call,)): reasoning})
+        written = int(await built.store.backend.get("test-writes") or 0) + 1
+        await built.store.backend.set_many({"test-writes": str(written)})
+        data = f"enc-{call_id}-{written}"
+        opaque = Opaque(
+            provider=needs(responses).provider, format=OPENAI_ENCRYPTED_CONTENT, data=data
+        )
+        reasoning = ReasoningPart(reasoning_kind="encrypted", opaque=opaque)
         signature = Opaque(provider="google", format=GEMINI_THOUGHT_SIGNATURE, data="c2ln")
+        if own:
+            vault = built.proxy.vault
+            step = Message(role="assistant", parts=(reasoning, call))
+            await vault.remember("default", responses, step)
+            signed = Message(role="assistant", parts=(replace(call, signature=signature),))
+            for upstream in ("gemini", "gemini-degrade"):
+                await vault.remember("default", built.upstreams[upstream].config, signed)
+            continue
+        entry = {reasoning_key((call,)): [to_json(reasoning)]}
+        await built.store.vault_put("default", vault_space(responses), entry)
         for upstream in ("gemini", "gemini-degrade"):
             await built.store.vault_put(
                 "default", upstream, {signature_key(call): to_json(signature)}
@@ -267,9 +301,13 @@ async def replay(
         for turn in turns:
             model = turn.model or model
             known = len(history.calls)
+            if turn.kind == "revault" and history.calls:
+                # Another branch's answer made the first call again: its entry changes
+                # under the kept prefix (the history itself is unchanged).
+                await fill_vault(built, history.calls[:1], own=turn.own)
             grow(history, turn)
             if turn.vault:
-                await fill_vault(built, history.calls[known:])
+                await fill_vault(built, history.calls[known:], own=turn.own)
             if ingress == "chat":
                 sent = await http.post(
                     "/v1/chat/completions", content=chat_body(history.messages, model)
@@ -298,6 +336,31 @@ def built_upstreams() -> list[str]:
     "to-gemini2",
     [Turn("step", None), Turn("step", None), Turn("step", "to-gemini3-degrade", vault=True)],
     "chat",
+)
+# The gateway's own write changes the entry of a step in the kept prefix: the prefix's
+# vault texts are read again, not reused.
+@example(
+    "to-responses",
+    [
+        Turn("step", None, vault=True, own=True),
+        Turn("step", None, vault=True, own=True),
+        Turn("step", None),
+        Turn("revault", None, own=True),
+        Turn("step", None),
+    ],
+    "chat",
+)
+# The same by another process (another worker or replica sharing the store).
+@example(
+    "to-responses",
+    [
+        Turn("step", None, vault=True),
+        Turn("step", None, vault=True, own=True),
+        Turn("step", None),
+        Turn("revault", None),
+        Turn("step", None),
+    ],
+    "responses",
 )
 @given(st.sampled_from(MODELS), TURNS, st.sampled_from(["chat", "responses"]))
 def test_cached_and_uncached_paths_send_and_answer_the_same_bytes(
