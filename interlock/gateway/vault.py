@@ -108,6 +108,11 @@ def vault_space(upstream: UpstreamConfig) -> str:
     return f"{upstream.name}@{issuer}"
 
 
+_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""``json.dumps`` with these options is these encoders' ``encode`` (built once, not per call)."""
+
+
 def _arguments_text(arguments: str) -> str:
     """Arguments by meaning (parsed JSON re-serialized with sorted keys), else the raw text:
     a client that re-serializes the arguments it got still names the same call."""
@@ -115,13 +120,36 @@ def _arguments_text(arguments: str) -> str:
         parsed: JsonValue = json.loads(arguments) if arguments.strip() else {}
     except ValueError:
         return arguments
-    return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _SORTED.encode(parsed)
+
+
+Named = tuple[tuple[str, str, str], ...]
+"""Calls as (id, name, arguments), in order."""
+
+DIGESTS_REMEMBERED = 1024
+"""Digests of calls with short arguments kept: a step's key is built when its answer is
+kept, then again for every request that sends it back (and for its vault-miss check)."""
+SHORT_ARGUMENTS = 2048
+"""Characters of arguments, all calls together, up to which a digest is kept."""
 
 
 def _calls_digest(calls: Sequence[ToolCallPart]) -> str:
     """A digest of the calls' ids, names and arguments, in order."""
-    named = [[call.call_id, call.name, _arguments_text(call.arguments)] for call in calls]
-    text = json.dumps(named, separators=(",", ":"), ensure_ascii=False)
+    named = tuple((call.call_id, call.name, call.arguments) for call in calls)
+    if sum(len(call.arguments) for call in calls) <= SHORT_ARGUMENTS:
+        return _kept_digest(named)
+    return _digest(named)
+
+
+@functools.lru_cache(maxsize=DIGESTS_REMEMBERED)
+def _kept_digest(named: Named) -> str:
+    return _digest(named)
+
+
+def _digest(named: Named) -> str:
+    text = _COMPACT.encode(
+        [[call_id, name, _arguments_text(arguments)] for call_id, name, arguments in named]
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

@@ -4,6 +4,8 @@ history's from there."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
 
 from hypothesis import given, settings
@@ -11,7 +13,14 @@ from hypothesis import strategies as st
 
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.stores import open_store
-from interlock.gateway.vault import ReasoningVault, needs, vault_misses, vault_space
+from interlock.gateway.vault import (
+    ReasoningVault,
+    needs,
+    reasoning_key,
+    signature_key,
+    vault_misses,
+    vault_space,
+)
 from interlock.transcript import (
     GEMINI_THOUGHT_SIGNATURE,
     OPENAI_ENCRYPTED_CONTENT,
@@ -145,3 +154,46 @@ def test_an_anthropic_upstream_of_another_vendor_keeps_its_entries_under_name_at
     deepseek = replace(anthropic, base_url="https://api.deepseek.com/anthropic")
     assert vault_space(anthropic) == "up" and vault_space(deepseek) == "up@deepseek"
     assert needs(deepseek).provider == "deepseek" and needs(deepseek).unrecorded
+
+
+def _reference_digest(calls: list[ToolCallPart]) -> str:
+    """The call digest as ``json.dumps`` writes it (what every stored key was built with)."""
+    named: list[list[str]] = []
+    for call in calls:
+        try:
+            parsed = json.loads(call.arguments) if call.arguments.strip() else {}
+            text = json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except ValueError:
+            text = call.arguments
+        named.append([call.call_id, call.name, text])
+    dumped = json.dumps(named, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(dumped.encode()).hexdigest()[:24]
+
+
+ARGUMENTS = st.one_of(
+    st.text(max_size=30),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+        max_leaves=8,
+    ).map(lambda value: json.dumps(value, ensure_ascii=False)),
+    st.integers(2040, 2060).map(lambda size: json.dumps({"text": "é" * size})),
+)
+CALLS = st.lists(
+    st.builds(
+        ToolCallPart, call_id=st.text(max_size=6), name=st.text(max_size=6), arguments=ARGUMENTS
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=300)
+@given(CALLS)
+def test_keys_are_built_as_json_dumps_builds_them_kept_or_not(calls: list[ToolCallPart]) -> None:
+    """Stored keys stay valid: the digest equals ``json.dumps``'s, on first use and when
+    kept (short arguments) or not (past ``SHORT_ARGUMENTS``)."""
+    expected = f"reasoning:{_reference_digest(calls)}:{calls[0].call_id}"
+    assert reasoning_key(calls) == expected
+    assert reasoning_key(tuple(calls)) == expected
+    assert signature_key(calls[0]) == f"sig:{_reference_digest(calls[:1])}:{calls[0].call_id}"
