@@ -373,9 +373,12 @@ class HistoryCache:
         if entries is None or len(body) < self.min_bytes:
             return None
         best: tuple[int, Entry] | None = None
-        for number, entry in entries.items():
+        # Newest first: a conversation's newest prefix is its longest, so the older ones
+        # (each a prefix of it) are passed over by size, not compared byte by byte. Of
+        # equal ones (the same bytes kept twice) the oldest is taken, as it always was.
+        for number, entry in reversed(entries.items()):
             size = entry.size
-            if best is not None and size <= best[1].size:
+            if best is not None and size < best[1].size:
                 continue
             prefix = entry.prefix
             # The end first: branches of one conversation differ near the end.

@@ -142,6 +142,39 @@ def test_the_longest_known_prefix_wins() -> None:
     assert found is not None and found.prefix == long.encode()
 
 
+class Compared(bytes):
+    """A body that counts the prefixes compared with it."""
+
+    compared = 0
+
+    def startswith(self, prefix: object, *where: int) -> bool:  # type: ignore[override]  # counts, then bytes.startswith
+        Compared.compared += 1
+        return super().startswith(prefix, *where)  # type: ignore[arg-type]  # what find passes
+
+
+def test_a_growing_conversation_compares_only_its_newest_prefix() -> None:
+    """Each kept prefix of one conversation is a prefix of the next request: the newest
+    (longest) is found first, the older ones are passed over by size."""
+    cache = HistoryCache(min_bytes=0)
+    items = [f'{{"n":{index}}}' for index in range(6)]
+    for count in range(1, 6):
+        cache.keep(SCOPE, entry('{"messages":[' + ",".join(items[:count])))
+    Compared.compared = 0
+    body = Compared(('{"messages":[' + ",".join(items) + "]}").encode())
+    found = cache.find(SCOPE, body)
+    assert found is not None and found.size == len('{"messages":[' + ",".join(items[:5]))
+    assert Compared.compared == 2  # its last 64 bytes, then all of it
+
+
+def test_of_one_prefix_kept_twice_the_older_entry_is_found() -> None:
+    cache = HistoryCache(min_bytes=0)
+    prefix = '{"messages":[{"a":1}'
+    older, newer = entry(prefix), entry(prefix)
+    cache.keep(SCOPE, older)
+    cache.keep(SCOPE, newer)
+    assert cache.find(SCOPE, (prefix + "]}").encode()) is older
+
+
 def test_size_is_bounded_per_scope_and_in_all() -> None:
     cache = HistoryCache(min_bytes=0, per_scope=3, max_bytes=1000)
     for index in range(10):
