@@ -20,9 +20,10 @@ the first message, so no two requests share a prefix (what a gateway sees for un
 requests); ``--vary continue`` sends the history once, then that history plus one new
 step per request (what an agent sends on its next turn).
 
-``--turns N``: one conversation growing by one step per turn (assistant tool call + tool
-result), every turn sent once; the figure is the median over turns 6–15 ("turn 10")
-against the median over the last ten turns.
+``--turns N``: ``--rounds`` conversations growing by one step per turn (assistant tool call
++ tool result), every turn sent once per round; a turn's figure is its median over the
+rounds, and the result is the median over turns 6–15 ("turn 10") against the median over
+the last ten turns.
 
 ``--baseline DIR``: a second gateway run from another checkout (``git worktree add``),
 measured in the same rounds, interleaved, so the two columns are comparable.
@@ -321,47 +322,70 @@ def case(
 def conversation(
     ports: dict[str, int], variants: list[Variant], arguments: argparse.Namespace, cross: bool
 ) -> None:
-    """One conversation growing by a step per turn; per-turn added time and CPU."""
+    """``--rounds`` conversations growing by a step per turn; per-turn added time and CPU.
+
+    Each round is a conversation of its own (its own system prompt: nothing of one is kept
+    for the next), the variants in turn order flipped every turn; a turn's figure is its
+    median over the rounds. Before the first round, 20 small requests per variant, so
+    turns 6–15 are not a process's first requests.
+    """
     model = "cross" if cross else "same"
     port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
     direct = pb.Connection(port)
     variants = serving(variants, cross)
-    messages: list[JsonObject] = [
-        {"role": "system", "content": "You answer briefly."},
-        {"role": "user", "content": "Check the weather in many cities."},
-    ]
-    added: dict[str, list[float]] = {variant.name: [] for variant in variants}
-    cpu: dict[str, list[float]] = {variant.name: [] for variant in variants}
+    added: dict[str, list[list[float]]] = {variant.name: [] for variant in variants}
+    cpu: dict[str, list[list[float]]] = {variant.name: [] for variant in variants}
     connections = {variant.name: pb.Connection(variant.port) for variant in variants}
-    for turn in range(1, arguments.turns + 1):
-        messages.extend(step(turn))
-        direct_body = responses_body(messages) if cross else chat_body(messages, "M")
-        proxy_body = chat_body(messages, model)
-        for variant in variants if turn % 2 else variants[::-1]:
-            started = cpu_ns(variant.pid)
-            proxied = post_again(connections, variant, proxy_body).total
-            cpu[variant.name].append((cpu_ns(variant.pid) - started) / 1e6)
-            try:
-                alone = direct.post(path, direct_body).total
-            except ConnectionError:  # closed while idle (see post_again)
-                direct = pb.Connection(port)
-                alone = direct.post(path, direct_body).total
-            added[variant.name].append(proxied - alone)
+    small = chat_body([{"role": "user", "content": "hello"}], model)
+    for variant in variants:
+        for _ in range(20):
+            post_again(connections, variant, small)
+    messages: list[JsonObject] = []
+    for round_index in range(arguments.rounds):
+        messages = [
+            {"role": "system", "content": f"You answer briefly ({round_index})."},
+            {"role": "user", "content": "Check the weather in many cities."},
+        ]
+        for name in added:
+            added[name].append([])
+            cpu[name].append([])
+        for turn in range(1, arguments.turns + 1):
+            messages.extend(step(turn))
+            direct_body = responses_body(messages) if cross else chat_body(messages, "M")
+            proxy_body = chat_body(messages, model)
+            for variant in variants if turn % 2 else variants[::-1]:
+                started = cpu_ns(variant.pid)
+                proxied = post_again(connections, variant, proxy_body).total
+                cpu[variant.name][-1].append((cpu_ns(variant.pid) - started) / 1e6)
+                try:
+                    alone = direct.post(path, direct_body).total
+                except ConnectionError:  # closed while idle (see post_again)
+                    direct = pb.Connection(port)
+                    alone = direct.post(path, direct_body).total
+                added[variant.name][-1].append(proxied - alone)
     direct.close()
     for connection in connections.values():
         connection.close()
     label = "conversation cross" if cross else "conversation same"
-    line = f"{label:<19} {arguments.turns} turns, {len(messages)} msgs at the end"
+    line = (
+        f"{label:<19} {arguments.turns} turns × {arguments.rounds}, {len(messages)} msgs at the end"
+    )
     for variant in variants:
-        early = (slice(5, 15), slice(-10, None))
-        a10, a_last = (statistics.median(added[variant.name][s]) * pb.MS for s in early)
-        c10, c_last = (statistics.median(cpu[variant.name][s]) for s in early)
+        a10, a_last = turn_figures(added[variant.name])
+        c10, c_last = turn_figures(cpu[variant.name])
         line += (
-            f" | {variant.name}: added turn 10 {a10:.2f} ms, last {a_last:.2f} ms "
+            f" | {variant.name}: added turn 10 {a10 * pb.MS:.2f} ms, last {a_last * pb.MS:.2f} ms "
             f"({a_last / a10:.2f}x); CPU turn 10 {c10:.3f} ms, last {c_last:.3f} ms "
             f"({c_last / c10:.2f}x)"
         )
     print(f"{line}   [load {pb.load_average()}]", flush=True)
+
+
+def turn_figures(rounds: list[list[float]]) -> tuple[float, float]:
+    """("turn 10", "last turn"): each turn's median over the rounds, then the median over
+    turns 6–15 and over the last ten."""
+    per_turn = [statistics.median(turn) for turn in zip(*rounds, strict=True)]
+    return statistics.median(per_turn[5:15]), statistics.median(per_turn[-10:])
 
 
 def post_again(connections: dict[str, pb.Connection], variant: Variant, body: bytes) -> pb.Timing:
