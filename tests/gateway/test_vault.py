@@ -170,12 +170,13 @@ def _reference_digest(calls: list[ToolCallPart]) -> str:
     return hashlib.sha256(dumped.encode()).hexdigest()[:24]
 
 
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
 ARGUMENTS = st.one_of(
     st.text(max_size=30),
-    st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
-        max_leaves=8,
+    st.dictionaries(
+        st.text(max_size=5),
+        SCALARS | st.lists(SCALARS, max_size=3) | st.dictionaries(st.text(max_size=3), SCALARS),
+        max_size=4,
     ).map(lambda value: json.dumps(value, ensure_ascii=False)),
     st.integers(2040, 2060).map(lambda size: json.dumps({"text": "é" * size})),
 )
