@@ -97,7 +97,7 @@ for it; to one without, it is not sent and the call says so (`option_dropped`,
 | several candidates | `n` | — (one candidate) | `candidateCount` | — (one candidate) |
 | token log-probabilities | `logprobs` | `include: ["message.output_text.logprobs"]` | `responseLogprobs` | — |
 | top tokens per position | `top_logprobs` | `top_logprobs` | `logprobs` | — |
-| reasoning effort | `reasoning_effort` | `reasoning.effort` | `thinkingConfig.thinkingLevel` (minimal to high) | per model: `output_config.effort`, or a thinking budget |
+| reasoning effort | `reasoning_effort` | `reasoning.effort` | `thinkingConfig.thinkingLevel` (minimal to xhigh) | per model: `output_config.effort`, or a thinking budget |
 
 Several candidates and token log-probabilities come back in the answer, whatever the
 client's dialect: Chat `choices[i]` and `choices[i].logprobs.content`, Gemini

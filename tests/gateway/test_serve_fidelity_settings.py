@@ -152,7 +152,8 @@ CHAT_SETTINGS = {
             "openai-chat": ("reasoning_effort", "low"),
             "openai-responses": ("reasoning.effort", "low"),
             "gemini": ("generationConfig.thinkingConfig.thinkingLevel", "LOW"),
-            # Anthropic: output_config.effort exists per model only; named, not sent
+            # Anthropic: per model (test_serve_anthropic_effort.py); this one (a host of its
+            # own, so a budget, and max_tokens 50 leaves no room for one) names it, not sent
         },
     ),
     "tool_choice": Setting(

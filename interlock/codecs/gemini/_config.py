@@ -65,6 +65,8 @@ GENERATION_FIELDS: Final = frozenset(
 THINKING_FIELDS: Final = frozenset({"includeThoughts", "thinkingBudget", "thinkingLevel"})
 CALLING_FIELDS: Final = frozenset({"mode", "allowedFunctionNames"})
 LEVELS: Final = frozenset({"minimal", "low", "medium", "high", "xhigh"})
+UNSPECIFIED_LEVEL: Final = "THINKING_LEVEL_UNSPECIFIED"
+"""The enum's zero value: no level asked for (kept as it came, never a canonical effort)."""
 _T = TypeVar("_T")
 _MODES: Final = {"AUTO": "auto", "ANY": "required", "NONE": "none", "VALIDATED": "auto"}
 
@@ -278,6 +280,8 @@ def decode_generation(value: JsonValue, path: str, marks: JsonObject) -> Generat
             as_object(fields["thinkingConfig"], where), THINKING_FIELDS
         )
         marks["thinkingConfig"] = thinking_unknown
+        if thinking.get("thinkingLevel") == UNSPECIFIED_LEVEL:
+            thinking_unknown["thinkingLevel"] = thinking.pop("thinkingLevel")  # no level: kept
     stop = fields.get("stopSequences")
     level = thinking.get("thinkingLevel")
     options = GenerationOptions(

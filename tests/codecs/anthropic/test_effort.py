@@ -351,3 +351,19 @@ def test_an_effort_never_gets_a_foreign_tool_loop_refused() -> None:
     budget = replace(budget, options=replace(budget.options, thinking_budget=2048))
     with pytest.raises(LossyHistoryError, match="thinking block"):
         anthropic.encode_request(budget)
+
+
+def test_geminis_unspecified_level_is_no_effort_and_goes_back_to_gemini_as_it_came() -> None:
+    """``THINKING_LEVEL_UNSPECIFIED`` asks for no level: never refused as an unknown one."""
+    payload: JsonObject = {
+        "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+        "generationConfig": {"thinkingConfig": {"thinkingLevel": "THINKING_LEVEL_UNSPECIFIED"}},
+    }
+    request = gemini.decode_request(payload, model="claude-opus-4-6")
+    assert request.options.reasoning_effort is None
+    assert gemini.encode_request(request).payload == payload
+    encoded = anthropic.encode_request(request)
+    assert "output_config" not in encoded.payload
+    assert [(w.code, w.location) for w in encoded.warnings] == [
+        ("setting_dropped", "gemini.thinkingConfig.thinkingLevel")
+    ]
