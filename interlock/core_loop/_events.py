@@ -187,6 +187,16 @@ class EventFolder:
         self._drafts: dict[str, ResponseBuilder | _Parts] = {}
         self._finished: RunFinished | None = None
 
+    def builder(self, message_id: str) -> ResponseBuilder:
+        """The builder folding model message ``message_id``: adding an update to it is
+        folding that update's :class:`ModelUpdate` (the loop folds a model call's stream
+        this way while it answers from the same builder)."""
+        draft = self._drafts.get(message_id)
+        if draft is None:
+            draft = self._drafts[message_id] = ResponseBuilder()
+        assert isinstance(draft, ResponseBuilder), "model updates build a model message"
+        return draft
+
     def _parts(self, message_id: str, role: Role) -> list[Part]:
         draft = self._drafts.get(message_id)
         if draft is None:
@@ -198,11 +208,7 @@ class EventFolder:
         """Apply one event."""
         match event:
             case ModelUpdate(message_id=message_id, update=update):
-                draft = self._drafts.get(message_id)
-                if draft is None:
-                    draft = self._drafts[message_id] = ResponseBuilder()
-                assert isinstance(draft, ResponseBuilder), "model updates build a model message"
-                draft.add(update)
+                self.builder(message_id).add(update)
             case ToolFinished(message_id=message_id, result=result):
                 self._parts(message_id, "tool").append(result)
             case ApprovalRequested(message_id=message_id, request=request):

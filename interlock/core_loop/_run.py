@@ -25,12 +25,12 @@ from interlock.core_loop._agent import (
 from interlock.core_loop._batch import BatchSettler, Counters
 from interlock.core_loop._decisions import Resumption, claim_decisions
 from interlock.core_loop._events import (
+    EventFolder,
     LoopEvent,
     LoopResult,
     ModelUpdate,
     RunFinished,
     add_usage,
-    fold_event_stream,
 )
 from interlock.core_loop._history import project_history
 from interlock.core_loop._ledger import ApprovalRule, HeldBatch, LedgerStore
@@ -92,8 +92,10 @@ class Run(BatchSettler):
         ids: IdSource,
         exclusive: bool = False,
         state: AgentState | None = None,
+        folder: EventFolder | None = None,
     ) -> None:
         self.agent = agent
+        self.folder = folder or EventFolder()
         self.exclusive = exclusive
         self.model = model
         self.input = _input_messages(messages)
@@ -125,9 +127,13 @@ class Run(BatchSettler):
         """The run's events; the last one is always :class:`RunFinished`.
 
         A model call's stream is consumed here, in this generator (see :class:`_Call`), so
-        each model update reaches the caller through no other generator.
+        each model update reaches the caller through no other generator. Every event is
+        folded into :attr:`folder` before it is yielded; a model call's updates by the
+        builder the call is answered from, so nothing is folded twice.
         """
+        fold = self.folder.add
         async for event in self._resume():
+            fold(event)
             yield event
         while True:
             step = self.step
@@ -149,6 +155,7 @@ class Run(BatchSettler):
                     finally:
                         await _close(call.stream)
                     async for event in self._after_call(call):
+                        fold(event)
                         yield event
                 case (
                     FinalAnswer()
@@ -158,7 +165,9 @@ class Run(BatchSettler):
                     | Terminated()
                     | LimitReached()
                 ):
-                    yield await self._finish(step)
+                    finished = await self._finish(step)
+                    fold(finished)
+                    yield finished
                     return
                 case _:
                     assert_never(step)
@@ -166,8 +175,10 @@ class Run(BatchSettler):
     def _call(self) -> _Call:
         """Start one model call (the first half of a model step)."""
         tools_enabled = self._next_call()
+        message_id = self.ids("msg")
         return _Call(
-            message_id=self.ids("msg"),
+            message_id=message_id,
+            builder=self.folder.builder(message_id),
             iteration=self.calls_made,
             tools_enabled=tools_enabled,
             stream=self.model.stream(self._request(tools_enabled)),
@@ -397,7 +408,8 @@ class _Call:
 
     Once tools are disabled (``tools_enabled`` false) the updates of locally actionable
     content are dropped (``dropped`` holds their part indices); every other update joins
-    ``builder`` and reaches the caller as a :class:`ModelUpdate`.
+    ``builder`` (the run's fold of this message) and reaches the caller as a
+    :class:`ModelUpdate`.
     """
 
     __slots__ = (
@@ -414,6 +426,7 @@ class _Call:
         self,
         *,
         message_id: str,
+        builder: ResponseBuilder,
         iteration: int,
         tools_enabled: bool,
         stream: AsyncIterator[Update],
@@ -422,7 +435,7 @@ class _Call:
         self.iteration = iteration
         self.tools_enabled = tools_enabled
         self.stream = stream
-        self.builder = ResponseBuilder()
+        self.builder = builder
         self.occurrences: dict[int, tuple[Part, ToolCallPart]] = {}
         self.dropped: set[int] | None = None if tools_enabled else set()
 
@@ -477,6 +490,7 @@ def run_loop(
     ids: IdSource = random_ids,
     exclusive: bool = False,
     state: AgentState | None = None,
+    folder: EventFolder | None = None,
 ) -> AsyncIterator[LoopEvent]:
     """Run the loop over ``messages`` (the thread's transcript plus the new input).
 
@@ -495,6 +509,11 @@ def run_loop(
     refused as ``approval_consumed`` — the thread goes on, and nothing runs again.
 
     ``state`` is shared with the run's tools (:attr:`ToolContext.state`).
+
+    ``folder`` (if given) receives every event before it is yielded, so once
+    ``RunFinished`` is out, ``folder.result()`` is :func:`fold_events` of the events
+    without a second fold (the model's updates are folded once, by the builder the loop
+    answers from).
     """
     run = Run(
         agent,
@@ -506,6 +525,7 @@ def run_loop(
         ids=ids,
         exclusive=exclusive,
         state=state,
+        folder=folder,
     )
     return run.events()
 
@@ -522,17 +542,21 @@ async def run_agent(
     exclusive: bool = False,
     state: AgentState | None = None,
 ) -> LoopResult:
-    """The non-streaming API: the fold of :func:`run_loop`'s events."""
-    return await fold_event_stream(
-        run_loop(
-            agent,
-            model,
-            messages,
-            ledger=ledger,
-            thread_id=thread_id,
-            previous_response_id=previous_response_id,
-            ids=ids,
-            exclusive=exclusive,
-            state=state,
-        )
+    """The non-streaming API: the fold of :func:`run_loop`'s events (folded as the loop
+    yields them: see ``folder`` there)."""
+    folder = EventFolder()
+    events = run_loop(
+        agent,
+        model,
+        messages,
+        ledger=ledger,
+        thread_id=thread_id,
+        previous_response_id=previous_response_id,
+        ids=ids,
+        exclusive=exclusive,
+        state=state,
+        folder=folder,
     )
+    async for _ in events:
+        pass
+    return folder.result()

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from interlock.core_loop import (
     Agent,
     AgentState,
+    EventFolder,
     InMemoryLedgerStore,
     LedgerStore,
     LoopEvent,
@@ -111,6 +112,7 @@ class World:
     ) -> LoopResult:
         snapshot = tuple(messages)
         if self.mode == "stream":
+            folder = EventFolder()
             events = [
                 event
                 async for event in run_loop(
@@ -123,10 +125,14 @@ class World:
                     ids=self.ids,
                     exclusive=exclusive,
                     state=state,
+                    folder=folder,
                 )
             ]
             self.runs.append(events)
             result = fold_events(events)
+            # the loop's own fold (each model update folded once, as it streamed) is the
+            # fold of what it yielded
+            assert folder.result() == result
         else:
             result = await run_agent(
                 self.agent,

@@ -37,6 +37,7 @@ from interlock.core_loop import (
     ApprovalRequested,
     ClientCallsPending,
     DecisionRefusedError,
+    EventFolder,
     InputRequested,
     LedgerStore,
     LoopEvent,
@@ -45,7 +46,6 @@ from interlock.core_loop import (
     RunFinished,
     ToolFinished,
     ToolStarted,
-    fold_events,
     run_loop,
 )
 from interlock.gateway.agui._agents import AgentRuntime, ProviderScope, RunToolsError
@@ -324,6 +324,7 @@ class AguiRun:
             return
         messages = assign_occurrences([*thread.messages, *plan.accepted])
         events: list[LoopEvent] = []
+        folder = EventFolder()  # the loop folds its events as it yields them
         ending = _Ending(thread)
         self.phase = "looping"
         loop = run_loop(
@@ -334,6 +335,7 @@ class AguiRun:
             thread_id=thread_id,
             exclusive=True,
             state=self.state,
+            folder=folder,
         )
         try:
             # A cancel may land while the run waits for its client, outside the loop's own
@@ -351,7 +353,7 @@ class AguiRun:
                 current.uncancel()
             ending.cancelled = True
         self.phase = "saving"
-        await self._save_and_finish(ending.thread, messages, events, self.state.value, ending)
+        await self._save_and_finish(ending.thread, messages, events, folder, ending)
 
     async def _consume(
         self,
@@ -448,9 +450,10 @@ class AguiRun:
         thread: ThreadRecord,
         messages: Sequence[Message],
         events: list[LoopEvent],
-        state: JsonValue,
+        folder: EventFolder,
         ending: _Ending,
     ) -> None:
+        state = self.state.value
         finished = events[-1] if events and isinstance(events[-1], RunFinished) else None
         if finished is None:
             # the run stopped early; a retry tool it cut off waits for the next run
@@ -462,7 +465,7 @@ class AguiRun:
             )
             pending: tuple[JsonObject, ...] = ()
         else:
-            produced = fold_events(events).messages
+            produced = folder.result().messages  # the events, folded once by the loop
             pending = interrupt_entries(
                 finished.pending_approvals, finished.pending_inputs, self.runtime.approval_style
             )
