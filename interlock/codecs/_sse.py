@@ -15,7 +15,9 @@ so a stream loop handles it like any other malformed upstream answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import cast
 
 from interlock.transcript import DecodeError
 
@@ -32,6 +34,21 @@ class SseEvent:
 
     data: str
     event: str | None = None
+
+
+_new = object.__new__
+_SET_DATA = cast("Callable[[object, object], None]", vars(SseEvent)["data"].__set__)
+_SET_EVENT = cast("Callable[[object, object], None]", vars(SseEvent)["event"].__set__)
+assert tuple(item.name for item in fields(SseEvent)) == ("data", "event")
+
+
+def _sse_event(data: str, name: str | None) -> SseEvent:
+    """``SseEvent(data, name)`` built by writing its two slots (one per event parsed):
+    equal to and as frozen as the class's own."""
+    event = _new(SseEvent)
+    _SET_DATA(event, data)
+    _SET_EVENT(event, name)
+    return event
 
 
 class SseParser:
@@ -108,10 +125,10 @@ class SseParser:
         for line in buffer[:last].split(b"\n"):
             if not line:  # a blank line closes the event (or a comment block)
                 self._event_bytes = 0
-                if self._data:
-                    events.append(self._dispatch())
-                else:
-                    self._event = None  # an event without data is discarded
+                if self._data:  # _dispatch without its call: once per event
+                    events.append(_sse_event("\n".join(self._data), self._event))
+                    self._data = []
+                self._event = None  # (an event without data is discarded)
                 continue
             self._event_bytes += len(line) + 1
             if line.startswith(b"data: "):
@@ -164,7 +181,7 @@ class SseParser:
         return None
 
     def _dispatch(self) -> SseEvent:
-        event = SseEvent(data="\n".join(self._data), event=self._event)
+        event = _sse_event("\n".join(self._data), self._event)
         self._data = []
         self._event = None
         return event

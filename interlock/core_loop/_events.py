@@ -8,9 +8,9 @@ the result in the order their first event arrived.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Iterable
-from dataclasses import dataclass, field, replace
-from typing import Literal, TypeAlias, assert_never
+from collections.abc import AsyncIterable, Callable, Iterable
+from dataclasses import dataclass, field, fields, replace
+from typing import Literal, TypeAlias, assert_never, cast
 
 from interlock.core_loop._ledger import ApprovalRule
 from interlock.transcript import (
@@ -45,6 +45,25 @@ class ModelUpdate:
     iteration: int
     message_id: str
     update: Update
+
+
+_new = object.__new__
+_SET_ITERATION, _SET_MESSAGE_ID, _SET_UPDATE = (
+    cast("Callable[[object, object], None]", vars(ModelUpdate)[name].__set__)
+    for name in ("iteration", "message_id", "update")
+)
+assert tuple(item.name for item in fields(ModelUpdate)) == ("iteration", "message_id", "update")
+
+
+def model_update(iteration: int, message_id: str, update: Update) -> ModelUpdate:
+    """``ModelUpdate(iteration=…, message_id=…, update=…)``, built by writing its slots
+    (no keyword packing, no ``object.__setattr__`` per field): one per streamed update.
+    Equal to and as frozen as the class's own."""
+    event = _new(ModelUpdate)
+    _SET_ITERATION(event, iteration)
+    _SET_MESSAGE_ID(event, message_id)
+    _SET_UPDATE(event, update)
+    return event
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

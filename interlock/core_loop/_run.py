@@ -31,6 +31,7 @@ from interlock.core_loop._events import (
     ModelUpdate,
     RunFinished,
     add_usage,
+    model_update,
 )
 from interlock.core_loop._history import project_history
 from interlock.core_loop._ledger import ApprovalRule, HeldBatch, LedgerStore
@@ -140,8 +141,13 @@ class Run(BatchSettler):
             match step:
                 case RunAgain():
                     call = self._call()
+                    plain = call.dropped is None  # tools enabled: nothing is dropped
                     try:
                         async for raw in call.stream:
+                            if plain and type(raw) is PartDelta:  # most updates
+                                call.builder.add(raw)
+                                yield model_update(call.iteration, call.message_id, raw)
+                                continue
                             event = call.event(self._assign(raw, call.occurrences))
                             if event is None:
                                 continue
@@ -444,7 +450,7 @@ class _Call:
         if self.dropped is not None and _actionable(update, self.dropped):
             return None
         self.builder.add(update)
-        return ModelUpdate(iteration=self.iteration, message_id=self.message_id, update=update)
+        return model_update(self.iteration, self.message_id, update)
 
 
 async def _close(stream: AsyncIterator[Update]) -> None:

@@ -155,6 +155,19 @@ class ResponseBuilder:
 
     def add(self, update: Update) -> None:
         """Apply one update."""
+        if type(update) is PartDelta and not update.logprobs:  # most updates: no pattern
+            index = update.index
+            if index not in self.parts:
+                raise StreamFoldError(f"delta for part {index} before it started")
+            pending = self.pending_text.get(index)
+            if pending is None:
+                self.pending_text[index] = [update.delta]
+            else:
+                pending.append(update.delta)
+            return
+        self._add(update)
+
+    def _add(self, update: Update) -> None:
         match update:
             case ResponseStarted():
                 self.started = update

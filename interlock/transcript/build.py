@@ -1,4 +1,5 @@
-"""Cheaper constructors of the parts and messages a history decoder builds most.
+"""Cheaper constructors of the parts and messages a history decoder builds most, and of
+the stream decoders' commonest update (:func:`part_delta`).
 
 A frozen dataclass sets each field through ``object.__setattr__`` after a class call that
 packs its keyword arguments into a dict: a :class:`TextPart` costs about 12.6k
@@ -35,6 +36,7 @@ from interlock.transcript._parts import (
     ToolOutcome,
     ToolResultPart,
 )
+from interlock.transcript._stream import PartDelta
 
 _Setter = Callable[[object, object], None]
 _new = object.__new__
@@ -76,6 +78,7 @@ _RESULT = _setters(
     "extra",
 )
 _MESSAGE = _setters(Message, "role", "parts", "id", "name", "extra")
+_DELTA = _setters(PartDelta, "index", "delta", "logprobs")
 
 
 def text_part(
@@ -187,3 +190,14 @@ def message(
     name_(built, name)
     extra_(built, {} if extra is None else extra)
     return built
+
+
+def part_delta(index: int, delta: str) -> PartDelta:
+    """``PartDelta(index=index, delta=delta)`` (no logprobs): a stream decoder's commonest
+    update, built once per streamed chunk."""
+    update = _new(PartDelta)
+    index_, delta_, logprobs = _DELTA
+    index_(update, index)
+    delta_(update, delta)
+    logprobs(update, ())
+    return update

@@ -3,13 +3,14 @@ chunks (inside multi-byte characters too), the per-event limit and invalid UTF-8
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlock.codecs._sse import SseEvent, SseParser, format_sse
+from interlock.codecs._sse import SseEvent, SseParser, _sse_event, format_sse
 from interlock.transcript import DecodeError
 
 
@@ -148,3 +149,13 @@ def test_lf_only_streams_read_as_their_crlf_form_under_any_chunking(cuts: list[i
 def test_invalid_utf8_in_a_data_line_of_an_lf_stream_is_a_decode_error() -> None:
     with pytest.raises(DecodeError, match="not valid UTF-8"):
         SseParser().feed(b"data: ok\n\ndata: \xff\n\n")
+
+
+@given(st.text(max_size=6), st.one_of(st.none(), st.text(max_size=4)))
+def test_a_parsed_event_is_the_one_its_class_builds(data: str, name: str | None) -> None:
+    built = _sse_event(data, name)  # what the parser builds (writing its slots)
+    constructed = SseEvent(data, name)
+    assert built == constructed and repr(built) == repr(constructed)
+    assert type(built) is SseEvent and hash(built) == hash(constructed)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.data = "x"  # pyright: ignore[reportAttributeAccessIssue] -- frozen, checked

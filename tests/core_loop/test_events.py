@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from interlock.core_loop import ModelUpdate, RunFinished, ToolFinished, fold_events
-from interlock.transcript import PartStarted, ResponseStarted, TextPart, ToolResultPart
+from interlock.core_loop._events import model_update
+from interlock.transcript import PartDelta, PartStarted, ResponseStarted, TextPart, ToolResultPart
 from tests.core_loop.harness import call
 
 
@@ -27,3 +32,16 @@ def test_fold_orders_messages_by_first_event_and_drops_empty_ones() -> None:
 def test_fold_requires_run_finished() -> None:
     with pytest.raises(ValueError, match="without RunFinished"):
         fold_events([])
+
+
+@given(st.integers(0, 9), st.text(max_size=4), st.integers(0, 3), st.text(max_size=4))
+def test_the_loops_model_update_is_the_one_its_class_builds(
+    iteration: int, message_id: str, index: int, delta: str
+) -> None:
+    update = PartDelta(index=index, delta=delta)
+    built = model_update(iteration, message_id, update)  # what the loop yields per update
+    constructed = ModelUpdate(iteration=iteration, message_id=message_id, update=update)
+    assert built == constructed and repr(built) == repr(constructed)
+    assert type(built) is ModelUpdate and hash(built) == hash(constructed)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.iteration = 1  # pyright: ignore[reportAttributeAccessIssue] -- frozen, checked

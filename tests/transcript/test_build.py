@@ -17,6 +17,7 @@ from interlock.transcript import (
     Citation,
     Message,
     Opaque,
+    PartDelta,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -97,3 +98,13 @@ def test_each_empty_extra_is_a_fresh_dict() -> None:
 def test_a_builder_naming_other_fields_than_its_class_refuses() -> None:
     with pytest.raises(TypeError, match="TextPart has fields"):
         build._setters(TextPart, "kind", "text")
+
+
+@given(st.integers(min_value=0, max_value=9), _TEXT)
+def test_part_delta(index: int, delta: str) -> None:
+    made = build.part_delta(index, delta)
+    constructed = PartDelta(index=index, delta=delta)
+    assert made == constructed and repr(made) == repr(constructed)
+    assert type(made) is PartDelta and made.logprobs == ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.delta = "x"  # pyright: ignore[reportAttributeAccessIssue] -- frozen, checked

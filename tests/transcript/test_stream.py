@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from interlock.transcript import (
     Alternative,
@@ -14,6 +16,7 @@ from interlock.transcript import (
     PartStarted,
     ReasoningPart,
     Response,
+    ResponseBuilder,
     ResponseFinished,
     ResponseStarted,
     StreamFoldError,
@@ -125,3 +128,44 @@ def test_candidate_zero_is_never_wrapped() -> None:
         fold_updates(
             [CandidateUpdate(candidate=0, update=PartStarted(index=0, part=TextPart(text="")))]
         )
+
+
+_LOGPROB = TokenLogprob(token="a", logprob=-0.5)
+_UPDATE = st.one_of(
+    st.builds(
+        lambda index, text: PartStarted(index=index, part=TextPart(text=text)),
+        st.integers(0, 2),
+        st.sampled_from(["", "x"]),
+    ),
+    st.builds(
+        lambda index: PartStarted(index=index, part=ToolCallPart(call_id="c", name="f")),
+        st.integers(0, 2),
+    ),
+    st.builds(
+        lambda index, delta, logprobs: PartDelta(index=index, delta=delta, logprobs=logprobs),
+        st.integers(0, 3),
+        st.sampled_from(["", "a", "bc"]),
+        st.sampled_from([(), (_LOGPROB,)]),
+    ),
+    st.builds(
+        lambda index: PartFinished(index=index, part=TextPart(text="done")), st.integers(0, 2)
+    ),
+)
+
+
+def _folded(updates: list[PartStarted | PartDelta | PartFinished], general: bool) -> object:
+    builder = ResponseBuilder()
+    try:
+        for update in updates:
+            # the general path alone: every update through the pattern match
+            builder._add(update) if general else builder.add(update)  # pyright: ignore[reportPrivateUsage]
+    except StreamFoldError as error:
+        return ("StreamFoldError", str(error))
+    return repr(builder.build())
+
+
+@given(st.lists(_UPDATE, max_size=10))
+def test_a_plain_delta_folds_as_the_general_path_folds_it(
+    updates: list[PartStarted | PartDelta | PartFinished],
+) -> None:
+    assert _folded(updates, general=False) == _folded(updates, general=True)

@@ -338,7 +338,8 @@ class AguiEventEncoder(StepStreams):
 
         ``message_id`` is the id under which the step is stored (module docstring).
         """
-        self._require_running()
+        if self._phase != "running":
+            self._require_running()  # raises
         if message_id is not None:
             self._step_base = message_id
         if type(update) is PartDelta:  # most updates: matched first without a pattern

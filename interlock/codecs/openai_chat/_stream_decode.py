@@ -91,6 +91,7 @@ from interlock.transcript import (
     Usage,
     UsageUpdate,
 )
+from interlock.transcript.build import part_delta
 
 _CHUNK_KEYS = {"id", "object", "created", "model", "choices", "usage", "obfuscation"}
 _CONCATENATED = ("text", "summary", "data")
@@ -154,11 +155,11 @@ class StreamDecoder:
         except ValueError as error:
             raise DecodeError(f"stream[{number}]", f"malformed JSON in event: {error}") from None
         if self._started and not self._finished:
-            delta = plain_delta(chunk)
-            if delta is not None:
-                plain = self._plain(*delta)
-                if plain is not None:
-                    return [plain]
+            plain = plain_delta(chunk)
+            # a plain chunk's piece for a part already open (else the general path)
+            if plain is not None and (slot := self._slots.get(plain[0])) is not None:
+                slot.pieces.append(plain[1])
+                return [part_delta(slot.index, plain[1])]
         path = f"stream[{number}]"
         chunk = as_object(chunk, path)
         if chunk.get("error") is not None:
@@ -316,15 +317,6 @@ class StreamDecoder:
             self._open(key, executed_part(entry), updates)
         elif isinstance(slot.part, HostedToolPart):
             slot.part = executed_part({**slot.part.item, **entry})
-
-    def _plain(self, key: tuple[str, int | str], piece: str) -> PartDelta | None:
-        """The delta of a plain chunk (:func:`~._stream_plain.plain_delta`) to a part already open, or
-        ``None`` (the general path then decodes the chunk)."""
-        slot = self._slots.get(key)
-        if slot is None:
-            return None
-        slot.pieces.append(piece)
-        return PartDelta(index=slot.index, delta=piece)
 
     def _content_list(self, content: list[JsonValue], path: str, updates: list[Update]) -> None:
         """Content streamed as parts (Mistral): text, and ``thinking`` as raw reasoning."""

@@ -12,6 +12,7 @@ _DELTA_READS = frozenset(
 )
 """Every delta key the general path reads besides ``content``."""
 _CALL_KEYS = frozenset({"index", "id", "type", "function"})
+_TEXT: tuple[str, int | str] = ("text", 0)
 
 
 def plain_delta(chunk: JsonValue) -> tuple[tuple[str, int | str], str] | None:
@@ -26,7 +27,9 @@ def plain_delta(chunk: JsonValue) -> tuple[tuple[str, int | str], str] | None:
     delta = _plain_choice_delta(chunk)
     if delta is None:
         return None
-    content: JsonValue = None
+    if len(delta) == 1 and type(content := delta.get("content")) is str:  # the commonest
+        return (_TEXT, content) if content else None
+    content = None
     other: tuple[str, JsonValue] | None = None  # the one other key read, not null
     for key, value in delta.items():
         if key == "content":

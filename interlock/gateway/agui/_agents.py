@@ -105,6 +105,11 @@ class AgentRuntime:
     was answered elsewhere (:mod:`._calls`)."""
     tool_providers: tuple[NamedProvider, ...] = field(default=())
     """Add server tools to each run (module docstring)."""
+    instructed: dict[str, Agent] = field(
+        init=False, default_factory=dict[str, "Agent"], compare=False, repr=False
+    )
+    """The agent with the last shared block appended to its instructions, by that block
+    (runs of one agent mostly share the same one; an :class:`Agent` is never changed)."""
 
     @property
     def server_tools(self) -> frozenset[str]:
@@ -129,10 +134,7 @@ class AgentRuntime:
         conflicts = [spec.name for spec in frontend_tools if spec.name in names]
         if conflicts:
             raise ToolNameConflictError(conflicts)
-        agent = self.agent
-        if shared is not None:
-            instructions = f"{agent.instructions}\n\n{shared}" if agent.instructions else shared
-            agent = replace(agent, instructions=instructions)
+        agent = self.agent if shared is None else self._sharing(shared)
         if not frontend_tools and not provided:
             return agent
         declared = tuple(
@@ -140,6 +142,18 @@ class AgentRuntime:
             for spec in frontend_tools
         )
         return replace(agent, tools=(*agent.tools, *provided, *declared))
+
+    def _sharing(self, shared: str) -> Agent:
+        """The agent with ``shared`` appended to its instructions (kept for the next run)."""
+        memo = self.instructed
+        agent = memo.get(shared)
+        if agent is None:
+            base = self.agent
+            instructions = f"{base.instructions}\n\n{shared}" if base.instructions else shared
+            agent = replace(base, instructions=instructions)
+            memo.clear()
+            memo[shared] = agent
+        return agent
 
     def _provided(self, scope: ProviderScope) -> tuple[Tool, ...]:
         provided = [tool for provider in self.tool_providers for tool in provider.tools(scope)]

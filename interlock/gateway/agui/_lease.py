@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
-import uuid
-from collections.abc import AsyncGenerator
 
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.stores import Store
@@ -81,24 +80,46 @@ async def _renew(
             return
 
 
-@contextlib.asynccontextmanager
-async def thread_lease(
+def thread_lease(
     store: Store,
     tenant: str,
     thread_id: str,
     *,
     seconds: float = LEASE_SECONDS,
     wait_seconds: float = LEASE_WAIT_SECONDS,
-) -> AsyncGenerator[None]:
+) -> ThreadLease:
     """Hold the thread's lease for the block (raises ``THREAD_BUSY`` if it stays taken)."""
-    owner = uuid.uuid4().hex
-    await _acquire(store, tenant, thread_id, owner, seconds, wait_seconds)
-    renewal = _Renewal(store, tenant, thread_id, owner, seconds)
-    try:
-        yield
-    finally:
+    return ThreadLease(store, tenant, thread_id, seconds, wait_seconds)
+
+
+class ThreadLease:
+    """``async with`` holds one thread's lease (see :func:`thread_lease`): acquired on
+    entry under a new owner id, renewed while held, released on exit however the block
+    ends (a plain context manager: no generator per run)."""
+
+    __slots__ = ("_renewal", "owner", "seconds", "store", "tenant", "thread_id", "wait_seconds")
+
+    def __init__(
+        self, store: Store, tenant: str, thread_id: str, seconds: float, wait_seconds: float
+    ) -> None:
+        self.store = store
+        self.tenant = tenant
+        self.thread_id = thread_id
+        self.seconds = seconds
+        self.wait_seconds = wait_seconds
+        self.owner = os.urandom(16).hex()  # as unique as a uuid4, without its object
+        self._renewal: _Renewal | None = None
+
+    async def __aenter__(self) -> None:
+        store, tenant, thread_id, owner = self.store, self.tenant, self.thread_id, self.owner
+        await _acquire(store, tenant, thread_id, owner, self.seconds, self.wait_seconds)
+        self._renewal = _Renewal(store, tenant, thread_id, owner, self.seconds)
+
+    async def __aexit__(self, *exception: object) -> None:
+        renewal = self._renewal
+        assert renewal is not None, "the lease is held"
         await renewal.stop()
-        await asyncio.shield(store.release_lease(tenant, thread_id, owner))
+        await asyncio.shield(self.store.release_lease(self.tenant, self.thread_id, self.owner))
 
 
 class _Renewal:
@@ -138,18 +159,43 @@ class ThreadLocks:
     def __init__(self) -> None:
         self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
 
-    @contextlib.asynccontextmanager
-    async def hold(self, tenant: str, thread_id: str) -> AsyncGenerator[None]:
-        """Hold the thread's lock for the duration of the block."""
-        key = (tenant, thread_id)
-        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
-        self._locks[key] = (lock, users + 1)
+    def hold(self, tenant: str, thread_id: str) -> HeldLock:
+        """Hold the thread's lock for the duration of an ``async with`` block."""
+        return HeldLock(self._locks, (tenant, thread_id))
+
+
+class HeldLock:
+    """``async with`` holds one thread's lock of a :class:`ThreadLocks` (a plain context
+    manager: no generator per run). The lock is shared by the runs that wait for it and
+    forgotten when the last one leaves."""
+
+    __slots__ = ("_key", "_locks")
+
+    def __init__(
+        self, locks: dict[tuple[str, str], tuple[asyncio.Lock, int]], key: tuple[str, str]
+    ):
+        self._locks = locks
+        self._key = key
+
+    async def __aenter__(self) -> None:
+        locks, key = self._locks, self._key
+        held = locks.get(key)
+        lock, users = held if held is not None else (asyncio.Lock(), 0)
+        locks[key] = (lock, users + 1)
         try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[key]
-            if users == 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (lock, users - 1)
+            await lock.acquire()
+        except BaseException:
+            self._leave()
+            raise
+
+    async def __aexit__(self, *exception: object) -> None:
+        self._locks[self._key][0].release()
+        self._leave()
+
+    def _leave(self) -> None:
+        locks, key = self._locks, self._key
+        lock, users = locks[key]
+        if users == 1:
+            del locks[key]
+        else:
+            locks[key] = (lock, users - 1)

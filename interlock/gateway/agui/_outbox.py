@@ -36,12 +36,13 @@ class Outbox:
     """
 
     __slots__ = (
-        "_closed",
         "_ended",
         "_frames",
         "_getter",
+        "_nudged",
         "_putter",
         "_size",
+        "closed",
         "limit",
         "stall_seconds",
     )
@@ -52,9 +53,12 @@ class Outbox:
         self._frames: list[str] = []
         self._size = 0
         self._ended = False
-        self._closed = False
+        self.closed = False
+        """True once the consumer went away (or stalled): frames are discarded. Set by
+        :meth:`close` only (a plain attribute: read after every event)."""
         self._getter: asyncio.Future[None] | None = None
         self._putter: asyncio.Future[None] | None = None
+        self._nudged = False
 
     @property
     def size(self) -> int:
@@ -66,11 +70,6 @@ class Outbox:
         """True while the producer waits for the consumer to make room."""
         return self._putter is not None
 
-    @property
-    def closed(self) -> bool:
-        """True once the consumer went away (or stalled): frames are discarded."""
-        return self._closed
-
     async def put(self, frames: Sequence[str]) -> None:
         """Queue ``frames``, first waiting while the outbox is full (see the module doc)."""
         if self.offer(frames):
@@ -81,13 +80,19 @@ class Outbox:
     def offer(self, frames: Sequence[str]) -> bool:
         """Queue ``frames`` now unless the outbox is full: ``False`` then, and nothing was
         queued (:meth:`put` them, which waits). What :meth:`put` does when it need not wait."""
-        if self._size >= self.limit and not self._closed:
+        if self._size >= self.limit and not self.closed:
             return False
-        self._queue(frames)
+        if self.closed or not frames:  # _queue without its call: once per event
+            return True
+        self._frames += frames
+        self._size += sum(map(len, frames))
+        getter = self._getter
+        if getter is not None and not getter.done():
+            getter.set_result(None)
         return True
 
     def _queue(self, frames: Sequence[str]) -> None:
-        if self._closed or not frames:
+        if self.closed or not frames:
             return
         self._frames += frames
         self._size += sum(map(len, frames))
@@ -102,24 +107,36 @@ class Outbox:
 
     def close(self) -> None:
         """The consumer is gone: drop what waits and everything that comes."""
-        self._closed = True
+        self.closed = True
         self._frames = []
         self._size = 0
         _wake(self._putter)
         _wake(self._getter)
 
+    def nudge(self) -> None:
+        """Wake a waiting :meth:`take` without frames: it returns ``[]`` (the SSE body's
+        keep-alive is due). Nothing happens when :meth:`take` is not waiting."""
+        getter = self._getter
+        if getter is not None and not getter.done():
+            self._nudged = True
+            getter.set_result(None)
+
     async def take(self) -> list[str] | None:
-        """Every frame waiting (waiting for one first); ``None`` at the end.
+        """Every frame waiting (waiting for one first); ``None`` at the end; ``[]`` when
+        :meth:`nudge` woke the wait before any frame came.
 
         Safe to cancel (e.g. under ``asyncio.timeout``): frames are taken only once the
         wait is over, so none is lost.
         """
-        while not self._frames and not self._ended and not self._closed:
+        while not self._frames and not self._ended and not self.closed:
             self._getter = asyncio.get_running_loop().create_future()
             try:
                 await self._getter
             finally:
                 self._getter = None
+                nudged, self._nudged = self._nudged, False
+            if nudged and not self._frames and not self._ended and not self.closed:
+                return []
         if not self._frames:
             return None
         frames, self._frames, self._size = self._frames, [], 0
@@ -129,7 +146,7 @@ class Outbox:
     async def _wait_for_room(self) -> None:
         try:
             async with asyncio.timeout(self.stall_seconds):
-                while self._size >= self.limit and not self._closed:
+                while self._size >= self.limit and not self.closed:
                     self._putter = asyncio.get_running_loop().create_future()
                     try:
                         await self._putter

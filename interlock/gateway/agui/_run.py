@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias, assert_never
 
@@ -166,7 +166,8 @@ class AguiRun:
         self._task.add_done_callback(lambda _: callback())
 
     async def next_batch(self) -> list[str] | None:
-        """Every frame (JSON text) available now, waiting for one; ``None`` after the last.
+        """Every frame (JSON text) available now, waiting for one; ``None`` after the last
+        (``[]`` when the outbox was nudged: see :meth:`Outbox.nudge`).
 
         Safe to cancel: no frame is lost.
         """
@@ -208,7 +209,10 @@ class AguiRun:
     def _serialized(self, frames: Sequence[JsonObject]) -> list[str]:
         """``frames`` as JSON text (:func:`dumps`), logged when the run has a log."""
         try:
-            texts = [orjson.dumps(frame).decode() for frame in frames]
+            if len(frames) == 1:  # most events (no comprehension's call)
+                texts = [orjson.dumps(frames[0]).decode()]
+            else:
+                texts = [orjson.dumps(frame).decode() for frame in frames]
         except TypeError:  # what orjson refuses: as dumps writes it (see compact_json)
             texts = [dumps(frame) for frame in frames]
         if self.writer is not None:
@@ -340,8 +344,10 @@ class AguiRun:
         try:
             # A cancel may land while the run waits for its client, outside the loop's own
             # awaits: closing the loop explicitly still closes the model stream and tools.
-            async with _closing(loop):
+            try:
                 await self._consume(loop, messages, events, ending)
+            finally:
+                await _close(loop)
         except DecisionRefusedError as error:
             raise RunRefusedError(error.code.upper(), str(error)) from None
         except ModelStreamError as error:
@@ -553,15 +559,11 @@ class AguiRun:
         return frames + self.encoder.messages_snapshot(window, omitted=omitted)
 
 
-@contextlib.asynccontextmanager
-async def _closing(iterator: AsyncIterator[LoopEvent]) -> AsyncGenerator[None]:
-    """Close ``iterator`` (an async generator) however the block ends."""
-    try:
-        yield
-    finally:
-        close = getattr(iterator, "aclose", None)
-        if close is not None:
-            await close()
+async def _close(iterator: AsyncIterator[LoopEvent]) -> None:
+    """Close ``iterator`` (an async generator)."""
+    close = getattr(iterator, "aclose", None)
+    if close is not None:
+        await close()
 
 
 @dataclass(slots=True)

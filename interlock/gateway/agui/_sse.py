@@ -25,6 +25,7 @@ from interlock.codecs.agui import RunInput
 from interlock.gateway.agui._binding import AguiBinding, error_event
 from interlock.gateway.agui._context import dumps
 from interlock.gateway.agui._observe import RunAccount
+from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._run import AguiRun
 from interlock.gateway.agui._threads import RunRefusedError
 from interlock.gateway.auth import Unauthorized
@@ -58,41 +59,85 @@ def sse_frames(frames: Sequence[str], first_id: int | None = None) -> bytes:
     ).encode()
 
 
-async def run_stream(
-    run: AguiRun, keepalive_seconds: float, account: RunAccount | None = None
-) -> AsyncIterator[bytes]:
-    """The SSE body of one run, with keep-alive comments; cancels the run on disconnect.
+async def send_run(
+    run: AguiRun, send: Send, keepalive_seconds: float, account: RunAccount | None = None
+) -> None:
+    """Send the SSE body of one run (after its head), with keep-alive comments; a run
+    whose client went away is left detached or cancelled (:meth:`AguiRun.aclose`).
 
-    Each chunk is everything the run has ready, so the server writes once per batch; the
-    next batch is taken only once this one is sent (the ASGI server waits for a slow
-    client's socket to drain), which is what makes a slow client hold its run back.
-    ``account`` (if any) counts what went out and is closed when the stream ends.
+    Each ``http.response.body`` is everything the run has ready, so the server writes once
+    per batch; the next batch is taken only once this one is sent (the ASGI server waits
+    for a slow client's socket to drain), which is what makes a slow client hold its run
+    back. ``account`` (if any) counts what went out and is closed when the body ends.
     """
     connections = account.metrics.agui_connections if account is not None else None
     if connections is not None:
         connections["sse"] += 1
     sent = 0
+    keepalive = Keepalive(keepalive_seconds, run.outbox)
     try:
         while True:
-            try:
-                async with asyncio.timeout(keepalive_seconds):
-                    batch = await run.next_batch()
-            except TimeoutError:
-                yield PING
-                continue
+            keepalive.waiting = True
+            keepalive.since = keepalive.clock()
+            batch = await run.next_batch()
+            keepalive.waiting = False
             if batch is None:
                 return
-            yield sse_frames(batch, first_id=sent + 1)
+            if not batch:  # silent for keepalive_seconds: nudged by the keep-alive timer
+                await send({"type": "http.response.body", "body": PING, "more_body": True})
+                continue
+            body = sse_frames(batch, first_id=sent + 1)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
             sent += len(batch)
             if account is not None:
                 account.sent(batch)
     finally:
+        keepalive.stop()
         if connections is not None:
             connections["sse"] -= 1
         await run.aclose()
         if account is not None:
             account.resumed(run.decisions)
             account.close()
+
+
+class Keepalive:
+    """One timer per SSE body that nudges its run's outbox (:meth:`Outbox.nudge`) once the
+    body has waited ``seconds`` for a batch: a ``: ping`` is then due.
+
+    The body sets :attr:`waiting` and :attr:`since` (:attr:`clock` time) around each wait;
+    the timer, when it fires early (the body sent something meanwhile, or is sending),
+    sets itself again for the wait's own deadline, so a ping goes out after exactly the
+    silences an ``asyncio.timeout`` around each wait would find, without a timeout per
+    batch. :meth:`stop` cancels the timer.
+    """
+
+    __slots__ = ("_loop", "_outbox", "_timer", "clock", "seconds", "since", "waiting")
+
+    def __init__(self, seconds: float, outbox: Outbox) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._outbox = outbox
+        self.seconds = seconds
+        self.clock = self._loop.time
+        self.since = self.clock()
+        self.waiting = False
+        self._timer = self._loop.call_at(self.since + seconds, self._fire)
+
+    def _fire(self) -> None:
+        now = self.clock()
+        if not self.waiting:
+            due = now + self.seconds  # a wait that starts later is due later still
+        elif now >= (due := self.since + self.seconds) - _EARLY:
+            self._outbox.nudge()
+            due = now + self.seconds
+        self._timer = self._loop.call_at(due, self._fire)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+
+
+_EARLY = 0.001
+"""A timer may fire up to a millisecond before its time (libuv counts milliseconds)."""
 
 
 async def _refused(frame: JsonObject) -> AsyncIterator[bytes]:
@@ -121,27 +166,36 @@ async def handle_post(binding: AguiBinding, http_request: HttpRequest) -> HttpRe
     account.record.tenant = tenant
     account.record.run_id = run_input.run_id[:128]
     run = binding.start(runtime, run_input, tenant)
-    return RunResponse(run, run_stream(run, binding.keepalive_seconds, account))
+    return RunResponse(run, binding.keepalive_seconds, account)
 
 
 class RunResponse(StreamingResponse):
-    """A run's SSE body (``text/event-stream``, :data:`SSE_HEADERS`), ended early when
-    the client disconnects.
+    """A run's SSE answer (``text/event-stream``, :data:`SSE_HEADERS`): the head, then
+    :func:`send_run`, ended early when the client disconnects.
 
     Starlette's own response watches for the disconnect in an extra task group and
     cancels the body; this one watches in one plain task and closes the run's outbox
-    instead, which ends the body at its next wait the same way (the body's ``finally``
-    then leaves the run detached or cancels it) at a fraction of the cost per request.
+    instead, which ends the body at its next wait the same way (the body then leaves the
+    run detached or cancels it) at a fraction of the cost per request. It writes the same
+    messages as Starlette's streaming response (the head Starlette builds for it once).
     """
 
-    def __init__(self, run: AguiRun, body: AsyncIterator[bytes]) -> None:
-        super().__init__(body, media_type="text/event-stream", headers=SSE_HEADERS)
+    def __init__(self, run: AguiRun, keepalive_seconds: float, account: RunAccount) -> None:
+        # Starlette's __init__ builds the same head every time: taken from _SSE_HEAD.
+        self.status_code = 200
+        self.media_type = "text/event-stream"
+        self.background = None
+        self.raw_headers = list(_SSE_HEAD)
         self.run = run
+        self.keepalive_seconds = keepalive_seconds
+        self.account = account
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         listener = asyncio.get_running_loop().create_task(self._until_disconnect(receive))
         try:
-            await self.stream_response(send)
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+            await send_run(self.run, send, self.keepalive_seconds, self.account)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             listener.cancel()
 
@@ -149,6 +203,13 @@ class RunResponse(StreamingResponse):
         while (await receive())["type"] != "http.disconnect":
             pass
         self.run.outbox.close()
+
+
+_SSE_HEAD: tuple[tuple[bytes, bytes], ...] = tuple(
+    StreamingResponse((), media_type="text/event-stream", headers=SSE_HEADERS).raw_headers
+)
+"""The head Starlette writes for a streaming ``text/event-stream`` answer with
+:data:`SSE_HEADERS` (built once)."""
 
 
 @dataclass(frozen=True, slots=True)

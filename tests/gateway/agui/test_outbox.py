@@ -111,3 +111,32 @@ async def test_a_consumer_that_takes_nothing_for_the_stall_limit_counts_as_gone(
     await outbox.put(["c"])  # waits, then gives up: the consumer is treated as gone
     assert outbox.closed
     assert await outbox.take() is None
+
+
+async def test_a_nudge_wakes_a_waiting_consumer_with_nothing_and_is_not_remembered() -> None:
+    outbox = Outbox(limit=1000)
+    outbox.nudge()  # nobody waits: nothing happens
+    taking = asyncio.create_task(outbox.take())
+    await settle()
+    assert not taking.done()
+    outbox.nudge()
+    assert await taking == []  # the SSE body's keep-alive is due
+    taking = asyncio.create_task(outbox.take())
+    await settle()
+    assert not taking.done()  # the nudge was used up: the next take waits for frames
+    await outbox.put(["a"])
+    assert await taking == ["a"]
+
+
+async def test_frames_that_come_with_a_nudge_are_taken_not_skipped() -> None:
+    outbox = Outbox(limit=1000)
+    taking = asyncio.create_task(outbox.take())
+    await settle()
+    outbox.nudge()
+    await outbox.put(["a"])  # before the consumer runs again
+    assert await taking == ["a"]
+    outbox.end()
+    taking = asyncio.create_task(outbox.take())
+    await settle()
+    outbox.nudge()
+    assert await taking is None
