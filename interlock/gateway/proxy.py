@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ import httpx
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 
+from interlock.codecs.openai_chat._replay_check import cannot_refuse as chat_cannot_refuse
 from interlock.gateway import answer_losses, strict_json
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.auth import DEFAULT_TENANT, KeyRing, Unauthorized
@@ -101,6 +103,17 @@ def minted_ids(call: ProxyCall, checked: tuple[str, str]) -> bool:
     if continuation is not None and continuation.entry.checked_for == checked:
         start = max(continuation.entry.size - len(marker) + 1, 0)
     return call.body.find(marker, start) >= 0
+
+
+CANNOT_REFUSE: dict[str, Callable[[Request], bool]] = {"openai-chat": chat_cannot_refuse}
+"""Per upstream dialect: when its encoder cannot refuse a request (under any policy)."""
+
+
+def check_needless(upstream: Upstream, request: Request) -> bool:
+    """True when the same-dialect replay check of ``request`` for ``upstream`` cannot
+    refuse it, so the check (an encode whose payload is thrown away) is not run."""
+    cannot_refuse = CANNOT_REFUSE.get(upstream.dialect.name)
+    return cannot_refuse is not None and cannot_refuse(request)
 
 
 class Proxy:
@@ -274,7 +287,9 @@ class Proxy:
         if same and minted_ids(call, checked):
             same = False  # ids the gateway minted: the decoder dropped them, re-encode
         if same and not restored:
-            if not suffix_checks(self.history, call, checked, policy):
+            if not suffix_checks(self.history, call, checked, policy) and not check_needless(
+                upstream, request
+            ):
                 self.encode_checked(upstream, request, policy)
             remember(self.history, call, checked)
             call.passthrough = True
