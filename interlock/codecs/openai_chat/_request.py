@@ -24,6 +24,7 @@ from interlock.codecs.openai_chat._message_encode import (
 from interlock.codecs.openai_chat._pairing import find_pairing_violation
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._reasoning_options import (
+    INCLUDE,
     REASONING,
     ReasoningSettings,
     decode_settings,
@@ -102,9 +103,12 @@ def decode_request(payload: JsonObject) -> Request:
     stream = body.get("stream") is True
     if stream:
         fields.consumed.add("stream")
-    settings = decode_settings(body, layout)
-    fields.consumed.update(settings.consumed)
-    options = _decode_options(fields, layout, settings)
+    if options_absent(body):  # the commonest request: nothing to decode, nothing to check
+        settings, options = NO_SETTINGS, NO_OPTIONS
+    else:
+        settings = decode_settings(body, layout)
+        fields.consumed.update(settings.consumed)
+        options = _decode_options(fields, layout, settings)
     response_format = structured.decode_chat(body.get("response_format"))
     if response_format is not None:
         fields.consumed.add("response_format")
@@ -196,6 +200,30 @@ _SHARED: tuple[tuple[str, str, Callable[[JsonValue, str], Any]], ...] = (
 """Chat field, canonical option, reader: the shared options Chat has a field for."""
 _NAMES = {name: wire for wire, name, _ in _SHARED}
 _CARRIED = frozenset(name for _, name, _ in _SHARED)
+OPTION_KEYS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "seed",
+        "reasoning_effort",
+        "max_completion_tokens",
+        "max_tokens",
+        "stop",
+        REASONING,
+        INCLUDE,
+        *(wire for wire, _, _ in _SHARED),
+    }
+)
+"""Every top-level key :func:`decode_settings` and :func:`_decode_options` read."""
+NO_SETTINGS = ReasoningSettings()
+NO_OPTIONS = GenerationOptions()
+
+
+def options_absent(body: JsonObject) -> bool:
+    """True when ``body`` has none of :data:`OPTION_KEYS`: then the options decoded are
+    :data:`NO_OPTIONS` (every one unset) and nothing is consumed, added to the layout or
+    refused, exactly as the general path would have it."""
+    return body.keys().isdisjoint(OPTION_KEYS)
 
 
 def encode_request(

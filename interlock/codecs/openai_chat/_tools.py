@@ -65,6 +65,11 @@ def decode_tools(
     hosted: list[HostedToolSpec] = []
     order: list[str] = []
     for i, item in enumerate(as_list(value, path)):
+        plain = plain_function(item)
+        if plain is not None:
+            tools.append(plain)
+            order.append("f")
+            continue
         tool = as_object(item, f"{path}[{i}]")
         kind = as_str(required(tool, "type", f"{path}[{i}]"), f"{path}[{i}].type")
         if kind in _KINDS:
@@ -74,6 +79,32 @@ def decode_tools(
             hosted.append(HostedToolSpec(provider=hosted_provider(kind), spec=tool))
             order.append("h")
     return tuple(tools), tuple(hosted), "".join(order)
+
+
+_PLAIN_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+
+
+def plain_function(item: JsonValue) -> ToolSpec | None:
+    """The commonest tool decoded directly: ``{"type": "function", "function": {"name":
+    string, "description"?: string or null, "parameters"?: object}}`` and nothing else.
+    ``None`` for any other item. Equal to what :func:`_decode_tool` gives for it (no field
+    left over to keep, so the spec's ``extra`` is empty)."""
+    if not isinstance(item, dict) or len(item) != 2 or item.get("type") != "function":
+        return None
+    inner = item.get("function")
+    if not isinstance(inner, dict) or not _PLAIN_FUNCTION_KEYS.issuperset(inner):
+        return None
+    name = inner.get("name")
+    description = inner.get("description")
+    parameters = inner.get("parameters")
+    if not isinstance(name, str) or not (description is None or isinstance(description, str)):
+        return None
+    if parameters is None:
+        if "parameters" in inner:
+            return None  # a null kept verbatim in ``extra``
+    elif not isinstance(parameters, dict):
+        return None
+    return ToolSpec(name=name, description=description, parameters=parameters, extra={})
 
 
 def _decode_tool(tool: JsonObject, path: str) -> ToolSpec:
