@@ -46,6 +46,9 @@ def _count(usage: JsonObject, key: str, path: str) -> int:
 
 def decode_usage(value: JsonValue, path: str) -> Usage:
     """A Chat ``usage`` object."""
+    plain = plain_usage(value)
+    if plain is not None:
+        return plain
     usage = as_object(value, path)
     counts: dict[str, int] = {}
     unknown = rest(usage, {"prompt_tokens", "completion_tokens", "total_tokens", *_DETAILS})
@@ -90,6 +93,22 @@ def decode_usage(value: JsonValue, path: str) -> Usage:
         cached_input_tokens=counts.get("cached_tokens", 0),
         extra=extra,
     )
+
+
+def plain_usage(value: JsonValue) -> Usage | None:
+    """The commonest usage decoded directly: exactly ``prompt_tokens``, ``completion_tokens``
+    and ``total_tokens``, integers, the total their sum. ``None`` for anything else. Equal to
+    what the general path gives for it (nothing left over to keep: ``extra`` is empty)."""
+    if not isinstance(value, dict) or len(value) != 3:
+        return None
+    prompt = value.get("prompt_tokens")
+    completion = value.get("completion_tokens")
+    total = value.get("total_tokens")
+    if type(prompt) is not int or type(completion) is not int or type(total) is not int:
+        return None
+    if total != prompt + completion:
+        return None
+    return Usage(input_tokens=prompt, output_tokens=completion, extra={})
 
 
 def encode_usage(usage: Usage, fields: FieldPolicy = AS_DECODED) -> JsonObject:
