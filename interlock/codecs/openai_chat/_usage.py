@@ -96,10 +96,12 @@ def decode_usage(value: JsonValue, path: str) -> Usage:
 
 
 def plain_usage(value: JsonValue) -> Usage | None:
-    """The commonest usage decoded directly: exactly ``prompt_tokens``, ``completion_tokens``
-    and ``total_tokens``, integers, the total their sum. ``None`` for anything else. Equal to
-    what the general path gives for it (nothing left over to keep: ``extra`` is empty)."""
-    if not isinstance(value, dict) or len(value) != 3:
+    """The commonest usage decoded directly: integer ``prompt_tokens`` and
+    ``completion_tokens``, their sum as ``total_tokens``, and at most the two detail objects
+    (each an object whose canonical count, if any, is an integer). ``None`` for anything
+    else. Equal to what the general path gives for it: the detail objects kept whole in
+    ``extra``, nothing else left over."""
+    if not isinstance(value, dict):
         return None
     prompt = value.get("prompt_tokens")
     completion = value.get("completion_tokens")
@@ -108,7 +110,31 @@ def plain_usage(value: JsonValue) -> Usage | None:
         return None
     if total != prompt + completion:
         return None
-    return Usage(input_tokens=prompt, output_tokens=completion, extra={})
+    size = len(value)
+    if size == 3:
+        return Usage(input_tokens=prompt, output_tokens=completion, extra={})
+    kept: JsonObject = {}
+    counts = [0, 0]
+    for at, (detail, field) in enumerate(_DETAILS.items()):
+        if detail not in value:
+            continue
+        details = value[detail]
+        if not isinstance(details, dict):
+            return None
+        count = details.get(field, 0)
+        if type(count) is not int:
+            return None
+        kept[detail], counts[at] = details, count
+    if size != 3 + len(kept):
+        return None  # another key: the general path keeps it
+    cached, reasoning = counts
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=completion,
+        reasoning_tokens=reasoning,
+        cached_input_tokens=cached,
+        extra={DIALECT: kept},
+    )
 
 
 def encode_usage(usage: Usage, fields: FieldPolicy = AS_DECODED) -> JsonObject:

@@ -27,6 +27,17 @@ def _usages(draw: st.DrawFn) -> JsonValue:
         "completion_tokens": completion,
         "total_tokens": prompt + completion + draw(st.sampled_from([0, 0, 0, 1, -1])),
     }
+    for detail, field in (
+        ("prompt_tokens_details", "cached_tokens"),
+        ("completion_tokens_details", "reasoning_tokens"),
+    ):
+        if draw(st.booleans()):
+            usage[detail] = draw(
+                st.one_of(
+                    st.fixed_dictionaries({}, optional={field: _COUNT, "audio_tokens": _COUNT}),
+                    _COUNT,
+                )
+            )
     for _ in range(draw(st.integers(0, 2))):
         key = draw(
             st.sampled_from([*_KEYS, "prompt_cache_hit_tokens", "completion_tokens_details"])
@@ -52,6 +63,10 @@ def test_usage_decodes_alike_with_and_without_the_fast_path(value: JsonValue) ->
 
 def test_the_plain_counts_take_the_fast_path() -> None:
     assert plain_usage({"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8})
+    details = {"completion_tokens_details": {"reasoning_tokens": 2, "audio_tokens": 0}}
+    usage = plain_usage({"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8, **details})
+    assert usage is not None
+    assert usage.reasoning_tokens == 2
 
 
 @pytest.mark.parametrize(
@@ -62,6 +77,20 @@ def test_the_plain_counts_take_the_fast_path() -> None:
         {"prompt_tokens": True, "completion_tokens": 3, "total_tokens": 4},
         {"prompt_tokens": 5, "completion_tokens": 3, "cached": 8},
         {"prompt_tokens": 5, "completion_tokens": 3},
+        {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8, "x": 1},
+        {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8, "x": 1, "y": 2},
+        {
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+            "total_tokens": 2,
+            "prompt_tokens_details": None,
+        },
+        {
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+            "total_tokens": 2,
+            "completion_tokens_details": {"reasoning_tokens": None},
+        },
     ],
 )
 def test_near_misses_take_the_general_path(value: JsonValue) -> None:
