@@ -344,7 +344,35 @@ class Http1Transport(httpx.AsyncBaseTransport):
         await self._acquire(timeouts.get("pool"), request)
         try:
             payload = await _serialize(request)
-            origin = (request.url.raw_scheme, request.url.raw_host, _port(request.url))
+        except BaseException:
+            self._slots.release()
+            raise
+        return await self._answer(origin_of(request.url), payload, timeouts, request)
+
+    async def post(
+        self,
+        origin: Origin,
+        payload: list[bytes],
+        timeouts: dict[str, float | None],
+        request: httpx.Request,
+    ) -> httpx.Response:
+        """:meth:`handle_async_request` for a request already serialized: ``payload`` (the
+        head and the body, written as they are) to ``origin``, no ``httpx.Request`` built
+        per call. ``request`` names the request in errors and on the response (its method,
+        URL and headers; its body is not read)."""
+        await self._acquire(timeouts.get("pool"), request)
+        return await self._answer(origin, payload, timeouts, request)
+
+    async def _answer(
+        self,
+        origin: Origin,
+        payload: list[bytes],
+        timeouts: dict[str, float | None],
+        request: httpx.Request,
+    ) -> httpx.Response:
+        """Send ``payload`` holding a pool slot (released here on failure, else when the
+        body is closed); the response once its headers are in."""
+        try:
             connection = self._checkout(origin)
             try:
                 if connection is not None:
@@ -364,10 +392,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
             raise
         body = AnswerBody(self, connection, origin, request, timeouts.get("read"))
         response = httpx.Response(
-            connection.status,
-            headers=connection.headers,
-            stream=body,
-            extensions={"http_version": b"HTTP/1.1"},
+            connection.status, headers=connection.headers, stream=body, extensions=_EXTENSIONS
         )
         if connection.ascii_head:
             response.headers.encoding = "ascii"  # what httpx would find, header by header
@@ -509,6 +534,15 @@ class Http1Transport(httpx.AsyncBaseTransport):
         traceback: TracebackType | None = None,
     ) -> None:
         await self.aclose()
+
+
+_EXTENSIONS = {"http_version": b"HTTP/1.1"}
+"""Every answer's extensions (``httpx.Response`` copies them)."""
+
+
+def origin_of(url: httpx.URL) -> Origin:
+    """Scheme, host and port of ``url``: which pooled connections may carry a request."""
+    return (url.raw_scheme, url.raw_host, _port(url))
 
 
 def _port(url: httpx.URL) -> int:

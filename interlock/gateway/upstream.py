@@ -24,6 +24,7 @@ import socket
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 import httpx
 
@@ -31,7 +32,14 @@ from interlock.codecs.registry import http_facts
 from interlock.gateway import tracing
 from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.dialects import Dialect
-from interlock.gateway.http1 import PREPARED_HEAD, AnswerBody, AnswerHeadTooLarge, Http1Transport
+from interlock.gateway.http1 import (
+    PREPARED_HEAD,
+    AnswerBody,
+    AnswerHeadTooLarge,
+    Http1Transport,
+    Origin,
+    origin_of,
+)
 from interlock.gateway.metrics import Metrics
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -70,6 +78,12 @@ class _Template:
     them (:data:`~interlock.gateway.http1.PREPARED_HEAD`)."""
     timeouts: dict[str, object]
     """The timeouts alone (for requests built otherwise: :meth:`Upstream.fetch`)."""
+    head: bytes
+    """The request line and headers, without the ``content-length`` line."""
+    origin: Origin
+    request: httpx.Request
+    """The request without its body: what errors and answers of :meth:`Upstream.send`'s
+    lean path name (method, URL, headers)."""
 
 
 @dataclass(slots=True)
@@ -118,7 +132,10 @@ class Upstream:
             lines = b"".join(b"%s: %s\r\n" % pair for pair in headers.raw)
             head = b"POST %s HTTP/1.1\r\n%s" % (url.raw_path, lines)
             timeouts: dict[str, object] = {"timeout": timeout}
-            template = _Template(url, headers, {**timeouts, PREPARED_HEAD: head}, timeouts)
+            extensions = {**timeouts, PREPARED_HEAD: head}
+            bodiless = httpx.Request("POST", url, headers=headers, extensions=extensions)
+            origin = origin_of(url)
+            template = _Template(url, headers, extensions, timeouts, head, origin, bodiless)
             self._templates[path, accept_stream] = template
         return template
 
@@ -147,7 +164,17 @@ class Upstream:
         Raises :class:`UpstreamUnavailable` when no attempt got an answer. A 429/5xx answer
         is retried while attempts remain, then returned as is for the caller to translate.
         """
-        return await self._attempts(lambda: self._request(path, body, accept_stream))
+        transport = self.transport
+        if type(transport) is not Http1Transport or tracing.active() is not None:
+            return await self._attempts(lambda: self._request(path, body, accept_stream))
+        template = self._template(path, accept_stream)
+        head = b"%scontent-length: %d\r\n\r\n" % (template.head, len(body))
+        payload = [head, body]  # what Http1Transport writes for ``_request``'s request
+        timeouts = cast(dict[str, float | None], template.timeouts["timeout"])
+        origin, request = template.origin, template.request
+        return await self._attempts(
+            lambda: request, lambda _: transport.post(origin, payload, timeouts, request)
+        )
 
     async def fetch(self, method: str, path: str, body: bytes | None = None) -> httpx.Response:
         """A ``GET``, ``DELETE`` or ``POST`` of ``path`` (query included), with a JSON
@@ -165,12 +192,20 @@ class Upstream:
             lambda: httpx.Request(method, url, headers=headers, content=body, extensions=extensions)
         )
 
-    async def _attempts(self, build: Callable[[], httpx.Request]) -> httpx.Response:
+    async def _attempts(
+        self,
+        build: Callable[[], httpx.Request],
+        exchange: Callable[[httpx.Request], Awaitable[httpx.Response]] | None = None,
+    ) -> httpx.Response:
+        """Each attempt sends ``build()`` (through ``exchange`` when given)."""
         attempt = 0
         while True:
             request = build()
             try:
-                response = await self._exchange(request, attempt)
+                if exchange is not None:
+                    response = await exchange(request)
+                else:
+                    response = await self._exchange(request, attempt)
             except CLEAN_FAILURES as error:
                 if attempt < self.config.max_retries:
                     attempt += 1
@@ -280,7 +315,18 @@ async def read_answer(response: httpx.Response, limit: int) -> bytes:
             chunks.append(chunk)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
-        await response.aclose()
+        await close(response)
+
+
+async def close(response: httpx.Response) -> None:
+    """``response.aclose()``; an :class:`AnswerBody` (whose closing cannot fail) is closed
+    directly, without ``httpx``'s context for naming the request in errors."""
+    stream = response.stream
+    if type(stream) is AnswerBody and not response.is_closed:
+        response.is_closed = True
+        await stream.aclose()
+        return
+    await response.aclose()
 
 
 def base_url(config: UpstreamConfig) -> str:

@@ -126,6 +126,55 @@ async def test_the_prepared_head_is_the_head_the_headers_would_write(
         assert await http1._serialize(sent) == await http1._serialize(walked)  # pyright: ignore[reportPrivateUsage]
 
 
+@pytest.mark.parametrize("name", ["chat", "gemini", "responses"])
+@pytest.mark.parametrize("accept_stream", [False, True])
+async def test_the_lean_path_sends_what_the_request_path_sends(
+    name: str, accept_stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through ``Http1Transport`` a request goes out without an ``httpx.Request`` of its
+    own: the same bytes, origin and timeouts as the request ``httpx`` would carry, and
+    retried alike (a 503, then the answer)."""
+    config = parse_config(CONFIG, {"UP_KEY": UPSTREAM_KEY}).upstream(name)
+    transport = Http1Transport()
+    posted: list[tuple[http1.Origin, list[bytes], dict[str, float | None]]] = []
+
+    async def post(
+        origin: http1.Origin,
+        payload: list[bytes],
+        timeouts: dict[str, float | None],
+        request: httpx.Request,
+    ) -> httpx.Response:
+        posted.append((origin, payload, timeouts))
+        return httpx.Response(503 if len(posted) % 2 else 200, content=b"{}")
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    monkeypatch.setattr(transport, "post", post)
+    metrics = Metrics()
+    upstream = Upstream(
+        config=config,
+        dialect=dialect(config.protocol, config.reasoning_dialect),
+        transport=transport,
+        metrics=metrics,
+        sleep=no_sleep,
+    )
+    for path, body in (("/chat/completions", b'{"a":1}'), ("/x:y?alt=sse&k=1", b"")):
+        response = await upstream.send(path, body, accept_stream=accept_stream)
+        assert response.status_code == 200
+        expected = upstream._request(path, body, accept_stream)  # pyright: ignore[reportPrivateUsage]
+        serialized = await http1._serialize(expected)  # pyright: ignore[reportPrivateUsage]
+        assert posted[-1] == posted[-2]  # the retry sent the same
+        assert posted[-1] == (
+            http1.origin_of(expected.url),
+            serialized,
+            expected.extensions["timeout"],
+        )
+        assert (response.request.method, response.request.url) == ("POST", expected.url)
+        await response.aclose()
+    assert metrics.upstream_retries[config.name, "same_deployment"] == 2
+
+
 async def _answering(raw: bytes) -> tuple[asyncio.Server, str]:
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")
