@@ -4,7 +4,7 @@ limit holds whether the size is declared or only found while reading."""
 from __future__ import annotations
 
 import pytest
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.types import Message
 
 from interlock.gateway.bodies import ProxyError, read_body
@@ -48,3 +48,19 @@ async def test_a_body_over_the_limit_is_a_413(
     with pytest.raises(ProxyError) as refused:
         await read_body(request(pieces, headers), 10)
     assert (refused.value.status, refused.value.code) == (413, "too_large")
+
+
+async def test_a_client_leaving_mid_body_is_a_client_disconnect() -> None:
+    """As Starlette's ``Request.stream()`` reports it (the proxy answers 499)."""
+    messages: list[Message] = [
+        {"type": "http.request", "body": b"ab", "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive() -> Message:
+        return messages.pop(0)
+
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": []}
+    with pytest.raises(ClientDisconnect):
+        await read_body(Request(scope, receive), 10)
+    assert not messages
