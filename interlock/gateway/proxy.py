@@ -262,7 +262,10 @@ class Proxy:
                     return
         known, unread = vault_read(call, request)
         keys = wanted_keys(unread, upstream.config)
-        lookup = await self.vault.look(call.tenant, upstream.config, keys, known)
+        if keys or known is not None:
+            lookup = await self.vault.look(call.tenant, upstream.config, keys, known)
+        else:
+            lookup = Lookup((), (), (), {})  # what ``look`` finds for no keys, no round trip
         call.vault_lookup = (upstream.name, lookup)
         if lookup.found:
             request = replace(request, messages=restore_messages(request.messages, lookup.found))

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
+import pathlib
 
 import httpx
 import pytest
 
+from interlock.gateway.config import UpstreamConfig
 from interlock.gateway.model_field import rewrite_model
+from interlock.gateway.stores import open_store
+from interlock.gateway.vault import Lookup, ReasoningVault
 from tests.gateway.helpers import (
     UPSTREAM_KEY,
     Recorder,
@@ -336,3 +340,18 @@ async def test_client_keys_are_required_and_map_to_a_tenant() -> None:
     text = "\n".join(captured.lines)
     for secret in ("sk-client-1", "sk-client-2", UPSTREAM_KEY, "key="):
         assert secret not in text
+
+
+# ---------------------------------------------------------------- vault skipped without keys
+
+
+@pytest.mark.parametrize("url", ["memory://", "sqlite:///{tmp}/vault.db"])
+async def test_a_lookup_of_no_keys_is_the_empty_lookup_the_proxy_uses(
+    url: str, tmp_path: pathlib.Path
+) -> None:
+    """The proxy skips ``look`` for a history with no vault keys (and no kept lookup),
+    taking the empty ``Lookup`` instead: what ``look`` itself finds then."""
+    store = open_store(url.replace("{tmp}", str(tmp_path)))
+    config = UpstreamConfig(name="up", protocol="openai-responses", base_url="https://x.example")
+    await store.vault_put("t", "up", {"reasoning:a": [1]})
+    assert await ReasoningVault(store).look("t", config, []) == Lookup((), (), (), {})
