@@ -125,8 +125,11 @@ class SseParser:
         for line in buffer[:last].split(b"\n"):
             if not line:  # a blank line closes the event (or a comment block)
                 self._event_bytes = 0
-                if self._data:  # _dispatch without its call: once per event
-                    events.append(_sse_event("\n".join(self._data), self._event))
+                if self._data:  # _dispatch without its calls: once per event
+                    event = _new(SseEvent)  # _sse_event, inline
+                    _SET_DATA(event, "\n".join(self._data))
+                    _SET_EVENT(event, self._event)
+                    events.append(event)
                     self._data = []
                 self._event = None  # (an event without data is discarded)
                 continue

@@ -48,11 +48,13 @@ class ModelUpdate:
 
 
 _new = object.__new__
-_SET_ITERATION, _SET_MESSAGE_ID, _SET_UPDATE = (
+SET_ITERATION, SET_MESSAGE_ID, SET_UPDATE = (
     cast("Callable[[object, object], None]", vars(ModelUpdate)[name].__set__)
     for name in ("iteration", "message_id", "update")
 )
 assert tuple(item.name for item in fields(ModelUpdate)) == ("iteration", "message_id", "update")
+"""The slot writers of :class:`ModelUpdate`'s fields (:func:`model_update`; the loop
+inlines it where it yields each streamed update)."""
 
 
 def model_update(iteration: int, message_id: str, update: Update) -> ModelUpdate:
@@ -60,9 +62,9 @@ def model_update(iteration: int, message_id: str, update: Update) -> ModelUpdate
     (no keyword packing, no ``object.__setattr__`` per field): one per streamed update.
     Equal to and as frozen as the class's own."""
     event = _new(ModelUpdate)
-    _SET_ITERATION(event, iteration)
-    _SET_MESSAGE_ID(event, message_id)
-    _SET_UPDATE(event, update)
+    SET_ITERATION(event, iteration)
+    SET_MESSAGE_ID(event, message_id)
+    SET_UPDATE(event, update)
     return event
 
 

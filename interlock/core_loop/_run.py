@@ -25,6 +25,9 @@ from interlock.core_loop._agent import (
 from interlock.core_loop._batch import BatchSettler, Counters
 from interlock.core_loop._decisions import Resumption, claim_decisions
 from interlock.core_loop._events import (
+    SET_ITERATION,
+    SET_MESSAGE_ID,
+    SET_UPDATE,
     EventFolder,
     LoopEvent,
     LoopResult,
@@ -74,6 +77,7 @@ from interlock.transcript import (
 )
 
 _VISIBLE = ("text", "refusal", "media", "json")
+_new = object.__new__
 _NO_TOOLS = ToolChoice(mode="none")
 _STATELESS = Continuation()
 
@@ -146,7 +150,11 @@ class Run(BatchSettler):
                         async for raw in call.stream:
                             if plain and type(raw) is PartDelta:  # most updates
                                 call.builder.add(raw)
-                                yield model_update(call.iteration, call.message_id, raw)
+                                event = _new(ModelUpdate)  # model_update, inline
+                                SET_ITERATION(event, call.iteration)
+                                SET_MESSAGE_ID(event, call.message_id)
+                                SET_UPDATE(event, raw)
+                                yield event
                                 continue
                             event = call.event(self._assign(raw, call.occurrences))
                             if event is None:

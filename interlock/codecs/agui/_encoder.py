@@ -343,7 +343,22 @@ class AguiEventEncoder(StepStreams):
         if message_id is not None:
             self._step_base = message_id
         if type(update) is PartDelta:  # most updates: matched first without a pattern
-            return self._part_delta(update.index, update.delta)
+            open_part, delta = self._open.get(update.index), update.delta
+            if open_part is None or open_part.stream != "text" or not delta:
+                return self._part_delta(update.index, delta)
+            # _part_delta of a text part without its call (once per streamed delta)
+            open_part.chunks.append(delta)
+            built: JsonObject = {
+                "type": "TEXT_MESSAGE_CONTENT",
+                "messageId": open_part.wire_id,
+                "delta": delta,
+            }
+            if self._clock is not None:
+                built["timestamp"] = int(self._clock())
+            return [built]
+        return self._encode_other(update)
+
+    def _encode_other(self, update: Update) -> list[JsonObject]:
         match update:
             case ResponseStarted():
                 events = self._end_step()

@@ -24,12 +24,30 @@ def plain_delta(chunk: JsonValue) -> tuple[tuple[str, int | str], str] | None:
     exactly as the general path would: keys that path does not read are ignored alike,
     and one it reads set to anything but ``null`` (or ``""`` content) sends the chunk
     there."""
-    delta = _plain_choice_delta(chunk)
-    if delta is None:
+    if not isinstance(chunk, dict) or "x_groq" in chunk or "mcp_list_tools" in chunk:
+        return None
+    choices = chunk.get("choices")
+    if chunk.get("usage") is not None or chunk.get("error") is not None:
+        return None
+    if not isinstance(choices, list) or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if not isinstance(choice, dict) or choice.get("finish_reason") is not None:
+        return None
+    if choice.get("logprobs") is not None:
+        return None
+    delta, index = choice.get("delta"), choice.get("index", 0)
+    # the first choice: the integer 0 (not ``false``, not ``0.0``)
+    if type(index) is not int or index != 0 or type(delta) is not dict:
         return None
     if len(delta) == 1 and type(content := delta.get("content")) is str:  # the commonest
         return (_TEXT, content) if content else None
-    content = None
+    return _plain_other(delta)
+
+
+def _plain_other(delta: JsonObject) -> tuple[tuple[str, int | str], str] | None:
+    """:func:`plain_delta` of a choice's ``delta`` other than one ``content`` string."""
+    content: JsonValue = None
     other: tuple[str, JsonValue] | None = None  # the one other key read, not null
     for key, value in delta.items():
         if key == "content":
@@ -48,28 +66,6 @@ def plain_delta(chunk: JsonValue) -> tuple[tuple[str, int | str], str] | None:
     if key in RAW_CARRIERS and isinstance(value, str) and value:
         return ("raw", key), value
     return None
-
-
-def _plain_choice_delta(chunk: JsonValue) -> JsonObject | None:
-    """The delta of a chunk's one choice (index 0, no finish_reason, no logprobs) when the chunk
-    carries no usage and no error (see :func:`plain_delta`)."""
-    if not isinstance(chunk, dict) or "x_groq" in chunk or "mcp_list_tools" in chunk:
-        return None
-    choices = chunk.get("choices")
-    if chunk.get("usage") is not None or chunk.get("error") is not None:
-        return None
-    if not isinstance(choices, list) or len(choices) != 1:
-        return None
-    choice = choices[0]
-    if not isinstance(choice, dict) or choice.get("finish_reason") is not None:
-        return None
-    if choice.get("logprobs") is not None:
-        return None
-    delta, index = choice.get("delta"), choice.get("index", 0)
-    # the first choice: the integer 0 (not ``false``, not ``0.0``)
-    if index != 0 or not isinstance(index, int) or isinstance(index, bool):
-        return None
-    return delta if isinstance(delta, dict) else None
 
 
 def _plain_call(calls: JsonValue) -> tuple[tuple[str, int | str], str] | None:

@@ -370,31 +370,52 @@ class AguiRun:
     ) -> None:
         """Collect, encode and queue the loop's events until it ends or the client is gone
         (``ending.cancelled``); ``ending.thread`` follows the checkpoints."""
-        checkpointed: str | None = None
-        outbox, encoder, state = self.outbox, self.encoder, self.state
+        checkpointed: list[str] = []  # the message whose batch was checkpointed last
+        outbox, encoder, state, writer = self.outbox, self.encoder, self.state, self.writer
+        append, encode, offer = events.append, encoder.encode, outbox.offer
         async for event in loop:
-            events.append(event)
+            append(event)
             if type(event) is ModelUpdate and type(event.update) is PartDelta:
                 # most events: no span, no usage, no checkpoint to look at
-                frames = encoder.encode(event.update, message_id=event.message_id)
+                frames = encode(event.update, message_id=event.message_id)
             else:
-                self.trace.observe(event)
-                self.calls.observe(event)
-                if isinstance(event, ToolStarted) and event.message_id != checkpointed:
-                    # Before the batch's first tool runs (its journal entry is written).
-                    checkpointed = event.message_id
-                    thread = ending.thread
-                    revision = await self._checkpoint(messages, events, state.value, thread)
-                    ending.thread = replace(thread, revision=revision)
+                await self._observe(event, messages, events, ending, checkpointed)
                 frames = self._encode(event)
             if state.version != self._sent_state[0]:
                 frames = frames + self._state_delta()
-            texts = self._serialized(frames)
-            if not outbox.offer(texts):
+            if len(frames) == 1:  # most events: _serialized without its call
+                try:
+                    texts = [orjson.dumps(frames[0]).decode()]
+                except TypeError:  # what orjson refuses: as dumps writes it
+                    texts = [dumps(frames[0])]
+                if writer is not None:
+                    writer.append(texts)
+            else:
+                texts = self._serialized(frames)
+            if not offer(texts):
                 await outbox.put(texts)
             if outbox.closed and not self.detach():  # client gone or stalled
                 ending.cancelled = True
                 break
+
+    async def _observe(
+        self,
+        event: LoopEvent,
+        messages: Sequence[Message],
+        events: list[LoopEvent],
+        ending: _Ending,
+        checkpointed: list[str],
+    ) -> None:
+        """Span, usage and checkpoint of an event other than a streamed delta: the thread
+        is saved before the first tool of each batch runs (its journal entry is written),
+        and ``ending.thread`` follows."""
+        self.trace.observe(event)
+        self.calls.observe(event)
+        if isinstance(event, ToolStarted) and event.message_id not in checkpointed[-1:]:
+            checkpointed[:] = [event.message_id]
+            thread = ending.thread
+            revision = await self._checkpoint(messages, events, self.state.value, thread)
+            ending.thread = replace(thread, revision=revision)
 
     def _encode(self, event: LoopEvent) -> list[JsonObject]:
         encoder = self.encoder

@@ -75,23 +75,38 @@ class LogGapError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class RunKey:
-    """Which run's log: tenant, thread, run."""
+    """Which run's log: tenant, thread, run.
+
+    Its store keys are ``store_key("runlog", tenant, thread_id[, run_id[, part]])``; the
+    quoted components are joined once, when the key is made (a run writes its log's
+    keys several times), and every part named below quotes to itself.
+    """
 
     tenant: str
     thread_id: str
     run_id: str
+    _head: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "_head", store_key("runlog", self.tenant, self.thread_id, self.run_id)
+        )
+
+    def latest(self) -> str:
+        """The key of the thread's latest-run pointer."""
+        return self._head.rpartition("/")[0]
 
     def head(self) -> str:
-        return store_key("runlog", self.tenant, self.thread_id, self.run_id)
+        return self._head
 
     def chunk(self, start: int) -> str:
-        return store_key("runlog", self.tenant, self.thread_id, self.run_id, f"{start:012d}")
+        return f"{self._head}/{start:012d}"
 
     def reader(self) -> str:
-        return store_key("runlog", self.tenant, self.thread_id, self.run_id, "reader")
+        return self._head + "/reader"
 
     def cancel(self) -> str:
-        return store_key("runlog", self.tenant, self.thread_id, self.run_id, "cancel")
+        return self._head + "/cancel"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +210,7 @@ class RunLog:
             self._threads_swept.clear()
             await self.sweep("runlog/")
         else:
-            prefix = store_key("runlog", key.tenant, key.thread_id) + "/"
+            prefix = key.latest() + "/"
             swept = self._threads_swept.get(prefix)
             if swept is None or now - swept >= min(self.sweep_seconds, self.ttl_seconds / 4):
                 if len(self._threads_swept) >= THREADS_REMEMBERED:
@@ -352,9 +367,7 @@ class RunLog:
             current = await self.backend.get(key.head())  # another follower, or the owner
             return current is not None and _Head.load(current).ended
         latest = {"runId": key.run_id, "ended": True}
-        await self.backend.set_many(
-            {store_key("runlog", key.tenant, key.thread_id): json.dumps(latest)}
-        )
+        await self.backend.set_many({key.latest(): json.dumps(latest)})
         LOGGER.warning("run %s lost its replica %s: its log is ended", key.run_id, head.owner)
         return True
 
@@ -481,7 +494,7 @@ class RunLogWriter:
             head.touched_at = self.log.clock()
             items[self.key.head()] = _dumps(head.document())
             latest: JsonObject = {"runId": self.key.run_id, "ended": head.ended}
-            items[store_key("runlog", self.key.tenant, self.key.thread_id)] = _dumps(latest)
+            items[self.key.latest()] = _dumps(latest)
             await self.log.backend.set_many(items)
             for doomed_key in doomed:
                 await self.log.backend.delete(doomed_key)

@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from interlock.gateway.stores import LogGapError, RunKey, RunLog, Store, open_store
+from interlock.gateway.stores._store import store_key
 
 KEY = RunKey("acme", "thread-1", "run-1")
 
@@ -260,3 +263,20 @@ async def test_closing_during_a_timed_flush_loses_no_frames(store: Store) -> Non
     await asyncio.wait_for(closing, 5)
     read = await log.read(KEY, 0)
     assert read is not None and read.frames == frames(1, 2)
+
+
+_COMPONENT = st.text(alphabet=st.sampled_from("ab/:%é _.~-\u00e9\U0001f600"), max_size=6)
+
+
+@given(_COMPONENT, _COMPONENT, _COMPONENT, st.integers(0, 10**12 - 1))
+def test_a_run_keys_store_keys_are_its_components_quoted(
+    tenant: str, thread_id: str, run_id: str, start: int
+) -> None:
+    """The keys joined once when the key is made are the ones ``store_key`` gives."""
+    key = RunKey(tenant, thread_id, run_id)
+    assert key.latest() == store_key("runlog", tenant, thread_id)
+    assert key.head() == store_key("runlog", tenant, thread_id, run_id)
+    assert key.chunk(start) == store_key("runlog", tenant, thread_id, run_id, f"{start:012d}")
+    assert key.reader() == store_key("runlog", tenant, thread_id, run_id, "reader")
+    assert key.cancel() == store_key("runlog", tenant, thread_id, run_id, "cancel")
+    assert key == RunKey(tenant, thread_id, run_id) and "_head" not in repr(key)
