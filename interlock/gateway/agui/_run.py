@@ -21,7 +21,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, TypeAlias, assert_never
+from typing import Literal, TypeAlias
 
 import orjson
 
@@ -34,23 +34,20 @@ from interlock.codecs.agui import (
 from interlock.core_loop import (
     Agent,
     AgentState,
-    ApprovalRequested,
-    ClientCallsPending,
     DecisionRefusedError,
     EventFolder,
-    InputRequested,
     LedgerStore,
     LoopEvent,
     ModelStreamError,
     ModelUpdate,
     RunFinished,
-    ToolFinished,
     ToolStarted,
     run_loop,
 )
 from interlock.gateway.agui._agents import AgentRuntime, ProviderScope, RunToolsError
 from interlock.gateway.agui._calls import CURRENT, RunCalls
 from interlock.gateway.agui._context import RunContext, dumps
+from interlock.gateway.agui._frames import close_loop, event_frames
 from interlock.gateway.agui._lease import thread_lease
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._patch import state_patch
@@ -69,7 +66,6 @@ from interlock.transcript import (
     JsonValue,
     Message,
     PartDelta,
-    StreamFailed,
     assign_occurrences,
 )
 
@@ -347,7 +343,7 @@ class AguiRun:
             try:
                 await self._consume(loop, messages, events, ending)
             finally:
-                await _close(loop)
+                await close_loop(loop)
         except DecisionRefusedError as error:
             raise RunRefusedError(error.code.upper(), str(error)) from None
         except ModelStreamError as error:
@@ -380,7 +376,7 @@ class AguiRun:
                 frames = encode(event.update, message_id=event.message_id)
             else:
                 await self._observe(event, messages, events, ending, checkpointed)
-                frames = self._encode(event)
+                frames = event_frames(self.encoder, event)
             if state.version != self._sent_state[0]:
                 frames = frames + self._state_delta()
             if len(frames) == 1:  # most events: _serialized without its call
@@ -416,29 +412,6 @@ class AguiRun:
             thread = ending.thread
             revision = await self._checkpoint(messages, events, self.state.value, thread)
             ending.thread = replace(thread, revision=revision)
-
-    def _encode(self, event: LoopEvent) -> list[JsonObject]:
-        encoder = self.encoder
-        if type(event) is ModelUpdate:  # most events: matched first without a pattern
-            update = event.update
-            if type(update) is StreamFailed:
-                return []  # ends the loop with ModelStreamError: reported once, at the end
-            return encoder.encode(update, message_id=event.message_id)
-        match event:
-            case ModelUpdate(update=update, message_id=message_id):
-                if isinstance(update, StreamFailed):
-                    return []  # ends the loop with ModelStreamError: reported once, at the end
-                return encoder.encode(update, message_id=message_id)
-            case ToolFinished(result=result, message_id=message_id):
-                return encoder.tool_result(result, message_id=message_id)
-            case ApprovalRequested(request=request):
-                return encoder.approval_request(request)
-            case InputRequested(request=request):
-                return encoder.input_request(request)
-            case ToolStarted() | ClientCallsPending() | RunFinished():
-                return []
-            case _:
-                assert_never(event)
 
     def _state_delta(self) -> list[JsonObject]:
         """``STATE_DELTA`` for what tools changed in the state since it was last sent
@@ -578,13 +551,6 @@ class AguiRun:
             limit=context.snapshot_limit,
         )
         return frames + self.encoder.messages_snapshot(window, omitted=omitted)
-
-
-async def _close(iterator: AsyncIterator[LoopEvent]) -> None:
-    """Close ``iterator`` (an async generator)."""
-    close = getattr(iterator, "aclose", None)
-    if close is not None:
-        await close()
 
 
 @dataclass(slots=True)
