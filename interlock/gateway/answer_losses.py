@@ -32,9 +32,7 @@ headers leave before its answer).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from starlette.responses import Response as HttpResponse
@@ -43,6 +41,7 @@ from interlock.codecs.openai_chat import vendor_response_fields
 from interlock.gateway.bodies import json_response
 from interlock.gateway.headers import (
     TRANSLATION_HEADER,
+    code_counts,
     header_value,
     translation_label,
     warning_list,
@@ -63,7 +62,6 @@ if TYPE_CHECKING:
     from interlock.gateway.metrics import Metrics
     from interlock.gateway.proxy import ProxyCall
 
-_CODE = attrgetter("code")
 GEMINI_PREFIX = "interlock: "
 """What starts the gateway's words in a Gemini answer's ``modelStatus.message``."""
 
@@ -181,7 +179,7 @@ def count(
     in ``interlock_request_warnings_total``, ``losses`` in ``interlock_answer_warnings_total``
     (on the event loop's thread)."""
     kind = "true" if streamed else "false"
-    for code, times in Counter(map(_CODE, requested)).items():  # hundreds: C loops
+    for code, times in code_counts(requested).items():  # hundreds: C loops
         metrics.request_warnings[ingress.name, code, kind] += times
     for loss in losses:
         metrics.answer_warnings[ingress.name, loss.code, kind] += 1

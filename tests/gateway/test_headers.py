@@ -4,6 +4,7 @@ the upstream's request ids, retry-after and rate-limit headers passed on."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import httpx
 import pytest
@@ -13,6 +14,8 @@ from hypothesis import strategies as st
 from interlock.gateway.headers import (
     HEADER_LIMIT,
     WARNINGS_KEPT,
+    Said,
+    code_counts,
     folded,
     header_value,
     translation_label,
@@ -123,6 +126,48 @@ def test_a_fold_keeps_order_and_accounts_for_every_warning(codes: list[str]) -> 
         assert len(mine) == min(codes.count(code), WARNINGS_KEPT + 1)
         assert sum(entry.omitted or 1 for entry in mine) == codes.count(code)
         assert all(entry.omitted for entry in mine[WARNINGS_KEPT:])
+
+
+def _walked(warnings: tuple[TranslationWarning, ...]) -> list[Said]:
+    """The fold as it was first written: every warning walked, the summaries made after."""
+    if len(warnings) <= WARNINGS_KEPT:
+        return [Said(warning) for warning in warnings]
+    seen: dict[str, int] = {}
+    said: list[Said] = []
+    summaries: dict[str, int] = {}
+    for warning in warnings:
+        times = seen.get(warning.code, 0) + 1
+        seen[warning.code] = times
+        if times <= WARNINGS_KEPT:
+            said.append(Said(warning))
+        elif times == WARNINGS_KEPT + 1:
+            summaries[warning.code] = len(said)
+            said.append(Said(warning))
+    for code, position in summaries.items():
+        omitted = seen[code] - WARNINGS_KEPT
+        first = said[position].warning
+        summary = TranslationWarning(
+            code=code, location=first.location, message=f"... and {omitted} more like this"
+        )
+        said[position] = Said(summary, omitted)
+    return said
+
+
+@given(
+    st.lists(
+        st.sampled_from(["vault_miss", "vault_miss", "name_dropped", "field_dropped", "x"]),
+        max_size=80,
+    )
+)
+def test_the_fold_stops_early_and_says_what_walking_every_warning_says(codes: list[str]) -> None:
+    warnings = _warnings(codes)
+    assert folded(warnings) == _walked(warnings)
+
+
+@given(st.lists(st.sampled_from(["vault_miss", "name_dropped", "x", ""]), max_size=60))
+def test_codes_are_counted_as_a_counter_counts_them_in_first_seen_order(codes: list[str]) -> None:
+    counted = code_counts(_warnings(codes))
+    assert list(counted.items()) == list(Counter(codes).items())
 
 
 def test_a_long_outcome_is_counted_by_code_within_the_limit() -> None:
