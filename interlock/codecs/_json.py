@@ -45,6 +45,52 @@ def loads(text: str) -> JsonValue:
     return cast(JsonValue, json.loads(text))
 
 
+_OPENERS = frozenset(b"{[")
+
+
+def loads_utf8(data: bytes) -> JsonValue:
+    """``json.loads(data)`` exactly (an upstream's answer body): the same value, or the same
+    exception; parsed by orjson whenever it cannot answer differently.
+
+    ``json.loads`` reads bytes in the encoding it detects, as UTF-8 (lone surrogates
+    passed) unless they start with a byte order mark or a zero byte in their first two:
+    so only bytes opening with ``{`` or ``[`` and a non-zero second byte are given to
+    orjson, which refuses invalid UTF-8 (encoded surrogates included: ``json`` answers
+    those) and otherwise reads the text UTF-8 gives. Then the rules of :func:`loads`,
+    except that a long text with more than 256 brackets (counted inside strings too: a
+    large tool result written as JSON text) keeps orjson's value when the value itself
+    nests at most 256 levels (:func:`_within`, a walk of its containers only).
+    """
+    if len(data) >= 2 and data[0] in _OPENERS and data[1]:
+        marks = data.translate(_MARKS)
+        if _DIGIT_RUN not in marks:
+            try:
+                value: JsonValue = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                return cast(JsonValue, json.loads(data))
+            if len(data) <= _SHALLOW or marks.count(b"[") <= _BRACKETS:
+                return value
+            if _within(value, _BRACKETS):
+                return value
+    return cast(JsonValue, json.loads(data))
+
+
+def _within(value: JsonValue, levels: int) -> bool:
+    """True when ``value``'s arrays and objects nest at most ``levels`` deep."""
+    if isinstance(value, dict):
+        children = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return True
+    if levels <= 0:
+        return False
+    for child in children:
+        if isinstance(child, (dict, list)) and not _within(child, levels - 1):
+            return False
+    return True
+
+
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _SCALAR_TYPES = frozenset({str, int, bool, type(None)})
 _DEEP = 32

@@ -10,16 +10,16 @@ answered in the ingress dialect's own error shape (:class:`ProxyError`).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import httpx
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response as HttpResponse
 
+from interlock.codecs._json import loads_utf8
 from interlock.codecs.openai_chat._replay_check import cannot_refuse as chat_cannot_refuse
 from interlock.gateway import answer_losses, strict_json
 from interlock.gateway.access_log import AccessRecord
@@ -66,6 +66,7 @@ from interlock.transcript import (
     Continuation,
     DecodeError,
     Encoded,
+    JsonObject,
     LossyHistoryError,
     ReplayPolicy,
     Request,
@@ -436,7 +437,9 @@ class Proxy:
         upstream, size = call.upstream, len(body)
         try:
             decoded = await off_loop(
-                size, self.offload_bytes, lambda: upstream.dialect.decode_response(json.loads(body))
+                size,
+                self.offload_bytes,
+                lambda: upstream.dialect.decode_response(cast(JsonObject, loads_utf8(body))),
             )
         except (ValueError, DecodeError) as error:
             self.metrics.upstream_errors[upstream.name, "invalid_response"] += 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from interlock.gateway import strict_json
+from interlock.gateway import body_split, strict_json
 from interlock.gateway.bodies import ProxyError, parse_payload
 from interlock.gateway.dialects import Dialect
 from interlock.gateway.history_cache import (
@@ -40,7 +40,7 @@ def full_parse(ingress: Dialect, body: bytes) -> ParsedBody:
 
 
 def _split(body: bytes, text: str, key: str) -> ParsedBody:
-    split = split_body(text, key)
+    split = body_split.split(body, text, key) or split_body(text, key)
     if split is None:
         return ParsedBody(parse_payload(body))
     return ParsedBody(

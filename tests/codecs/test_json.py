@@ -1,4 +1,5 @@
-"""codecs/_json.loads answers exactly as json.loads: the same value or the same error;
+"""codecs/_json.loads (and loads_utf8, of bytes) answers exactly as json.loads: the same
+value or the same error;
 check_json raises exactly what json.loads raises; compact writes exactly what json.dumps
 writes (compact separators, ensure_ascii off)."""
 
@@ -11,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlock.codecs._json import check_json, compact, loads
+from interlock.codecs import _json
+from interlock.codecs._json import check_json, compact, loads, loads_utf8
 
 _SCALARS = (
     st.none()
@@ -78,6 +80,8 @@ def test_damaged_json_text_fails_or_decodes_as_json_loads_does(
         "[" * 200 + "]" * 200,  # a long text, not too deep
         '{"a": [' + "0," * 300 + "0]}",
         "[" * 5000 + "]" * 5000,  # deeper than json's recursion limit
+        "[" * 1000 + "]" * 1000,  # orjson takes it, json may not
+        "[" * 257 + "]" * 257,
         " {} ",
         "",
         "[1,]",
@@ -89,6 +93,53 @@ def test_damaged_json_text_fails_or_decodes_as_json_loads_does(
 )
 def test_where_orjson_and_json_differ_json_decides(text: str) -> None:
     _same(text)
+    _same_bytes(text.encode("utf-8", "surrogatepass"))
+    _same_bytes(("[" + text + ', "' + "[{" * 200 + '"]').encode("utf-8", "surrogatepass"))
+
+
+def _same_bytes(data: bytes) -> None:
+    """``loads_utf8`` and ``json.loads`` agree on ``data`` (as ``_same``)."""
+    try:
+        expected: object = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        with pytest.raises(type(error)) as raised:
+            loads_utf8(data)
+        assert str(raised.value) == str(error)
+        return
+    assert repr(loads_utf8(data)) == repr(expected)
+
+
+_ODD_BYTES = st.sampled_from(
+    [b"\xff", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\x00", b"\xc3", b"\xfe\xff", b"9" * 20, b"["]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES, st.integers(min_value=0, max_value=60), _ODD_BYTES | st.binary(max_size=3))
+def test_any_json_bytes_decode_as_json_loads_does(value: object, cut: int, junk: bytes) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    for encoding in ("utf-8", "utf-16", "utf-32-le", "utf-8-sig"):
+        try:
+            data = text.encode(encoding)
+        except UnicodeEncodeError:  # a lone surrogate
+            data = text.encode("utf-8", "surrogatepass")
+        _same_bytes(data)
+    data = json.dumps(value).encode()
+    _same_bytes(data)
+    _same_bytes(data[:cut] + junk + data[cut:])
+    _same_bytes(junk + data)
+
+
+def test_an_ordinary_answer_is_read_by_orjson(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only equal but used: an answer with a large tool result never reaches json."""
+    data = json.dumps({"output": [{"text": '[{"row": 1}]' * 20_000}]}).encode()
+    expected = json.loads(data)
+
+    def refused(*_: object) -> object:
+        raise AssertionError("json.loads was called")
+
+    monkeypatch.setattr(_json.json, "loads", refused)
+    assert loads_utf8(data) == expected
 
 
 def test_a_nan_decodes_as_a_nan() -> None:

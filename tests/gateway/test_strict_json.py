@@ -135,5 +135,5 @@ def test_edges_parse_or_fail_as_the_strict_parse_does(body: bytes) -> None:
 def test_the_orjson_path_is_taken_for_an_ordinary_request() -> None:
     """Not only correct but used: an ordinary Chat body takes the fast path."""
     body = b'{"model":"m","messages":[{"role":"user","content":"time: 12:30"}],"stream":false}'
-    assert strict_json._fast(body) == json.loads(body)  # pyright: ignore[reportPrivateUsage]
-    assert strict_json._fast(b'{"a":1,"a":2}') is None  # pyright: ignore[reportPrivateUsage]
+    assert strict_json.fast_loads(body) == json.loads(body)
+    assert strict_json.fast_loads(b'{"a":1,"a":2}') is None
