@@ -56,37 +56,39 @@ def loads_utf8(data: bytes) -> JsonValue:
     passed) unless they start with a byte order mark or a zero byte in their first two:
     so only bytes opening with ``{`` or ``[`` and a non-zero second byte are given to
     orjson, which refuses invalid UTF-8 (encoded surrogates included: ``json`` answers
-    those) and otherwise reads the text UTF-8 gives. Then the rules of :func:`loads`,
-    except that a long text with more than 256 brackets (counted inside strings too: a
-    large tool result written as JSON text) keeps orjson's value when the value itself
-    nests at most 256 levels (:func:`_within`, a walk of its containers only).
+    those) and otherwise reads the text UTF-8 gives. orjson's value is kept when a walk
+    of its containers (:func:`_plain_parse`, no pass over the bytes: a large tool result
+    is one string) finds it nested at most 256 levels and holding no float past 2**63,
+    where orjson may have read an integer beyond 64 bits (see :func:`loads`).
     """
     if len(data) >= 2 and data[0] in _OPENERS and data[1]:
-        marks = data.translate(_MARKS)
-        if _DIGIT_RUN not in marks:
-            try:
-                value: JsonValue = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                return cast(JsonValue, json.loads(data))
-            if len(data) <= _SHALLOW or marks.count(b"[") <= _BRACKETS:
-                return value
-            if _within(value, _BRACKETS):
-                return value
+        try:
+            value: JsonValue = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return cast(JsonValue, json.loads(data))
+        if _plain_parse(value, _BRACKETS):
+            return value
     return cast(JsonValue, json.loads(data))
 
 
-def _within(value: JsonValue, levels: int) -> bool:
-    """True when ``value``'s arrays and objects nest at most ``levels`` deep."""
+_FLOAT_LIMIT = 2.0**63
+
+
+def _plain_parse(value: JsonValue, levels: int) -> bool:
+    """True when ``value``'s arrays and objects nest at most ``levels`` deep and it holds
+    no float of magnitude 2**63 or more."""
     if isinstance(value, dict):
         children = value.values()
     elif isinstance(value, list):
         children = value
+    elif isinstance(value, float):
+        return -_FLOAT_LIMIT < value < _FLOAT_LIMIT
     else:
         return True
     if levels <= 0:
         return False
     for child in children:
-        if isinstance(child, (dict, list)) and not _within(child, levels - 1):
+        if isinstance(child, (dict, list, float)) and not _plain_parse(child, levels - 1):
             return False
     return True
 

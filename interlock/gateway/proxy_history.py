@@ -40,12 +40,16 @@ def full_parse(ingress: Dialect, body: bytes) -> ParsedBody:
 
 
 def _split(body: bytes, text: str, key: str) -> ParsedBody:
-    split = body_split.split(body, text, key) or split_body(text, key)
+    fast = body_split.split(body, text, key)
+    split = fast or split_body(text, key)
     if split is None:
         return ParsedBody(parse_payload(body))
-    return ParsedBody(
+    parsed = ParsedBody(
         split.payload, body, split.head, split.head_bytes, split.prefix_end, model_at=split.model_at
     )
+    if fast is not None:  # orjson parsed it: it refuses lone surrogate escapes
+        parsed.known_bytes = len(body)
+    return parsed
 
 
 def parse(history: HistoryCache, ingress: Dialect, tenant: str, body: bytes) -> ParsedBody:

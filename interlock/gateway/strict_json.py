@@ -135,15 +135,13 @@ def strict_loads(body: bytes) -> JsonValue:
 
 def check_body_surrogates(body: bytes, value: JsonValue, start: int = 0) -> None:
     """:func:`check_surrogates` on ``value`` parsed from ``body``, when ``body`` holds a
-    surrogate escape at all (a byte search: bodies without one are not walked; bodies
-    without any ``\\u`` escape are not even searched by the regex, ten times slower than
-    a substring search).
+    surrogate escape at all (a byte search: bodies without one are not walked).
 
     ``start``: the body's first that many bytes are known to pass (a history prefix an
     earlier request passed with, ending after a ``}``); only the rest is searched, and
     ``value`` is then what was parsed from the rest (with the members before the history).
     """
-    if body.find(b"\\u", start) >= 0 and _SURROGATE_ESCAPE.search(body, start):
+    if _SURROGATE_ESCAPE.search(body, start):
         check_surrogates(value)
 
 

@@ -97,3 +97,13 @@ def test_what_it_cannot_be_sure_of_is_left_to_split_body() -> None:
     for text in (escaped_key, repeated, long_number, '{"messages":[1],"b":2}'):
         assert body_split.split(text.encode(), text, "messages") is None
     assert split_body(escaped_key, "messages") is not None
+
+
+def test_a_lone_surrogate_escape_is_left_to_split_body_and_its_check() -> None:
+    """The split's body needs no surrogate search (``known_bytes`` is all of it): orjson
+    refuses a lone surrogate escape, so such a body takes split_body and the search."""
+    for escape in ("\\ud800", "\\udfff", "\\ud83dx", "\\ud83d\\u0041"):
+        text = '{"messages":[{"content":"' + escape + '"}],"tools":[]}'
+        assert body_split.split(text.encode(), text, "messages") is None
+    paired = '{"messages":[{"content":"\\ud83d\\ude00"}],"tools":[]}'
+    assert body_split.split(paired.encode(), paired, "messages") == split_body(paired, "messages")
