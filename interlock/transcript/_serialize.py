@@ -70,28 +70,48 @@ class TranscriptFormatError(ValueError):
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 """Exact types :func:`to_json` returns as they are (no dataclass, sequence or mapping)."""
-_FIELDS: dict[type[Any], tuple[dataclasses.Field[Any], ...]] = {}
-"""``dataclasses.fields`` of each dataclass :func:`to_json` met (fixed once defined)."""
+_ALWAYS, _DEFAULT, _FACTORY = 0, 1, 2
+_Plan = tuple[tuple[str, int, Any], ...]
+_PLANS: dict[type[Any], _Plan] = {}
+"""Per dataclass :func:`to_json` met: each field's name, whether it is written always
+(``kind`` and fields without a default) or only when it differs from its default value
+or from what its default factory makes, and that default (fixed once defined)."""
+
+
+def _plan(cls: type[Any]) -> _Plan:
+    plan: list[tuple[str, int, Any]] = []
+    for spec in dataclasses.fields(cls):
+        if spec.name == "kind":
+            plan.append((spec.name, _ALWAYS, None))
+        elif spec.default is not dataclasses.MISSING:
+            plan.append((spec.name, _DEFAULT, spec.default))
+        elif spec.default_factory is not dataclasses.MISSING:
+            plan.append((spec.name, _FACTORY, spec.default_factory))
+        else:
+            plan.append((spec.name, _ALWAYS, None))
+    return tuple(plan)
 
 
 def to_json(value: object) -> JsonValue:
-    """Any transcript value (part, message, request, response…) as plain JSON."""
+    """Any transcript value (part, message, request, response…) as plain JSON: a
+    dataclass as an object of its ``kind`` and of every other field that differs from its
+    default, a tuple or list as an array, a mapping as an object."""
     if type(value) in _LEAVES:  # most values: the checks below all fail for them
         leaf: JsonValue = value  # pyright: ignore[reportAssignmentType] -- one of _LEAVES
         return leaf
-    specs = _FIELDS.get(type(value))
-    if specs is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        specs = _FIELDS[type(value)] = dataclasses.fields(value)
-    if specs is not None:
+    plan = _PLANS.get(type(value))
+    if plan is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        plan = _PLANS[type(value)] = _plan(type(value))
+    if plan is not None:
         out: JsonObject = {}
-        for spec in specs:
-            item = getattr(value, spec.name)
-            if spec.name == "kind":
-                out["kind"] = item
+        for name, rule, default in plan:
+            item = getattr(value, name)
+            if rule == _DEFAULT:
+                if item == default:
+                    continue
+            elif rule == _FACTORY and item == default():
                 continue
-            if _is_default(spec, item):
-                continue
-            out[spec.name] = to_json(item)
+            out[name] = item if type(item) in _LEAVES else to_json(item)  # pyright: ignore[reportArgumentType] -- a leaf is JSON
         return out
     if isinstance(value, tuple | list):
         return [to_json(item) for item in cast(Sequence[object], value)]
@@ -100,14 +120,6 @@ def to_json(value: object) -> JsonValue:
             str(key): to_json(item) for key, item in cast(Mapping[object, object], value).items()
         }
     return cast(JsonValue, value)
-
-
-def _is_default(spec: dataclasses.Field[Any], item: object) -> bool:
-    if spec.default is not dataclasses.MISSING:
-        return item == spec.default
-    if spec.default_factory is not dataclasses.MISSING:
-        return item == spec.default_factory()
-    return False
 
 
 def _require_object(value: object, where: str) -> dict[str, Any]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from interlock.transcript import (
     Alternative,
@@ -24,6 +27,7 @@ from interlock.transcript import (
     dump_transcript,
     load_response,
     load_transcript,
+    to_json,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -116,3 +120,72 @@ def test_tokens_and_alternatives_round_trip() -> None:
         ),
     )
     assert load_response(json.loads(json.dumps(dump_response(response)))) == response
+
+
+def _general_to_json(value: object) -> object:
+    """The general path :func:`to_json` takes per dataclass field (its plan precomputes
+    the same choices): ``kind`` always, any other field unless it equals its default."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, object] = {}
+        for spec in dataclasses.fields(value):
+            item = getattr(value, spec.name)
+            if spec.name != "kind" and (
+                (spec.default is not dataclasses.MISSING and item == spec.default)
+                or (
+                    spec.default_factory is not dataclasses.MISSING
+                    and item == spec.default_factory()
+                )
+            ):
+                continue
+            out[spec.name] = _general_to_json(item)
+        return out
+    if isinstance(value, tuple | list):
+        return [_general_to_json(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _general_to_json(item) for key, item in value.items()}
+    return value
+
+
+_WORD = st.text(alphabet="ab\u00e9", max_size=3)
+_MAYBE = st.one_of(st.none(), _WORD)
+_EXTRA_VALUE = st.sampled_from([{}, {"openai-chat": {"x": [1, None]}}])
+_OPAQUE_VALUE = st.one_of(st.none(), st.builds(Opaque, provider=_WORD, format=_WORD, data=_WORD))
+_SOME_PART = st.one_of(
+    st.builds(TextPart, text=_WORD, signature=_OPAQUE_VALUE, item_id=_MAYBE, extra=_EXTRA_VALUE),
+    st.builds(
+        ReasoningPart,
+        reasoning_kind=st.sampled_from(["raw", "summary"]),
+        text=_WORD,
+        opaque=_OPAQUE_VALUE,
+    ),
+    st.builds(
+        ToolCallPart,
+        call_id=_WORD,
+        name=_WORD,
+        arguments=_WORD,
+        occurrence_id=_MAYBE,
+        owner=st.sampled_from(["local", "client", "hosted"]),
+    ),
+    st.builds(
+        ToolResultPart,
+        call_id=_WORD,
+        output=st.tuples(st.builds(TextPart, text=_WORD)),
+        outcome=st.sampled_from(["success", "failed"]),
+    ),
+)
+
+
+@given(
+    st.lists(
+        st.builds(
+            Message,
+            role=st.sampled_from(["user", "assistant", "tool"]),
+            parts=st.lists(_SOME_PART, max_size=3).map(tuple),
+            id=_MAYBE,
+            extra=_EXTRA_VALUE,
+        ),
+        max_size=3,
+    )
+)
+def test_to_json_writes_what_the_general_path_writes(messages: list[Message]) -> None:
+    assert json.dumps(to_json(messages)) == json.dumps(_general_to_json(messages))
