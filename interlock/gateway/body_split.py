@@ -28,23 +28,38 @@ from __future__ import annotations
 
 import re
 
+import orjson
+
 from interlock.gateway import strict_json
 from interlock.gateway.history_cache import Split
+from interlock.transcript import JsonValue
 
 _DECODER = strict_json.DECODER
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
 _SPACES = " \t\n\r"
+ITEM_BYTES = 1024
+"""From this many bytes per history item, orjson's parse is checked by a walk of its
+values (``strict_json.walked``: large strings, a 200 KB tool result); below, by writing
+it back and counting (``strict_json.rewritten``: many short messages, where the walk
+costs about what ``split_body``'s ``json`` decode does)."""
 
 
 def split(body: bytes, text: str, history_key: str) -> Split | None:
     """``split_body(text, history_key)`` for ``body`` (``text`` decoded), or ``None`` when
     this path cannot be sure (see the module's docstring)."""
-    payload = strict_json.fast_loads(body)
+    try:
+        payload: JsonValue = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
     if not isinstance(payload, dict):
         return None
     history = payload.get(history_key)
     if not isinstance(history, list) or not history:
+        return None
+    few_values = len(body) >= ITEM_BYTES * len(history)
+    checked = strict_json.walked if few_values else strict_json.rewritten
+    if not checked(body, payload):
         return None
     keys = list(payload)
     index = keys.index(history_key)

@@ -51,9 +51,55 @@ DECODER = json.JSONDecoder(object_pairs_hook=_pairs)
 """A decoder refusing repeated keys (its ``raw_decode`` too)."""
 
 
+_DIGITS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+"""A byte table keeping digits as ``0`` and making everything else a space."""
+_LONG_NUMBER = b"0" * 19
+"""19 digits in a row: a number orjson may read differently (an integer past 64 bits
+becomes a float there) — or just digits in a string; either way the strict parse. (A
+translate and a substring search: a regex search costs ten times as much.)"""
 _ESCAPED_COLON = b"\\u003"
 """The start of ``\\u003a`` (``:`` escaped), and of other escapes: their colon would be
 counted in the parsed strings but not in the body."""
+
+
+def fast_loads(body: bytes) -> JsonValue | None:
+    """``body`` parsed by orjson when that is exactly what :func:`loads`'s strict parse
+    returns, else ``None``.
+
+    orjson refuses what ``json`` refuses here (malformed text, invalid UTF-8, lone
+    surrogate escapes, ``NaN``, nesting past its limit: all ``None``), reads numbers of
+    up to 18 digits as ``json`` does (longer ones: ``None``), and keeps the last of
+    repeated keys where the strict parse refuses them. A repeated key is found by
+    counting colons: in the body each object member has one, plus those inside strings;
+    written back by orjson (which never escapes a colon) the parsed value has one per
+    member it kept plus the same ones inside strings, provided the body spelled none of
+    them as an escape. A dropped member takes its colon with it: fewer colons.
+    """
+    if _ESCAPED_COLON in body or _LONG_NUMBER in body.translate(_DIGITS):
+        return None
+    try:
+        value: JsonValue = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return value if _written_back(body, value) else None
+
+
+def rewritten(body: bytes, value: JsonValue) -> bool:
+    """True when ``value``, orjson's parse of ``body``, is exactly what :func:`loads`'s
+    strict parse returns, by :func:`fast_loads`'s test (passes over the bytes)."""
+    if _ESCAPED_COLON in body or _LONG_NUMBER in body.translate(_DIGITS):
+        return False
+    return _written_back(body, value)
+
+
+def _written_back(body: bytes, value: JsonValue) -> bool:
+    try:
+        written = orjson.dumps(value)  # nested deeper than orjson writes: an error too
+    except orjson.JSONEncodeError:
+        return False
+    return written.count(b":") == body.count(b":")
+
+
 _DEEPEST = 256
 """Values nested deeper take the strict parse (which answers ``TOO_DEEP`` past the
 interpreter's recursion limit, where orjson goes on to 1,024 levels)."""
@@ -62,57 +108,48 @@ _FLOAT_LIMIT = 2.0**63
 parse (which reads such an integer as an ``int``)."""
 
 
-def fast_loads(body: bytes) -> JsonValue | None:
-    """``body`` parsed by orjson when that is exactly what :func:`loads`'s strict parse
-    returns, else ``None``.
+def walked(body: bytes, value: JsonValue) -> bool:
+    """True when ``value``, orjson's parse of ``body``, is exactly what :func:`loads`'s
+    strict parse returns: :func:`fast_loads`'s test by a walk of ``value`` instead of
+    passes over the bytes.
 
-    orjson refuses what ``json`` refuses here (malformed text, invalid UTF-8, lone
-    surrogate escapes, ``NaN``, nesting past its limit: all ``None``), reads integers
-    of up to 64 bits as ``json`` does (beyond, a float: large floats are ``None``), and
-    keeps the last of repeated keys where the strict parse refuses them. A repeated key
-    is found by counting colons (:func:`_colons`, a walk of the parsed value's
-    containers): in the body each object member has one, plus those inside strings;
-    the parsed value has one per member it kept plus the same ones inside its strings,
-    provided the body spelled none of them as an escape. A dropped member takes its
-    colon with it: fewer colons. (Counting the body's colons and the few large strings'
-    is one pass over each: cheaper than writing the value back, and than a scan of the
-    body for long digit runs.)
+    Repeated keys are found by counting the body's colons against the members plus the
+    colons inside strings of ``value`` (:func:`_colons`; no ``\\u003`` escape in the
+    body), floats past 2**63 (where orjson reads an integer beyond 64 bits) and values
+    nested deeper than 256 levels are refused. The walk costs per value, the write-back
+    per byte: this is for bodies of few large strings (a 200 KB tool result), where it
+    saves writing and scanning the string again.
     """
-    if _ESCAPED_COLON in body:
-        return None
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    colons = _colons(value, 0)
-    return cast(JsonValue, value) if colons == body.count(b":") else None
+    return _ESCAPED_COLON not in body and _colons(value, 0) == body.count(b":")
 
 
-def _colons(value: object, depth: int) -> int:
+def _colons(value: JsonValue, depth: int) -> int:
     """Members of the objects in ``value`` plus the colons inside its strings (keys
     too); -1 for a value nested deeper than :data:`_DEEPEST` or holding a float past
-    :data:`_FLOAT_LIMIT`."""
-    kind = type(value)
-    if kind is str:
-        return cast(str, value).count(":")
-    if kind is float:
-        return 0 if -_FLOAT_LIMIT < cast(float, value) < _FLOAT_LIMIT else -1
-    if kind is list:
-        children: Iterable[object] = cast(list[object], value)
-        total = 0
-    elif kind is dict:
-        members = cast(dict[str, object], value)
-        children = members.values()
-        total = len(members) + sum(key.count(":") for key in members if ":" in key)
+    :data:`_FLOAT_LIMIT`. (Scalars are counted in their container's loop: one call per
+    container, not per value.)"""
+    if isinstance(value, dict):
+        total = len(value)
+        for key in value:
+            if ":" in key:
+                total += key.count(":")
+        children: Iterable[JsonValue] = value.values()
+    elif isinstance(value, list):
+        total, children = 0, value
+    elif isinstance(value, str):
+        return value.count(":")
     else:
-        return 0
-    if depth >= _DEEPEST:
-        return -1
+        return _colons([value], depth)
     for child in children:
-        inner = _colons(child, depth + 1)
-        if inner < 0:
+        if isinstance(child, str):
+            total += child.count(":")
+        elif isinstance(child, (dict, list)):
+            inner = _colons(child, depth + 1) if depth < _DEEPEST else -1
+            if inner < 0:
+                return -1
+            total += inner
+        elif isinstance(child, float) and not -_FLOAT_LIMIT < child < _FLOAT_LIMIT:
             return -1
-        total += inner
     return total
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 
+import orjson
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -137,3 +138,38 @@ def test_the_orjson_path_is_taken_for_an_ordinary_request() -> None:
     body = b'{"model":"m","messages":[{"role":"user","content":"time: 12:30"}],"stream":false}'
     assert strict_json.fast_loads(body) == json.loads(body)
     assert strict_json.fast_loads(b'{"a":1,"a":2}') is None
+
+
+def checked_by(check: object) -> object:
+    """``loads`` with orjson's value kept when ``check`` says so (else the strict parse)."""
+    assert callable(check)
+
+    def parse(body: bytes) -> JsonValue:
+        try:
+            value: JsonValue = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return strict_loads(body)
+        return value if check(body, value) else strict_loads(body)
+
+    return parse
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, st.booleans(), st.sampled_from(["", "a", '"a":1,', "}", ":"]))
+def test_the_walk_and_the_write_back_keep_only_the_strict_parse(
+    value: JsonValue, ascii_only: bool, junk: str
+) -> None:
+    """strict_json.walked and .rewritten (body_split's checks of orjson's value) never keep
+    a value the strict parse would not give: repeated keys, big integers, deep nesting."""
+    text = json.dumps({"k": value, "a": value}, ensure_ascii=ascii_only)
+    for body in (text.encode(), (text[:-1] + "," + junk + '"a":[1]}').encode()):
+        for check in (strict_json.walked, strict_json.rewritten):
+            assert outcome(checked_by(check), body) == outcome(strict_loads, body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"a":[' * 150 + b"]}" * 150, b'{"a":123456789012345678901234}', b'{"a":1e19}'],
+)
+def test_the_walk_leaves_depth_and_big_numbers_to_the_strict_parse(body: bytes) -> None:
+    assert outcome(checked_by(strict_json.walked), body) == outcome(strict_loads, body)
