@@ -94,25 +94,7 @@ def _head(text: str, names: list[str]) -> tuple[int, int] | None:
     position = _skip(text, 0)
     if not text.startswith("{", position):
         return None
-    position = _skip(text, position + 1)
-    model_at = -1
-    try:
-        for name in names:
-            key, position = _DECODER.raw_decode(text, position)
-            position = _skip(text, position)
-            if key != name or not text.startswith(":", position):
-                return None
-            value_at = _skip(text, position + 1)
-            _, end = _DECODER.raw_decode(text, value_at)
-            if name == "model":
-                model_at = value_at
-            position = _skip(text, end)
-            if not text.startswith(",", position):
-                return None
-            position = _skip(text, position + 1)
-    except ValueError:
-        return None
-    return position, model_at
+    return _members(text, _skip(text, position + 1), names, ",")
 
 
 def _tail(text: str, names: list[str], history_start: int) -> tuple[int, int] | None:
@@ -135,6 +117,14 @@ def _tail(text: str, names: list[str], history_start: int) -> tuple[int, int] | 
 def _members_to_end(text: str, position: int, names: list[str]) -> int | None:
     """Offset of ``model``'s value (or -1) when the members ``names`` read from
     ``position`` end with the body's closing ``}``, else ``None``."""
+    read = _members(text, position, names, "}")
+    return read[1] if read is not None and read[0] == len(text) else None
+
+
+def _members(text: str, position: int, names: list[str], closing: str) -> tuple[int, int] | None:
+    """(offset after the members ``names`` read from ``position``, each followed by
+    ``,`` and the last by ``closing``; offset of ``model``'s value or -1), or ``None``
+    when the text there is not those members."""
     model_at = -1
     try:
         for number, name in enumerate(names):
@@ -147,13 +137,13 @@ def _members_to_end(text: str, position: int, names: list[str]) -> int | None:
             if name == "model":
                 model_at = value_at
             position = _skip(text, end)
-            expected = "}" if number + 1 == len(names) else ","
+            expected = closing if number + 1 == len(names) else ","
             if not text.startswith(expected, position):
                 return None
             position = _skip(text, position + 1)
     except ValueError:
         return None
-    return model_at if position == len(text) else None
+    return position, model_at
 
 
 def _escaped(text: str, quote: int) -> bool:
