@@ -32,6 +32,11 @@ measured in the same rounds, interleaved, so the two columns are comparable.
 (16 connections, cycling through 50 continuations of one history), server CPU per request:
 the saturating driver next to the one-at-a-time pairs.
 
+``--upstream anthropic``: the same cases to an Anthropic Messages emulator instead: "same"
+is an Anthropic client (``/v1/messages``, the history in Anthropic's form, model
+``a-same``), "cross" a Chat client (model ``a-cross``); the direct request is the history in
+Anthropic's form. No reasoning text: Anthropic replays only thinking it signed itself.
+
 ``--store sqlite`` (a file per gateway) or ``--store redis://HOST:PORT/N``: the gateways'
 store instead of ``memory://`` (what a vault lookup costs on a real store; two gateways
 given one Redis URL share it).
@@ -46,7 +51,7 @@ tool result, the small request), CPU of its process and children.
 
 Usage: python bench/history_bench.py [--sizes 10,100,1000,2000] [--rounds 5]
        [--requests 100] [--turns 500] [--baseline DIR] [--wrk SECONDS] [--saturate SECONDS]
-       [--litellm BIN] [--callgrind N]
+       [--litellm BIN] [--callgrind N] [--upstream anthropic]
 """
 
 from __future__ import annotations
@@ -62,11 +67,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import history_callgrind
 import proxy_bench as pb
 
-from interlock.codecs import openai_chat, openai_responses
+from interlock.codecs import anthropic, openai_chat, openai_responses
 from interlock.transcript import JsonObject, ReplayPolicy
 
 MARK = "#VARY#"
@@ -167,6 +173,98 @@ def responses_body(
     return json.dumps(payload).encode()
 
 
+ANTHROPIC_PATH = "/v1/messages"
+ANTHROPIC_MODELS = """
+[[upstreams]]
+name = "anthropic"
+protocol = "anthropic"
+base_url = "http://127.0.0.1:{port}/v1"
+[[models]]
+name = "a-same"
+upstream = "anthropic"
+model = "M"
+[[models]]
+name = "a-cross"
+upstream = "anthropic"
+model = "M"
+"""
+"""``--upstream anthropic``: an Anthropic client's model and a Chat client's, both to the
+Anthropic emulator."""
+
+
+def anthropic_payload(messages: list[JsonObject], model: str = "M") -> JsonObject:
+    """The history in Anthropic's form, encoded by the codec from the Chat form without
+    reasoning (Anthropic replays only thinking it signed), the weather tool declared."""
+    plain = [_without_reasoning(message) for message in messages]
+    chat = {"model": model, "messages": plain, "tools": [WEATHER_TOOL]}
+    request = openai_chat.decode_request(chat)  # type: ignore[arg-type]  # JSON of lists of objects
+    return anthropic.encode_request(request, policy=ReplayPolicy()).payload
+
+
+def anthropic_body(
+    messages: list[JsonObject], *, placeholder: bool = False, model: str = "M"
+) -> bytes:
+    """A request of an Anthropic client (or the direct request to the emulator)."""
+    payload = anthropic_payload(messages, model)
+    if placeholder:
+        payload["messages"] = [*cast(list[JsonObject], payload["messages"]), STEP]
+    return json.dumps(payload).encode()
+
+
+def anthropic_items(messages: list[JsonObject]) -> list[JsonObject]:
+    """``messages`` (a step: tool call, result) as Anthropic wire messages after a user turn."""
+    opened: list[JsonObject] = [{"role": "user", "content": "next"}, *messages]
+    return cast(list[JsonObject], anthropic_payload(opened)["messages"])[1:]
+
+
+def anthropic_bodies_for(
+    messages: list[JsonObject], cross: bool, vary: str
+) -> Callable[[int], tuple[bytes, bytes]]:
+    """:func:`bodies_for` with an Anthropic upstream: (direct, proxied) body of request
+    ``index``; the proxied one an Anthropic client's (``a-same``) or a Chat client's
+    (``a-cross``)."""
+    model = "a-cross" if cross else "a-same"
+
+    def proxy_body(plain: list[JsonObject], placeholder: bool = False) -> bytes:
+        if cross:
+            chat = [_without_reasoning(message) for message in plain]
+            return chat_body(chat, model, placeholder=placeholder)
+        return anthropic_body(plain, placeholder=placeholder, model=model)
+
+    if vary == "first":
+        direct, proxy = anthropic_body(messages), proxy_body(messages)
+
+        def first(index: int) -> tuple[bytes, bytes]:
+            tag = b"%07d" % index
+            return direct.replace(MARK.encode(), tag), proxy.replace(MARK.encode(), tag)
+
+        return first
+    plain = [without_mark(message) for message in messages]
+    direct, proxy = anthropic_body(plain, placeholder=True), proxy_body(plain, True)
+    cut = b', "%s"' % STEP.encode()
+
+    def continued(index: int) -> tuple[bytes, bytes]:
+        if index == 0:
+            return direct.replace(cut, b""), proxy.replace(cut, b"")
+        new = step(1_000_000 + index)
+        items = b", " + b", ".join(json.dumps(item).encode() for item in anthropic_items(new))
+        own = items
+        if cross:
+            chat = _chat_items(new, reasoning=False)
+            own = b", " + b", ".join(json.dumps(item).encode() for item in chat)
+        return direct.replace(cut, items), proxy.replace(cut, own)
+
+    return continued
+
+
+def anthropic_turn(messages: list[JsonObject], cross: bool) -> tuple[bytes, bytes]:
+    """(direct, proxied) body of a conversation's turn with an Anthropic upstream."""
+    if cross:
+        chat = [_without_reasoning(message) for message in messages]
+        return anthropic_body(messages), chat_body(chat, "a-cross")
+    return anthropic_body(messages), anthropic_body(messages, model="a-same")
+
+
 # ---------------------------------------------------------------- measuring
 
 
@@ -205,6 +303,7 @@ def run_pairs(
     variant: Variant,
     bodies: Callable[[int], tuple[bytes, bytes]],
     count: int,
+    proxy_path: str = pb.CHAT_PATH,
 ) -> Sample:
     """``count`` direct/proxied pairs (order flipped every other pair) after 10 warm-ups.
 
@@ -216,7 +315,7 @@ def run_pairs(
     for index in range(10):
         direct_body, proxy_body = bodies(index)
         direct.post(direct_path, direct_body)
-        connection.post(pb.CHAT_PATH, proxy_body)
+        connection.post(proxy_path, proxy_body)
     added: list[float] = []
     started = cpu_ns(variant.pid)
     for index in range(10, 10 + count):
@@ -224,11 +323,11 @@ def run_pairs(
         if connection.buffer:
             raise RuntimeError("unread bytes on the gateway connection")
         if index % 2:
-            proxied = connection.post(pb.CHAT_PATH, proxy_body).total
+            proxied = connection.post(proxy_path, proxy_body).total
             alone = direct.post(direct_path, direct_body).total
         else:
             alone = direct.post(direct_path, direct_body).total
-            proxied = connection.post(pb.CHAT_PATH, proxy_body).total
+            proxied = connection.post(proxy_path, proxy_body).total
         added.append(proxied - alone)
     connection.close()
     direct.close()
@@ -302,12 +401,19 @@ def case(
     model = "cross" if cross else "same"
     port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
     bodies = bodies_for(messages, cross, model, arguments.vary)
+    proxy_path = pb.CHAT_PATH
+    if arguments.upstream == "anthropic":
+        model, port, path = f"a-{model}", ports["anthropic"], ANTHROPIC_PATH
+        bodies = anthropic_bodies_for(messages, cross, arguments.vary)
+        proxy_path = pb.CHAT_PATH if cross else ANTHROPIC_PATH
+        label = label.replace("same", "a-same").replace("cross", "a-cross")
     variants = serving(variants, cross)
     results: dict[str, list[Sample]] = {variant.name: [] for variant in variants}
     for round_index in range(arguments.rounds):
         order = variants if round_index % 2 == 0 else variants[::-1]
         for variant in order:
-            results[variant.name].append(run_pairs(port, path, variant, bodies, arguments.requests))
+            sample = run_pairs(port, path, variant, bodies, arguments.requests, proxy_path)
+            results[variant.name].append(sample)
     size = len(chat_body(messages, model))
     line = f"{label:<14} {len(messages):>5} msgs {size / 1000:7.1f} KB"
     for variant in variants:
@@ -331,6 +437,11 @@ def conversation(
     """
     model = "cross" if cross else "same"
     port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
+    anthropic_upstream = arguments.upstream == "anthropic"
+    proxy_path = pb.CHAT_PATH
+    if anthropic_upstream:
+        model, port, path = f"a-{model}", ports["anthropic"], ANTHROPIC_PATH
+        proxy_path = pb.CHAT_PATH if cross else ANTHROPIC_PATH
     direct = pb.Connection(port)
     variants = serving(variants, cross)
     added: dict[str, list[list[float]]] = {variant.name: [] for variant in variants}
@@ -353,9 +464,11 @@ def conversation(
             messages.extend(step(turn))
             direct_body = responses_body(messages) if cross else chat_body(messages, "M")
             proxy_body = chat_body(messages, model)
+            if anthropic_upstream:
+                direct_body, proxy_body = anthropic_turn(messages, cross)
             for variant in variants if turn % 2 else variants[::-1]:
                 started = cpu_ns(variant.pid)
-                proxied = post_again(connections, variant, proxy_body).total
+                proxied = post_again(connections, variant, proxy_body, proxy_path).total
                 cpu[variant.name][-1].append((cpu_ns(variant.pid) - started) / 1e6)
                 try:
                     alone = direct.post(path, direct_body).total
@@ -366,7 +479,7 @@ def conversation(
     direct.close()
     for connection in connections.values():
         connection.close()
-    label = "conversation cross" if cross else "conversation same"
+    label = f"conversation {model}"
     line = (
         f"{label:<19} {arguments.turns} turns × {arguments.rounds}, {len(messages)} msgs at the end"
     )
@@ -388,14 +501,16 @@ def turn_figures(rounds: list[list[float]]) -> tuple[float, float]:
     return statistics.median(per_turn[5:15]), statistics.median(per_turn[-10:])
 
 
-def post_again(connections: dict[str, pb.Connection], variant: Variant, body: bytes) -> pb.Timing:
+def post_again(
+    connections: dict[str, pb.Connection], variant: Variant, body: bytes, path: str = pb.CHAT_PATH
+) -> pb.Timing:
     """Post on the variant's connection; once more on a new one if the server had closed
     it (an idle keep-alive connection is closed after 5 s, which a loaded machine reaches)."""
     try:
-        return connections[variant.name].post(pb.CHAT_PATH, body)
+        return connections[variant.name].post(path, body)
     except ConnectionError:
         connections[variant.name] = pb.Connection(variant.port)
-        return connections[variant.name].post(pb.CHAT_PATH, body)
+        return connections[variant.name].post(path, body)
 
 
 def wrk_cpu(variants: list[Variant], seconds: float) -> None:
@@ -519,15 +634,28 @@ def main() -> int:
         "--ingress", choices=["chat", "responses"], default="chat", help="the client (callgrind)"
     )
     parser.add_argument(
+        "--upstream",
+        choices=["responses", "anthropic"],
+        default="responses",
+        help="the cross (and, anthropic, same) upstream: see the module docstring",
+    )
+    parser.add_argument(
         "--store", default="memory://", help="the gateways' store: sqlite (a file each), redis URL"
     )
     arguments = parser.parse_args()
     if arguments.callgrind:
         history_callgrind.arguments_valid(arguments)
+    if arguments.upstream == "anthropic" and (arguments.litellm or arguments.saturate):
+        raise SystemExit("--upstream anthropic: the paired cases and the conversation only")
     work = Path(tempfile.mkdtemp(prefix="interlock-history-bench-"))
-    ports, processes, config = pb.emulated_upstreams(
-        work, history_callgrind.RESPONSES_CLIENT_MODELS
-    )
+    extra = history_callgrind.RESPONSES_CLIENT_MODELS
+    anthropic_port = pb.free_port()
+    if arguments.upstream == "anthropic":
+        extra += ANTHROPIC_MODELS.format(port=anthropic_port)
+    ports, processes, config = pb.emulated_upstreams(work, extra)
+    if arguments.upstream == "anthropic":
+        processes.append(pb.emulator("anthropic", anthropic_port, work, 2))
+        ports["anthropic"] = anthropic_port
     variants: list[Variant] = []
     sources = [("now", None)] + ([("base", arguments.baseline)] if arguments.baseline else [])
     try:

@@ -7,6 +7,9 @@ instructions per request (kernel work, such as the socket reads and writes, is n
 counted; the emulators run natively). Under callgrind a request takes ~50x longer, so
 compare checkouts in the same run, not absolutes across machines.
 
+``--upstream anthropic``: "same" is an Anthropic client, "cross" a Chat client, both to the
+Anthropic emulator.
+
 Per case (continued histories, ``--vary`` as given): 10 warm-up requests, instrumentation
 on, 5 more, counters zeroed, ``N`` requests, dump. Conversation (``--turns T``, from the
 client ``--ingress`` names): every turn sent once, counters zeroed before turn 6 and dumped after turn 15 ("turn 10"), then
@@ -143,6 +146,8 @@ def arguments_valid(arguments: argparse.Namespace) -> None:
     """Callgrind mode measures continued cases and the conversation, nothing wall-clock."""
     if arguments.litellm or arguments.wrk or arguments.saturate:
         raise SystemExit("--callgrind measures Interlock gateways only (no --litellm / wrk)")
+    if arguments.upstream == "anthropic" and arguments.ingress != "chat":
+        raise SystemExit("--upstream anthropic: the client is Chat (cross) or Anthropic (same)")
     if arguments.turns and arguments.turns < 25:
         raise SystemExit("--callgrind with --turns needs at least 25 turns")
 
@@ -197,10 +202,15 @@ def run(named: list[tuple[str, int, int]], arguments: argparse.Namespace, work: 
         cases.append(("tool200k", hb.tool_result_history(200_000)))
     responses = arguments.ingress == "responses"
     path = pb.RESPONSES_PATH if responses else pb.CHAT_PATH
+    anthropic = arguments.upstream == "anthropic"
     for label, messages in cases:
         for cross in (False, True):
             model = "cross" if cross else "same"
-            if responses:
+            if anthropic:  # Anthropic client (same) or Chat client (cross), Anthropic upstream
+                bodies = proxied(hb.anthropic_bodies_for(messages, cross, arguments.vary))
+                path = pb.CHAT_PATH if cross else hb.ANTHROPIC_PATH
+                model = f"a-{model}"
+            elif responses:
                 bodies = responses_client_bodies(messages, cross)
             else:
                 bodies = proxied(hb.bodies_for(messages, cross, model, arguments.vary))
@@ -214,9 +224,14 @@ def run(named: list[tuple[str, int, int]], arguments: argparse.Namespace, work: 
                 {"role": "user", "content": "Check the weather in many cities."},
             ]
             turn_bodies: list[bytes] = []
+            if anthropic:
+                path = pb.CHAT_PATH if cross else hb.ANTHROPIC_PATH
+                model = f"a-{model}"
             for turn in range(1, arguments.turns + 1):
                 messages.extend(hb.step(turn))
-                if responses:
+                if anthropic:
+                    turn_bodies.append(hb.anthropic_turn(messages, cross)[1])
+                elif responses:
                     turn_bodies.append(hb.responses_body(messages, model=f"r-{model}"))
                 else:
                     turn_bodies.append(hb.chat_body(messages, model))

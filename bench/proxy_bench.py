@@ -215,6 +215,8 @@ class Connection:
 
     def post(self, path: str, body: bytes) -> Timing:
         head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        if path.endswith("/messages"):  # Anthropic's Messages API (gateway and emulator)
+            head += "anthropic-version: 2023-06-01\r\n"
         request = head.encode() + b"content-length: %d\r\n\r\n" % len(body) + body
         started = time.perf_counter()
         self.sock.sendall(request)
