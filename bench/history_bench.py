@@ -20,10 +20,12 @@ the first message, so no two requests share a prefix (what a gateway sees for un
 requests); ``--vary continue`` sends the history once, then that history plus one new
 step per request (what an agent sends on its next turn).
 
-``--turns N``: ``--rounds`` conversations growing by one step per turn (assistant tool call
-+ tool result), every turn sent once per round; a turn's figure is its median over the
-rounds, and the result is the median over turns 6–15 ("turn 10") against the median over
-the last ten turns.
+``--turns N``: conversations growing by one step per turn (assistant tool call + tool
+result), turn 10 and turn N measured interleaved: per round a late conversation is sent
+to turn N - 10 and an early one to turn 5, then early turns 6–15 and late turns N - 9 to N
+alternately, so the two are measured within seconds of each other ("turn 10" and "turn
+N" are the medians of those ten each; the ratio is per round, its median over
+``--rounds``). N ≥ 25.
 
 ``--baseline DIR``: a second gateway run from another checkout (``git worktree add``),
 measured in the same rounds, interleaved, so the two columns are comparable.
@@ -428,12 +430,17 @@ def case(
 def conversation(
     ports: dict[str, int], variants: list[Variant], arguments: argparse.Namespace, cross: bool
 ) -> None:
-    """``--rounds`` conversations growing by a step per turn; per-turn added time and CPU.
+    """Turn 10 against the last turn, measured interleaved; per-turn added time and CPU.
 
-    Each round is a conversation of its own (its own system prompt: nothing of one is kept
-    for the next), the variants in turn order flipped every turn; a turn's figure is its
-    median over the rounds. Before the first round, 20 small requests per variant, so
-    turns 6–15 are not a process's first requests.
+    Each round grows two conversations of its own (own system prompts: nothing of one is
+    kept for the other or the next round), every turn sent through every variant: the
+    *late* one to turn ``T - 10``, then the *early* one to turn 5, unmeasured; then the
+    window, measured: early turn 6 + i and late turn ``T - 9 + i`` alternately for
+    i = 0..9 (order flipped every step, variants too). A turn-10 request and a turn-T
+    request are thus measured seconds apart, not minutes (this VM's CPU time per request
+    drifts by 30-50 % over minutes); the gateway holds both conversations meanwhile, as
+    it would serving two agents. A round's ratio is the median of its late turns over the
+    median of its early ones; the line gives the medians over the rounds.
     """
     model = "cross" if cross else "same"
     port, path = (ports["responses"], pb.RESPONSES_PATH) if cross else (ports["chat"], pb.CHAT_PATH)
@@ -442,63 +449,127 @@ def conversation(
     if anthropic_upstream:
         model, port, path = f"a-{model}", ports["anthropic"], ANTHROPIC_PATH
         proxy_path = pb.CHAT_PATH if cross else ANTHROPIC_PATH
-    direct = pb.Connection(port)
-    variants = serving(variants, cross)
-    added: dict[str, list[list[float]]] = {variant.name: [] for variant in variants}
-    cpu: dict[str, list[list[float]]] = {variant.name: [] for variant in variants}
-    connections = {variant.name: pb.Connection(variant.port) for variant in variants}
+
+    def turn_bodies(messages: list[JsonObject]) -> tuple[bytes, bytes]:
+        if anthropic_upstream:
+            return anthropic_turn(messages, cross)
+        direct = responses_body(messages) if cross else chat_body(messages, "M")
+        return direct, chat_body(messages, model)
+
+    exchange = Exchange(pb.Connection(port), port, path, proxy_path, variants, cross)
     small = chat_body([{"role": "user", "content": "hello"}], model)
-    for variant in variants:
+    for variant in exchange.variants:
         for _ in range(20):
-            post_again(connections, variant, small)
-    messages: list[JsonObject] = []
+            exchange.post(variant, small)
+    turns, late_end = arguments.turns, arguments.turns - 10
+    figures: dict[str, list[tuple[float, float, float, float]]] = {
+        variant.name: [] for variant in exchange.variants
+    }
     for round_index in range(arguments.rounds):
-        messages = [
-            {"role": "system", "content": f"You answer briefly ({round_index})."},
-            {"role": "user", "content": "Check the weather in many cities."},
-        ]
-        for name in added:
-            added[name].append([])
-            cpu[name].append([])
-        for turn in range(1, arguments.turns + 1):
-            messages.extend(step(turn))
-            direct_body = responses_body(messages) if cross else chat_body(messages, "M")
-            proxy_body = chat_body(messages, model)
-            if anthropic_upstream:
-                direct_body, proxy_body = anthropic_turn(messages, cross)
-            for variant in variants if turn % 2 else variants[::-1]:
-                started = cpu_ns(variant.pid)
-                proxied = post_again(connections, variant, proxy_body, proxy_path).total
-                cpu[variant.name][-1].append((cpu_ns(variant.pid) - started) / 1e6)
-                try:
-                    alone = direct.post(path, direct_body).total
-                except ConnectionError:  # closed while idle (see post_again)
-                    direct = pb.Connection(port)
-                    alone = direct.post(path, direct_body).total
-                added[variant.name][-1].append(proxied - alone)
-    direct.close()
-    for connection in connections.values():
-        connection.close()
-    label = f"conversation {model}"
-    line = (
-        f"{label:<19} {arguments.turns} turns × {arguments.rounds}, {len(messages)} msgs at the end"
-    )
-    for variant in variants:
-        a10, a_last = turn_figures(added[variant.name])
-        c10, c_last = turn_figures(cpu[variant.name])
+        early = Grown(f"early {round_index}")
+        late = Grown(f"late {round_index}")
+        for grown, upto in ((late, late_end), (early, 5)):
+            for _ in range(upto):
+                exchange.unmeasured(turn_bodies(grown.next_turn())[1])
+        measured: dict[str, dict[str, list[tuple[float, float]]]] = {
+            variant.name: {"early": [], "late": []} for variant in exchange.variants
+        }
+        for index in range(10):
+            pair = [("early", early), ("late", late)]
+            for which, grown in pair if index % 2 else pair[::-1]:
+                bodies = turn_bodies(grown.next_turn())
+                for name, sample in exchange.measured(bodies, flip=index % 2 == 1).items():
+                    measured[name][which].append(sample)
+        for name, samples in measured.items():
+            figures[name].append(window_figures(samples["early"], samples["late"]))
+    exchange.close()
+    line = f"{'conversation ' + model:<19} {turns} turns × {arguments.rounds}, interleaved"
+    for variant in exchange.variants:
+        rows = figures[variant.name]
+        a10, a_last, c10, c_last = (statistics.median(row[i] for row in rows) for i in range(4))
+        ratio = statistics.median(row[3] / row[2] for row in rows)
         line += (
-            f" | {variant.name}: added turn 10 {a10 * pb.MS:.2f} ms, last {a_last * pb.MS:.2f} ms "
-            f"({a_last / a10:.2f}x); CPU turn 10 {c10:.3f} ms, last {c_last:.3f} ms "
-            f"({c_last / c10:.2f}x)"
+            f" | {variant.name}: added turn 10 {a10 * pb.MS:.2f} ms, turn {turns} "
+            f"{a_last * pb.MS:.2f} ms; CPU turn 10 {c10:.3f} ms, turn {turns} {c_last:.3f} ms "
+            f"(per round {ratio:.2f}x; rounds {' '.join(f'{r[3] / r[2]:.2f}' for r in rows)})"
         )
     print(f"{line}   [load {pb.load_average()}]", flush=True)
 
 
-def turn_figures(rounds: list[list[float]]) -> tuple[float, float]:
-    """("turn 10", "last turn"): each turn's median over the rounds, then the median over
-    turns 6–15 and over the last ten."""
-    per_turn = [statistics.median(turn) for turn in zip(*rounds, strict=True)]
-    return statistics.median(per_turn[5:15]), statistics.median(per_turn[-10:])
+class Grown:
+    """A conversation growing by one tool step per turn (its own system prompt)."""
+
+    def __init__(self, name: str) -> None:
+        self.messages: list[JsonObject] = [
+            {"role": "system", "content": f"You answer briefly ({name})."},
+            {"role": "user", "content": "Check the weather in many cities."},
+        ]
+        self.turn = 0
+
+    def next_turn(self) -> list[JsonObject]:
+        self.turn += 1
+        self.messages.extend(step(self.turn))
+        return self.messages
+
+
+class Exchange:
+    """A conversation's connections: one per variant, one to the upstream directly."""
+
+    def __init__(
+        self,
+        direct: pb.Connection,
+        port: int,
+        path: str,
+        proxy_path: str,
+        variants: list[Variant],
+        cross: bool,
+    ) -> None:
+        self.direct, self.port, self.path, self.proxy_path = direct, port, path, proxy_path
+        self.variants = serving(variants, cross)
+        self.connections = {variant.name: pb.Connection(variant.port) for variant in variants}
+
+    def post(self, variant: Variant, body: bytes) -> pb.Timing:
+        return post_again(self.connections, variant, body, self.proxy_path)
+
+    def unmeasured(self, proxy_body: bytes) -> None:
+        for variant in self.variants:
+            self.post(variant, proxy_body)
+
+    def measured(
+        self, bodies: tuple[bytes, bytes], *, flip: bool
+    ) -> dict[str, tuple[float, float]]:
+        """(added seconds, CPU ms) of one proxied request per variant, each paired with a
+        direct one."""
+        direct_body, proxy_body = bodies
+        samples: dict[str, tuple[float, float]] = {}
+        for variant in self.variants[::-1] if flip else self.variants:
+            started = cpu_ns(variant.pid)
+            proxied = self.post(variant, proxy_body).total
+            used = (cpu_ns(variant.pid) - started) / 1e6
+            try:
+                alone = self.direct.post(self.path, direct_body).total
+            except ConnectionError:  # closed while idle (see post_again)
+                self.direct = pb.Connection(self.port)
+                alone = self.direct.post(self.path, direct_body).total
+            samples[variant.name] = (proxied - alone, used)
+        return samples
+
+    def close(self) -> None:
+        self.direct.close()
+        for connection in self.connections.values():
+            connection.close()
+
+
+def window_figures(
+    early: list[tuple[float, float]], late: list[tuple[float, float]]
+) -> tuple[float, float, float, float]:
+    """(added early, added late, CPU early, CPU late): medians of one round's window."""
+    return (
+        statistics.median(sample[0] for sample in early),
+        statistics.median(sample[0] for sample in late),
+        statistics.median(sample[1] for sample in early),
+        statistics.median(sample[1] for sample in late),
+    )
 
 
 def post_again(
@@ -643,6 +714,8 @@ def main() -> int:
         "--store", default="memory://", help="the gateways' store: sqlite (a file each), redis URL"
     )
     arguments = parser.parse_args()
+    if arguments.turns and arguments.turns < 25:
+        raise SystemExit("--turns needs at least 25 turns (turns 6-15 and the last ten)")
     if arguments.callgrind:
         history_callgrind.arguments_valid(arguments)
     if arguments.upstream == "anthropic" and (arguments.litellm or arguments.saturate):

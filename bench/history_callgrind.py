@@ -12,8 +12,10 @@ Anthropic emulator.
 
 Per case (continued histories, ``--vary`` as given): 10 warm-up requests, instrumentation
 on, 5 more, counters zeroed, ``N`` requests, dump. Conversation (``--turns T``, from the
-client ``--ingress`` names): every turn sent once, counters zeroed before turn 6 and dumped after turn 15 ("turn 10"), then
-zeroed before turn ``T - 9`` and dumped after the last ("turn T").
+client ``--ingress`` names): ``history_bench``'s interleaved schedule (a late conversation
+to turn ``T - 10``, an early one to turn 5, then early turns 6-15 and late turns ``T - 9``
+to ``T`` alternately), each of those 20 requests counted on its own; the figures are the
+medians of the early ten ("turn 10") and of the late ten ("turn T").
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import glob
 import json
 import os
 import re
+import statistics
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -113,32 +116,38 @@ def case(
 
 def conversation(
     label: str,
-    turn_bodies: list[bytes],
+    body_of: Callable[[list[JsonObject]], bytes],
+    turns: int,
     variants: list[tuple[str, int, int]],
     work: Path,
     path: str = pb.CHAT_PATH,
 ) -> None:
-    """Instructions per turn at turn 10 and at the last turn of one conversation."""
-    turns = len(turn_bodies)
-    line = f"{label:<22} {turns} turns, instructions per turn (callgrind)"
+    """Instructions per turn at turn 10 and at turn ``turns``, in ``history_bench``'s
+    interleaved schedule: a late conversation sent to turn ``turns - 10`` and an early
+    one to turn 5, then early turns 6-15 and late turns ``turns - 9``.. alternately,
+    each of those counted on its own (``body_of`` writes a turn's body)."""
+    import history_bench as hb  # (it imports this module)
+
+    line = f"{label:<22} {turns} turns interleaved, instructions per turn (callgrind)"
     for name, port, pid in variants:
         client = Client(port, path)
+        early, late = hb.Grown("early"), hb.Grown("late")
         control(pid, "-i", "on")
+        figures: dict[str, list[float]] = {"early": [], "late": []}
         try:
-            figures: list[float] = []
-            number = 0
-            for first in (5, turns - 10):
-                while number < first:
-                    client.post(turn_bodies[number])
-                    number += 1
-                window = turn_bodies[first : first + 10]
-                figures.append(counted(pid, work, name, client, window))
-                number = first + 10
+            for grown, upto in ((late, turns - 10), (early, 5)):
+                for _ in range(upto):
+                    client.post(body_of(grown.next_turn()))
+            for index in range(10):
+                pair = [("early", early), ("late", late)]
+                for which, grown in pair if index % 2 else pair[::-1]:
+                    body = body_of(grown.next_turn())
+                    figures[which].append(counted(pid, work, name, client, [body]))
             control(pid, "-i", "off")
         finally:
             client.close()
-        early, last = figures
-        line += f" | {name}: turn 10 {early:.3f} M, turn {turns} {last:.3f} M ({last / early:.2f}x)"
+        first, last = (statistics.median(figures[which]) for which in ("early", "late"))
+        line += f" | {name}: turn 10 {first:.3f} M, turn {turns} {last:.3f} M ({last / first:.2f}x)"
     print(line, flush=True)
 
 
@@ -219,21 +228,22 @@ def run(named: list[tuple[str, int, int]], arguments: argparse.Namespace, work: 
     if arguments.turns and (not only or "conversation" in only):
         for cross in (False, True):
             model = "cross" if cross else "same"
-            messages: list[JsonObject] = [
-                {"role": "system", "content": "You answer briefly."},
-                {"role": "user", "content": "Check the weather in many cities."},
-            ]
-            turn_bodies: list[bytes] = []
             if anthropic:
                 path = pb.CHAT_PATH if cross else hb.ANTHROPIC_PATH
                 model = f"a-{model}"
-            for turn in range(1, arguments.turns + 1):
-                messages.extend(hb.step(turn))
-                if anthropic:
-                    turn_bodies.append(hb.anthropic_turn(messages, cross)[1])
-                elif responses:
-                    turn_bodies.append(hb.responses_body(messages, model=f"r-{model}"))
-                else:
-                    turn_bodies.append(hb.chat_body(messages, model))
             label_now = f"{arguments.ingress} conversation {model}"
-            conversation(label_now, turn_bodies, named, work, path)
+            body_of = conversation_body(anthropic, responses, cross, model)
+            conversation(label_now, body_of, arguments.turns, named, work, path)
+
+
+def conversation_body(
+    anthropic: bool, responses: bool, cross: bool, model: str
+) -> Callable[[list[JsonObject]], bytes]:
+    """A conversation turn's proxied body for the client and upstream the options name."""
+    import history_bench as hb  # (it imports this module)
+
+    if anthropic:
+        return lambda messages: hb.anthropic_turn(messages, cross)[1]
+    if responses:
+        return lambda messages: hb.responses_body(messages, model=f"r-{model}")
+    return lambda messages: hb.chat_body(messages, model)
