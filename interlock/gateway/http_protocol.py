@@ -28,10 +28,19 @@ empty ``bytearray`` once handed on, which the next chunk replaces again.
 from __future__ import annotations
 
 import asyncio
+import urllib.parse
 from collections.abc import Iterable
 from typing import Any, cast
 
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+import httptools  # pyright: ignore[reportMissingTypeStubs]
+from uvicorn._types import ASGI3Application, ASGISendEvent
+from uvicorn.protocols.http.flow_control import service_unavailable
+from uvicorn.protocols.http.httptools_impl import (
+    HEADER_RE,
+    HEADER_VALUE_RE,
+    STATUS_LINE,
+    RequestResponseCycle,
+)
 
 from interlock.gateway.agui import StallLimitedHttpProtocol
 
@@ -71,12 +80,137 @@ class GatewayHttpProtocol(StallLimitedHttpProtocol):
         super().on_body(body)
 
     def on_headers_complete(self) -> None:
-        previous = self.cycle
-        super().on_headers_complete()
-        cycle = self.cycle
-        if cycle is not previous:  # a new request (an upgrade makes none)
-            # Its task has not run yet: nothing was written through the transport.
-            cycle.transport = cast(asyncio.Transport, HeadWithBody(self.transport, cycle))
+        """uvicorn's ``on_headers_complete`` (0.54), the cycle a :class:`GatewayCycle`
+        writing through :class:`HeadWithBody`."""
+        parser: Any = self.parser
+        scope: Any = self.scope
+        http_version = parser.get_http_version()
+        scope["method"] = parser.get_method().decode("ascii")
+        if http_version != "1.1":
+            scope["http_version"] = http_version
+        if parser.should_upgrade() and self._should_upgrade():
+            return
+        parsed_url: Any = httptools.parse_url(self.url)  # pyright: ignore[reportUnknownMemberType]
+        raw_path: bytes = parsed_url.path
+        path = raw_path.decode("ascii")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        scope["path"] = self.root_path + path
+        scope["raw_path"] = self.root_path.encode("ascii") + raw_path
+        scope["query_string"] = parsed_url.query or b""
+        limit = self.limit_concurrency
+        if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
+            app: ASGI3Application = service_unavailable
+            self.logger.warning("Exceeded concurrency limit.")
+        else:
+            app = cast(ASGI3Application, self.app)  # pyright: ignore[reportUnknownMemberType]  # uvicorn's loaded app is a union of its wrappers
+        existing = cast(RequestResponseCycle | None, self.cycle)  # None before the first
+        cycle = self.cycle = GatewayCycle(
+            scope=scope,
+            transport=self.transport,
+            flow=self.flow,
+            logger=self.logger,
+            access_logger=self.access_logger,
+            access_log=self.access_log,
+            default_headers=self.server_state.default_headers,
+            message_event=asyncio.Event(),
+            expect_100_continue=self.expect_100_continue,
+            keep_alive=http_version != "1.0" and parser.should_keep_alive(),
+            on_response=self.on_response_complete,
+        )
+        # Its task has not run yet: nothing was written through the transport.
+        cycle.transport = HeadWithBody(self.transport, cycle)
+        if existing is None or existing.response_complete:
+            self._start_asgi_task(cycle, app)
+        else:  # pipelined: queued until the answer before it is complete
+            self.flow.pause_reading()
+            self.pipeline.appendleft((cycle, app))
+
+
+class GatewayCycle(RequestResponseCycle):
+    """uvicorn's request cycle writing a plain answer (one ``content-length``, no
+    ``transfer-encoding``) without its loop over the head's headers.
+
+    Invariant: every message produces the bytes, the state and the errors uvicorn's own
+    ``send`` does. The lean path is taken only where it provably does: the access log is
+    off, writing is not paused, the client is still there; a start message's headers are
+    a list of ``(name, value)`` pairs with lower-case names, a ``content-length`` (the
+    first one counts) and neither ``transfer-encoding`` nor ``connection`` (HEADER_RE and
+    HEADER_VALUE_RE are character classes, so searching all names, or all values, joined
+    finds a bad byte exactly when searching each one does); a body message follows such
+    a head of a request other than ``HEAD``. Anything else is uvicorn's ``send``.
+    """
+
+    transport: HeadWithBody  # pyright: ignore[reportIncompatibleVariableOverride]  # a wrapper of the asyncio transport, set right after construction
+
+    async def send(self, message: ASGISendEvent) -> None:
+        if self.disconnected or self.access_log or self.flow.write_paused:
+            await super().send(message)
+            return
+        kind = message.get("type")
+        if not self.response_started and kind == "http.response.start":
+            head = self._lean_head(message)
+            if head is not None:
+                self.response_started = True
+                self.waiting_for_100_continue = False
+                self.transport.head(head, self.expected_content_length > 0)
+                return
+        elif (
+            kind == "http.response.body"
+            and self.chunked_encoding is False
+            and not self.response_complete
+            and self.scope["method"] != "HEAD"
+        ):
+            self._lean_body(message)
+            return
+        await super().send(message)
+
+    def _lean_head(self, message: Any) -> bytes | None:
+        """The head uvicorn would write for this start message, the cycle's length and
+        encoding set as uvicorn sets them; ``None`` (nothing changed) for uvicorn's own
+        ``send`` to answer it."""
+        try:
+            status = message["status"]
+            given = message.get("headers", [])
+            if type(given) is not list or status not in STATUS_LINE:
+                return None  # an iterator would be used up here
+            headers = self.default_headers + cast(list[tuple[bytes, bytes]], given)
+            names, values = zip(*headers, strict=True)
+            joined = b"".join(names)
+            if (
+                joined != joined.lower()
+                or b"transfer-encoding" in names
+                or b"connection" in names
+                or HEADER_RE.search(joined)
+                or HEADER_VALUE_RE.search(b"".join(values))
+            ):
+                return None
+            length = int(values[names.index(b"content-length")].decode())
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+        self.expected_content_length = length
+        self.chunked_encoding = False
+        close = b"" if self.keep_alive else b"connection: close\r\n"
+        lines = b"\r\n".join(map(b": ".join, headers))
+        return b"%s%s\r\n%s\r\n" % (STATUS_LINE[status], lines, close)
+
+    def _lean_body(self, message: Any) -> None:
+        """uvicorn's ``send`` of a body message after a head with a ``content-length``."""
+        body = message.get("body", b"")
+        more_body = message.get("more_body", False)
+        size = len(body)
+        if size > self.expected_content_length:
+            raise RuntimeError("Response content longer than Content-Length")
+        self.expected_content_length -= size
+        self.transport.write(body)
+        if not more_body:
+            if self.expected_content_length != 0:
+                raise RuntimeError("Response content shorter than Content-Length")
+            self.response_complete = True
+            self.message_event.set()
+            if not self.keep_alive:
+                self.transport.close()
+            self.on_response()
 
 
 class HeadWithBody:
@@ -104,6 +238,15 @@ class HeadWithBody:
                 self._held = data
                 return
         self._transport.write(data)
+
+    def head(self, head: bytes, body_follows: bool) -> None:
+        """:meth:`write` of the head, told whether body bytes follow (``GatewayCycle``
+        knows it from the head it wrote)."""
+        self._head_seen = True
+        if body_follows and self._cycle.scope["method"] != "HEAD":
+            self._held = head
+        else:
+            self._transport.write(head)
 
     def _body_follows(self) -> bool:
         cycle = self._cycle

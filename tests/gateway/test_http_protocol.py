@@ -4,19 +4,29 @@ uvicorn's own protocol does: same bytes, flow control, chunked bodies, ``Expect:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import logging
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.types import Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from interlock.gateway.agui import SERVER_OPTIONS
-from interlock.gateway.http_protocol import BodyChunks, GatewayHttpProtocol
+from interlock.gateway.http_protocol import (
+    BodyChunks,
+    GatewayCycle,
+    GatewayHttpProtocol,
+    HeadWithBody,
+)
 from tests.gateway.agui.harness import Server
 from tests.gateway.serving import emulators_on_loopback, gateway_config, serve
 
@@ -262,3 +272,141 @@ def test_answers_go_out_as_uvicorn_writes_them_a_known_length_in_one_write(
         assert Counting.writes == [size]  # the head with the body (or before the close)
     if path == "/chunked":
         assert len(Counting.writes) == 4  # the head at once, then each piece as it came
+
+
+class _Wire:
+    """A transport and flow control recording what a cycle writes and whether it closed."""
+
+    def __init__(self) -> None:
+        self.written = b""
+        self.closed = False
+        self.write_paused = False
+
+    def write(self, data: bytes) -> None:
+        self.written += data + b"|"  # the write boundaries are compared too
+
+    def writelines(self, pieces: Any) -> None:
+        self.write(b"".join(pieces))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+
+_NAMES = [
+    b"content-length",
+    b"Content-Length",
+    b"content-type",
+    b"transfer-encoding",
+    b"connection",
+    b"x-request-id",
+    b"bad name",
+    b"vary",
+]
+_VALUES = [b"7", b"0", b" 3 ", b"abc", b"chunked", b"close", b"keep-alive, Close", b"a\x01b", b"v"]
+_header = st.tuples(st.sampled_from(_NAMES), st.sampled_from(_VALUES))
+_any_start = st.fixed_dictionaries(
+    {
+        "type": st.sampled_from(["http.response.start", "http.response.body"]),
+        "status": st.sampled_from([200, 204, 304, 404, 99]),
+        "headers": st.lists(_header, max_size=5),
+    }
+)
+_plain_start = st.fixed_dictionaries(
+    {
+        "type": st.just("http.response.start"),
+        "status": st.sampled_from([200, 204, 404]),
+        "headers": st.tuples(
+            st.lists(st.tuples(st.sampled_from([b"x-a", b"vary"]), st.just(b"v")), max_size=2),
+            st.sampled_from([b"0", b"3", b"7"]),
+            st.lists(st.tuples(st.just(b"content-type"), st.just(b"v")), max_size=1),
+        ).map(lambda parts: [*parts[0], (b"content-length", parts[1]), *parts[2]]),
+    }
+)
+_start = st.one_of(_plain_start, _any_start)
+_body = st.fixed_dictionaries(
+    {"type": st.sampled_from(["http.response.body", "http.response.start"])},
+    optional={"body": st.sampled_from([b"", b"abc", b"abcdefg"]), "more_body": st.booleans()},
+)
+
+
+def _run_cycle(
+    cycle_class: type[RequestResponseCycle],
+    method: str,
+    keep_alive: bool,
+    messages: list[dict[str, Any]],
+) -> tuple[object, ...]:
+    wire = _Wire()
+    finished: list[bool] = []
+    cycle = cycle_class(
+        scope=cast(Any, {"method": method, "http_version": "1.1"}),
+        transport=cast(Any, wire),
+        flow=cast(Any, wire),
+        logger=logging.getLogger("test"),
+        access_logger=logging.getLogger("test.access"),
+        access_log=False,
+        default_headers=[(b"server", b"uvicorn"), (b"date", b"Wed, 02 Dec 2026")],
+        message_event=asyncio.Event(),
+        expect_100_continue=False,
+        keep_alive=keep_alive,
+        on_response=lambda: finished.append(True),
+    )
+    if isinstance(cycle, GatewayCycle):
+        cycle.transport = HeadWithBody(cast(Any, wire), cycle)
+    outcome: list[object] = []
+    for message in messages:
+        try:
+            asyncio.run(cycle.send(cast(Any, dict(message))))
+            outcome.append("sent")
+        except Exception as error:
+            outcome.append(f"{type(error).__name__}: {error}")
+            break
+    if isinstance(cycle, GatewayCycle):
+        cycle.transport.close()  # what uvicorn's cycle does when the app fails mid-answer
+    else:
+        wire.close()
+    return (
+        wire.written,
+        tuple(outcome),
+        finished,
+        cycle.response_started,
+        cycle.response_complete,
+        cycle.chunked_encoding,
+        cycle.expected_content_length,
+        cycle.keep_alive,
+    )
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    method=st.sampled_from(["GET", "POST", "HEAD"]),
+    keep_alive=st.booleans(),
+    start=_start,
+    bodies=st.lists(_body, max_size=3),
+)
+def test_the_lean_cycle_writes_and_fails_exactly_as_uvicorns(
+    method: str, keep_alive: bool, start: dict[str, Any], bodies: list[dict[str, Any]]
+) -> None:
+    messages = [start, *bodies]
+    lean = _run_cycle(GatewayCycle, method, keep_alive, messages)
+    stock = _run_cycle(RequestResponseCycle, method, keep_alive, messages)
+    # The gateway's head may be held until the body: compare the bytes, not the writes.
+    assert lean[0].replace(b"|", b"") == stock[0].replace(b"|", b"")
+    assert lean[1:] == stock[1:]
+
+
+def test_a_plain_answer_goes_out_in_one_write_with_its_head() -> None:
+    start = {
+        "type": "http.response.start",
+        "status": 200,
+        "headers": [(b"content-length", b"3"), (b"content-type", b"application/json")],
+    }
+    written = _run_cycle(
+        GatewayCycle, "POST", True, [start, {"type": "http.response.body", "body": b"abc"}]
+    )
+    assert written[0] == (
+        b"HTTP/1.1 200 OK\r\nserver: uvicorn\r\ndate: Wed, 02 Dec 2026\r\n"
+        b"content-length: 3\r\ncontent-type: application/json\r\n\r\nabc|"
+    )
