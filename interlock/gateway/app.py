@@ -42,7 +42,7 @@ from interlock.gateway.config import (
 )
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
 from interlock.gateway.dispatch import GatewayApp
-from interlock.gateway.guard import BrowserGuard, BrowserPolicy, RefusalBody
+from interlock.gateway.guard import BrowserGuard, BrowserPolicy, FrontDoor, RefusalBody
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.operations import ProxyOperations
@@ -298,7 +298,8 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
 
     def front(app: ASGIApp) -> ASGIApp:
         guarded = BrowserGuard(app, policy=policy, refusal=refusal)
-        return DrainGate(guarded, lifecycle=gateway.lifecycle, shapes=shapes)
+        gated = DrainGate(guarded, lifecycle=gateway.lifecycle, shapes=shapes)
+        return FrontDoor(app, gated, lifecycle=gateway.lifecycle, policy=policy)
 
     not_found = routes_models.not_found_handler(
         gateway.ingress["openai-chat"], gateway.ingress["gemini"]

@@ -8,7 +8,9 @@ request that matches one route and whose method that route allows, none of this 
 the answer; it is work per request, and per streamed chunk for the ``send`` wrappers.
 
 :class:`GatewayApp` builds its stack as :func:`front` says (the drain gate and the browser
-guard, in that order) around :class:`DirectRoutes`, which answers those requests itself:
+guard, in that order, with :class:`~interlock.gateway.guard.FrontDoor` passing the usual
+request through both in one step) around :class:`DirectRoutes`, which answers those
+requests itself:
 
 - the path is looked up in a dict of the routes without parameters (a route is left out
   when an earlier route's pattern matches its path too, so the first match still wins),
@@ -21,7 +23,8 @@ guard, in that order) around :class:`DirectRoutes`, which answers those requests
   WebSocket, a synchronous endpoint, lifespan) goes to Starlette's full stack, unchanged:
   404 and 405 in the caller's dialect, redirects, the lifespan.
   Middleware added with ``add_middleware`` turns the direct path off (it must see every
-  request).
+  request). Under ``interlock serve`` uvicorn's ``X-Forwarded-*`` handling sits in front
+  of Starlette's stack only (:meth:`GatewayApp.take_proxy_headers`).
 
 An exception escaping a direct route reaches uvicorn, which answers ``500 Internal Server
 Error`` (plain text) when nothing was sent yet and closes the connection, as Starlette's
@@ -35,7 +38,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -44,6 +47,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, Router, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 Front = Callable[[ASGIApp], ASGIApp]
 """Wraps the dispatcher in the gateway's own middleware (drain gate, browser guard)."""
@@ -181,12 +185,32 @@ class GatewayApp(Starlette):
     def __init__(self, *, front: Front, **options: Any) -> None:
         super().__init__(**options)
         self.front = front
+        self.trusted_proxies: list[str] | str | None = None
+        """Set by :meth:`take_proxy_headers`: the addresses whose ``X-Forwarded-*``
+        headers Starlette's stack reads."""
+
+    def take_proxy_headers(self, trusted: list[str] | str) -> None:
+        """Read ``X-Forwarded-Proto`` / ``-For`` from ``trusted`` proxies (uvicorn's
+        ``ProxyHeadersMiddleware``) in Starlette's stack only, not on the direct path.
+
+        uvicorn wraps the whole app in that middleware (one more layer and a scan of the
+        headers per request) to set the scope's ``scheme`` and ``client``; no route the
+        direct path answers reads either (the gateway's handlers never look at the
+        client's address or scheme), while Starlette's stack does (a redirect's URL, a
+        route added with middleware). The server calls this instead of letting uvicorn
+        wrap the app (:class:`~interlock.gateway.server.DrainingServer`).
+        """
+        self.trusted_proxies = trusted
+        self.middleware_stack = None  # built again, with it, on the next request
 
     def build_middleware_stack(self) -> ASGIApp:
         """``front`` around the direct routes around Starlette's stack; with middleware
         added through ``add_middleware``, ``front`` around Starlette's stack alone, so that
         middleware sees every request."""
         full = super().build_middleware_stack()
+        if self.trusted_proxies is not None:
+            wrapped = ProxyHeadersMiddleware(cast(Any, full), trusted_hosts=self.trusted_proxies)
+            full = cast(ASGIApp, wrapped)  # uvicorn's ASGI types, the same protocol
         if self.user_middleware:
             return self.front(full)
         return self.front(DirectRoutes(self.router, full, self.exception_handlers))

@@ -35,6 +35,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from interlock.gateway.config import ServerConfig, normalize_origin
+from interlock.gateway.lifecycle import EXEMPT_PATHS, Lifecycle
 from interlock.transcript import JsonObject
 
 RefusalBody = Callable[[str, int, str, str], JsonObject]
@@ -255,3 +256,47 @@ async def deny_websocket(
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
     await send({"type": "websocket.http.response.body", "body": body})
+
+
+class FrontDoor:
+    """``DrainGate(BrowserGuard(app))`` (given as ``gated``) with the usual request let
+    through in one step.
+
+    An HTTP request to a path the drain gate counts, while the replica accepts requests,
+    under a policy that adds no headers (no specific CORS origins), with no header named
+    twice, no ``Origin`` and a ``Host`` the policy allows, passes both unchanged: the gate
+    counts it in flight and the guard hands it on as it is. That request goes straight to
+    ``app``, counted the same way; every other request goes through ``gated``.
+    """
+
+    __slots__ = ("app", "gated", "lifecycle", "policy", "varies")
+
+    def __init__(
+        self, app: ASGIApp, gated: ASGIApp, *, lifecycle: Lifecycle, policy: BrowserPolicy
+    ) -> None:
+        self.app = app
+        self.gated = gated
+        self.lifecycle = lifecycle
+        self.policy = policy
+        self.varies = policy.varies
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        lifecycle = self.lifecycle
+        if scope["type"] == "http" and lifecycle.state == "serving" and not self.varies:
+            headers: list[tuple[bytes, bytes]] = scope["headers"]
+            named = dict(headers)
+            host = named.get(b"host")
+            if (
+                len(named) == len(headers)
+                and b"origin" not in named
+                and host is not None
+                and self.policy.host_allowed(host.decode("latin-1"))
+                and scope["path"] not in EXEMPT_PATHS
+            ):
+                lifecycle.requests += 1
+                try:
+                    await self.app(scope, receive, send)
+                finally:
+                    lifecycle.requests -= 1
+                return
+        await self.gated(scope, receive, send)

@@ -17,6 +17,7 @@ from typing import Any
 
 import uvicorn
 
+from interlock.gateway.dispatch import GatewayApp
 from interlock.gateway.lifecycle import Lifecycle
 
 LOGGER = logging.getLogger("interlock.gateway.lifecycle")
@@ -45,6 +46,11 @@ class DrainingServer(uvicorn.Server):
         super().__init__(config)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._drain: asyncio.Task[None] | None = None
+        if isinstance(config.app, GatewayApp) and config.proxy_headers:
+            # X-Forwarded-* read where a route can read them, not around every request
+            # (see GatewayApp.take_proxy_headers).
+            config.proxy_headers = False
+            config.app.take_proxy_headers(config.forwarded_allow_ips)
 
     async def serve(self, sockets: Any = None) -> None:
         """uvicorn's ``serve``, remembering the loop the signal handler schedules on."""

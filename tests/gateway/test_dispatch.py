@@ -4,12 +4,16 @@ matches are answered by it, everything else as Starlette's router would answer i
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator, Sequence
 
 import google.genai as genai
 import httpx
 import openai
 import pytest
+import uvicorn
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 from starlette.exceptions import HTTPException
@@ -19,9 +23,16 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from interlock.gateway.app import Gateway, create_app
-from interlock.gateway.dispatch import DirectRoutes
+from interlock.gateway.dispatch import DirectRoutes, GatewayApp
+from interlock.gateway.server import DrainingServer
 from tests.gateway.agui.harness import Server
 from tests.gateway.helpers import Recorder, chat_completion, gateway
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _ok_chat(_: httpx.Request) -> httpx.Response:
@@ -185,3 +196,38 @@ def test_added_middleware_sees_every_request() -> None:
         running.stop()
     assert answer.status_code == 200 and answer.headers["x-stamp"] == "1"
     assert missing.status_code == 404 and missing.headers["x-stamp"] == "1"
+
+
+def _draining_server(app: GatewayApp, port: int) -> tuple[DrainingServer, threading.Thread]:
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    running = DrainingServer(config)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not running.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.01)
+    return running, thread
+
+
+def test_forwarded_headers_are_read_where_starlette_answers() -> None:
+    """``interlock serve`` reads ``X-Forwarded-*`` inside Starlette's stack: a redirect
+    there names the scheme the proxy says, as with uvicorn's own wrapping; the direct
+    path answers as before."""
+    app = create_app(gateway({"chat": Recorder(_ok_chat)}), extra_routes=[_extra])
+    assert isinstance(app, GatewayApp)
+    port = _free_port()
+    running, thread = _draining_server(app, port)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        forwarded = {"x-forwarded-proto": "https", "x-forwarded-for": "10.1.2.3"}
+        redirect = httpx.get(f"{url}/test/items/x/", headers=forwarded, timeout=20)
+        body = {"model": "to-chat", "messages": [{"role": "user", "content": "hi"}]}
+        proxied = httpx.post(f"{url}/v1/chat/completions", json=body, headers=forwarded)
+    finally:
+        running.should_exit = True
+        thread.join(timeout=10)
+    assert not running.config.proxy_headers and app.trusted_proxies is not None
+    assert redirect.status_code == 307
+    assert redirect.headers["location"] == f"https://127.0.0.1:{port}/test/items/x"
+    assert proxied.status_code == 200 and proxied.json()["choices"]

@@ -5,6 +5,7 @@ attacker's page or a rebinding DNS name would send them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import Iterator
@@ -13,13 +14,24 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from interlock.gateway.agui import SERVER_OPTIONS
-from interlock.gateway.app import build_gateway, create_app
+from interlock.gateway.app import build_gateway, create_app, refusal_body
 from interlock.gateway.config import parse_config
-from interlock.gateway.guard import BrowserPolicy, host_name, is_loopback_name
+from interlock.gateway.dialects import ingress_dialects
+from interlock.gateway.guard import (
+    BrowserGuard,
+    BrowserPolicy,
+    FrontDoor,
+    host_name,
+    is_loopback_name,
+)
+from interlock.gateway.lifecycle import DrainGate, Lifecycle
 from tests.gateway.agui.harness import CONFIG, TOOLS, Server, new_id, run_input, user
 from tests.gateway.agui.tools import EXECUTIONS
 from tests.gateway.serving import serve
@@ -382,3 +394,85 @@ async def _every_carrier(http: httpx.AsyncClient, url: str, key: str) -> None:
     with contextlib.suppress(InvalidStatus):
         async with connect(ws, subprotocols=["interlock", f"interlock.key.{key}"]):  # type: ignore[list-item]  # plain strings are subprotocols
             pass
+
+
+class _Inner:
+    """The app behind the front: records what reached it and the requests in flight."""
+
+    def __init__(self, lifecycle: Lifecycle) -> None:
+        self.lifecycle = lifecycle
+        self.seen: list[tuple[str, int]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.seen.append((scope["path"], self.lifecycle.requests))
+        body = b"ok"
+        headers = [(b"content-type", b"text/plain"), (b"content-length", b"2")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _answer(app: ASGIApp, scope: Scope) -> list[Message]:
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    asyncio.run(app(dict(scope), receive, send))
+    return sent
+
+
+_HEADER_VALUES = [b"127.0.0.1:8080", b"localhost", b"evil.example", b"http://127.0.0.1:8080", b"x"]
+_OPTIONAL = st.one_of(st.none(), st.sampled_from(_HEADER_VALUES))
+
+
+@st.composite
+def _request_headers(draw: st.DrawFn) -> list[tuple[bytes, bytes]]:
+    """A ``Host`` and an ``Origin`` (each maybe), other headers, sometimes a name twice."""
+    headers = [(b"accept", b"*/*")]
+    for name in (b"host", b"origin"):
+        value = draw(_OPTIONAL)
+        if value is not None:
+            headers.append((name, value))
+    extra = st.sampled_from([b"host", b"origin", b"access-control-request-method", b"accept"])
+    headers += draw(st.lists(st.tuples(extra, st.sampled_from(_HEADER_VALUES)), max_size=1))
+    return draw(st.permutations(headers))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    headers=_request_headers(),
+    path=st.sampled_from(["/v1/chat/completions", "/healthz", "/v1beta/x", "/agui"]),
+    method=st.sampled_from(["POST", "OPTIONS"]),
+    keyed=st.booleans(),
+    cors=st.sampled_from([(), ("*",), ("http://app.example",)]),
+    draining=st.booleans(),
+)
+def test_the_front_door_answers_as_the_gate_and_the_guard(
+    headers: list[tuple[bytes, bytes]],
+    path: str,
+    method: str,
+    keyed: bool,
+    cors: tuple[str, ...],
+    draining: bool,
+) -> None:
+    policy = BrowserPolicy(
+        check_host=not keyed,
+        allowed_hosts=frozenset(),
+        allowed_origins=frozenset(),
+        cors_origins=frozenset(cors),
+    )
+    scope: Scope = {"type": "http", "method": method, "path": path, "headers": headers}
+    outcomes = []
+    for fronted in (True, False):
+        lifecycle = Lifecycle()
+        if draining:
+            lifecycle.state = "draining"
+        inner = _Inner(lifecycle)
+        refusal = refusal_body(ingress_dialects())
+        gated = DrainGate(BrowserGuard(inner, policy=policy, refusal=refusal), lifecycle=lifecycle)
+        app = FrontDoor(inner, gated, lifecycle=lifecycle, policy=policy) if fronted else gated
+        outcomes.append((_answer(app, scope), inner.seen, lifecycle.requests))
+    assert outcomes[0] == outcomes[1]
