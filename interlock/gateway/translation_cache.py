@@ -25,9 +25,12 @@ Correctness first, so a spliced body is the body the full path would send:
   the new messages encode alone as after the prefix (the rules per dialect:
   :mod:`.splice_rules`), and neither the kept translation nor the new messages'
   encoding carries a warning (warnings name absolute message positions); a member taken
-  from the leading system messages (Gemini ``systemInstruction``) is encoded with the new
-  messages and must equal the kept translation's, any other member taken from the first
-  messages (Responses ``instructions``) is not kept;
+  from the leading system messages (Gemini ``systemInstruction``, Anthropic ``system``) is
+  encoded with the new messages and must equal the kept translation's, any other member
+  taken from the first messages (Responses ``instructions``) is not kept; an encoder that
+  checks the whole body (Anthropic) is given the new messages after a bridge message
+  standing for the prefix's last one, whose item must come out exactly as the rules say
+  and is dropped;
 * the bytes are ``compact_json``'s for the whole value (:mod:`.json_pieces`). A full-path
   body past ``server.offload_bytes`` is written by the standard library instead, which may
   spell a number differently (``1e-05`` for ``0.00001``): the same JSON value.
@@ -47,11 +50,13 @@ from interlock.gateway.evolve import evolve
 from interlock.gateway.json_pieces import Written, items_json, with_array
 from interlock.gateway.model_field import compact_json
 from interlock.gateway.splice_rules import (
+    BRIDGE,
     LEAD_MEMBERS,
     NO_HEAD_MEMBERS,
     SPLICES,
     lead,
     splices_alone,
+    without_bridge,
 )
 from interlock.gateway.upstream import Upstream
 from interlock.gateway.vault import (
@@ -135,14 +140,24 @@ def encode_alone(
     new: tuple[Message, ...],
 ) -> Encoded | None:
     """``new`` encoded for ``dialect`` on its own, after the prefix's leading system
-    messages where the dialect takes a member from them (:func:`.splice_rules.lead`);
-    ``None`` when the encoder refuses (the full path then answers, with the whole
-    history's locations)."""
-    messages = lead(dialect.name, prefix) + new
+    messages where the dialect takes a member from them and the dialect's bridge
+    (:func:`.splice_rules.lead`), the bridge's item taken out again; ``None`` when the
+    encoder refuses (the full path then answers, with the whole history's locations) or
+    the bridge's item did not come out as it must."""
+    name = dialect.name
+    messages = lead(name, prefix) + new
     try:
-        return dialect.encode_request(replace(request, messages=messages), policy)
+        encoded = dialect.encode_request(replace(request, messages=messages), policy)
     except LossyHistoryError:
         return None
+    if name not in BRIDGE:
+        return encoded
+    member = SPLICES[name]
+    items = encoded.payload.get(member)
+    rest = without_bridge(name, cast(list[JsonValue], items)) if isinstance(items, list) else None
+    if rest is None:
+        return None
+    return Encoded(payload={**encoded.payload, member: rest}, warnings=encoded.warnings)
 
 
 def kept(
@@ -249,7 +264,8 @@ async def splice(
     if entry is None or translation is None or dialect not in SPLICES:
         return None
     key = key_of(request, upstream.name, policy)
-    if translation.key != key or not splices_alone(dialect, parsed.new, entry.call_ids):
+    last = translation.restored[-1] if translation.restored else None
+    if translation.key != key or not splices_alone(dialect, parsed.new, entry.call_ids, last):
         return None
     new_keys = wanted_keys(parsed.new, upstream.config)
     lookup = await vault.look(tenant, upstream.config, new_keys, translation.lookup)
@@ -291,7 +307,8 @@ def hold_translation(
     new = parsed.messages[count:]
     if not all(map(operator.is_, entry.messages, parsed.messages)):
         return
-    if not splices_alone(upstream.dialect.name, new, entry.call_ids):
+    last = entry.messages[-1] if entry.messages else None
+    if not splices_alone(upstream.dialect.name, new, entry.call_ids, last):
         return
     restored = whole.restored
     alone = encode_alone(upstream.dialect, request, policy, restored[:count], restored[count:])

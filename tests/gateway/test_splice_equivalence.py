@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, replace
+from typing import cast
 
 import httpx
 from hypothesis import HealthCheck, example, given, settings
@@ -19,6 +20,7 @@ from interlock.gateway.app import Gateway
 from interlock.gateway.history_cache import HistoryCache
 from interlock.gateway.vault import needs, reasoning_key, signature_key, vault_space
 from interlock.transcript import (
+    ANTHROPIC_THINKING_SIGNATURE,
     GEMINI_THOUGHT_SIGNATURE,
     OPENAI_ENCRYPTED_CONTENT,
     JsonObject,
@@ -71,6 +73,13 @@ protocol = "anthropic"
 base_url = "https://anthropic.example/v1"
 api_key_env = "UP_KEY"
 
+[[upstreams]]
+name = "anthropic-degrade"
+protocol = "anthropic"
+base_url = "https://anthropic.example/v1"
+api_key_env = "UP_KEY"
+replay_mode = "degrade"
+
 [[models]]
 name = "to-chat"
 upstream = "chat"
@@ -100,6 +109,16 @@ model = "gemini-3-pro"
 name = "to-anthropic"
 upstream = "anthropic"
 model = "claude-x"
+
+[[models]]
+name = "to-anthropic-think"
+upstream = "anthropic"
+model = "claude-sonnet-4-5"
+
+[[models]]
+name = "to-anthropic-think-degrade"
+upstream = "anthropic-degrade"
+model = "claude-sonnet-4-5"
 """
 
 MODELS = [
@@ -109,7 +128,13 @@ MODELS = [
     "to-gemini2",
     "to-gemini3-degrade",
     "to-anthropic",
+    "to-anthropic-think",
+    "to-anthropic-think-degrade",
 ]
+THINKING = "-think"
+"""Models whose requests ask for reasoning (Anthropic: manual thinking, so the open tool
+loop's assistant turn must start with a signed thinking block): a Chat client's thinking
+budget, a Responses client's effort (said as a budget, with a warning: not kept)."""
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
 
 
@@ -237,7 +262,54 @@ def grow(history: History, turn: Turn) -> None:
 def chat_body(messages: list[JsonObject], model: str) -> bytes:
     """As the openai SDK writes it: the history before the model (so a model switch keeps
     the known prefix)."""
-    return json.dumps({"messages": messages, "model": model, "tools": TOOLS}).encode()
+    body: dict[str, object] = {"messages": messages, "model": model, "tools": TOOLS}
+    if THINKING in model:
+        body["reasoning"] = {"max_tokens": 2048}  # OpenRouter's field: a thinking budget
+    return json.dumps(body).encode()
+
+
+def anthropic_body(messages: list[JsonObject], model: str) -> bytes:
+    """The same history as an Anthropic client sends it (written here, not by the codec):
+    the system prompt as ``system``, tool results in user turns, consecutive turns of one
+    role merged, the client's thinking (with a signature of unrecorded issuer) first in its
+    steps; members in the anthropic SDK's order (``messages`` before ``model``)."""
+    system: str | None = None
+    wire: list[JsonObject] = []
+    for message in messages:
+        role, content = message["role"], message.get("content")
+        blocks: list[JsonValue] = []
+        if role == "system":
+            system = str(content)
+            continue
+        if role == "assistant":
+            if message.get("reasoning_content"):
+                thinking = str(message["reasoning_content"])
+                blocks.append({"type": "thinking", "thinking": thinking, "signature": "c2ln"})
+            if content:
+                blocks.append({"type": "text", "text": content})
+            for call in cast(list[JsonObject], message.get("tool_calls") or []):
+                function = cast(JsonObject, call["function"])
+                arguments = json.loads(str(function["arguments"]))
+                use = {"type": "tool_use", "id": call["id"], "name": function["name"]}
+                blocks.append({**use, "input": arguments})
+        elif role == "tool":
+            result = {"type": "tool_result", "tool_use_id": message["tool_call_id"]}
+            blocks.append({**result, "content": content})
+        else:
+            blocks.append({"type": "text", "text": content})
+        wire_role = "assistant" if role == "assistant" else "user"
+        if wire and wire[-1]["role"] == wire_role:
+            cast(list[JsonValue], wire[-1]["content"]).extend(blocks)
+        else:
+            wire.append({"role": wire_role, "content": blocks})
+    tools = [{"name": "f", "input_schema": {"type": "object"}}]
+    payload: dict[str, object] = {"max_tokens": 4096, "messages": wire, "model": model}
+    if system is not None:
+        payload["system"] = system
+    if THINKING in model:
+        payload["thinking"] = {"type": "enabled", "budget_tokens": 2048}
+    payload["tools"] = tools
+    return json.dumps(payload).encode()
 
 
 def responses_body(messages: list[JsonObject], model: str) -> bytes:
@@ -246,6 +318,8 @@ def responses_body(messages: list[JsonObject], model: str) -> bytes:
     payload = openai_responses.encode_request(request, policy=ReplayPolicy(mode="degrade")).payload
     payload["tools"] = [{"type": "function", "name": "f", "parameters": {"type": "object"}}]
     payload["store"] = False
+    if THINKING in model:
+        payload["reasoning"] = {"effort": "high"}
     payload = {"input": payload.pop("input"), **payload}  # the openai SDK's order
     return json.dumps(payload).encode()
 
@@ -266,6 +340,13 @@ async def fill_vault(built: Gateway, calls: list[str], *, own: bool = False) -> 
         )
         reasoning = ReasoningPart(reasoning_kind="encrypted", opaque=opaque)
         signature = Opaque(provider="google", format=GEMINI_THOUGHT_SIGNATURE, data="c2ln")
+        anthropic = built.upstreams["anthropic"].config  # both Anthropic upstreams' vendor
+        signed_thinking = Opaque(
+            provider=needs(anthropic).provider,
+            format=ANTHROPIC_THINKING_SIGNATURE,
+            data=f"sig-{data}",
+        )
+        thinking = ReasoningPart(reasoning_kind="raw", text=f"about {data}", opaque=signed_thinking)
         if own:
             vault = built.proxy.vault
             step = Message(role="assistant", parts=(reasoning, call))
@@ -273,6 +354,9 @@ async def fill_vault(built: Gateway, calls: list[str], *, own: bool = False) -> 
             signed = Message(role="assistant", parts=(replace(call, signature=signature),))
             for upstream in ("gemini", "gemini-degrade"):
                 await vault.remember("default", built.upstreams[upstream].config, signed)
+            for upstream in ANTHROPIC_UPSTREAMS:
+                thought = Message(role="assistant", parts=(thinking, call))
+                await vault.remember("default", built.upstreams[upstream].config, thought)
             continue
         entry = {reasoning_key((call,)): [to_json(reasoning)]}
         await built.store.vault_put("default", vault_space(responses), entry)
@@ -280,6 +364,10 @@ async def fill_vault(built: Gateway, calls: list[str], *, own: bool = False) -> 
             await built.store.vault_put(
                 "default", upstream, {signature_key(call): to_json(signature)}
             )
+        for upstream in ANTHROPIC_UPSTREAMS:
+            space = vault_space(built.upstreams[upstream].config)
+            kept = {reasoning_key((call,)): [to_json(thinking)]}
+            await built.store.vault_put("default", space, kept)
 
 
 async def replay(
@@ -312,6 +400,12 @@ async def replay(
                 sent = await http.post(
                     "/v1/chat/completions", content=chat_body(history.messages, model)
                 )
+            elif ingress == "anthropic":
+                sent = await http.post(
+                    "/v1/messages",
+                    content=anthropic_body(history.messages, model),
+                    headers={"anthropic-version": "2023-06-01"},
+                )
             else:
                 body = responses_body(history.messages, model)
                 sent = await http.post("/v1/responses", content=body)
@@ -321,8 +415,11 @@ async def replay(
     return answers, forwarded
 
 
+ANTHROPIC_UPSTREAMS = ("anthropic", "anthropic-degrade")
+
+
 def built_upstreams() -> list[str]:
-    return ["chat", "responses", "gemini", "gemini-degrade", "anthropic"]
+    return ["chat", "responses", "gemini", "gemini-degrade", *ANTHROPIC_UPSTREAMS]
 
 
 @settings(
@@ -362,7 +459,7 @@ def built_upstreams() -> list[str]:
     ],
     "responses",
 )
-@given(st.sampled_from(MODELS), TURNS, st.sampled_from(["chat", "responses"]))
+@given(st.sampled_from(MODELS), TURNS, st.sampled_from(["chat", "responses", "anthropic"]))
 def test_cached_and_uncached_paths_send_and_answer_the_same_bytes(
     model: str, turns: list[Turn], ingress: str
 ) -> None:
@@ -377,15 +474,17 @@ def _steps(count: int) -> list[Turn]:
 
 def test_every_splicing_upstream_is_spliced_in_a_plain_conversation() -> None:
     """The property above is not vacuous: a growing conversation of tool steps reuses its
-    translation toward Chat, Responses and Gemini (signatures from the vault) and never
-    toward Anthropic, from both clients."""
+    translation toward Chat, Responses, Gemini and Anthropic (signatures and thinking from
+    the vault), from both clients."""
     for ingress in ("chat", "responses"):
         for model, reused in [
             ("to-chat", 6),
             ("to-responses", 6),
             ("to-gemini3", 6),
             ("to-gemini2", 6),
-            ("to-anthropic", 0),
+            ("to-anthropic", 6),
+            ("to-anthropic-think", 6 if ingress == "chat" else 0),
+            ("to-anthropic-think-degrade", 6 if ingress == "chat" else 0),
         ]:
             cache = HistoryCache(min_bytes=0)
             turns = _steps(8)

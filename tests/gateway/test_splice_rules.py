@@ -4,25 +4,32 @@ own encoding are exactly the whole history's encoding, byte for byte, with no wa
 whole history would have had. Random canonical histories, with the boundary cases that
 made the rules: a tool result of the prefix's call, merged tool turns, Gemini content
 marks, reasoning-only steps, reused call ids, names, user turns, leading and late system
-messages."""
+messages; for Anthropic, messages that lose every block, wire-role and new-message marks,
+signed, redacted and foreign thinking, and manual thinking's leading-block rule."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from interlock.gateway.dialects import Dialect, dialect
 from interlock.gateway.model_field import compact_json
-from interlock.gateway.splice_rules import SPLICES, lead, splices_alone
+from interlock.gateway.splice_rules import BRIDGE, SPLICES, lead, splices_alone
 from interlock.gateway.translation_cache import encode_alone, kept, key_of, spliced_body
 from interlock.gateway.vault import Lookup
 from interlock.transcript import (
+    ANTHROPIC_REDACTED_THINKING,
+    ANTHROPIC_THINKING_SIGNATURE,
     GEMINI_THOUGHT_SIGNATURE,
     OPENAI_ENCRYPTED_CONTENT,
     ApprovalRequestPart,
     Encoded,
+    GenerationOptions,
+    JsonObject,
     LossyHistoryError,
     Message,
     Opaque,
@@ -31,6 +38,7 @@ from interlock.transcript import (
     RefusalPart,
     ReplayPolicy,
     Request,
+    Role,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -47,15 +55,25 @@ UPSTREAMS: list[tuple[Dialect, ReplayPolicy, str]] = [
     (dialect("gemini"), ReplayPolicy(), "gemini-3-pro"),
     (dialect("gemini"), ReplayPolicy(mode="degrade"), "gemini-2.5-flash"),
     (dialect("gemini"), ReplayPolicy(mode="degrade", signatures_required=True), "g"),
+    (dialect("anthropic"), ReplayPolicy(), "claude-x"),
+    (dialect("anthropic"), ReplayPolicy(mode="degrade"), "claude-x"),
+    (dialect("anthropic"), ReplayPolicy(), "claude-sonnet-4-5-thinking"),
+    (dialect("anthropic"), ReplayPolicy(mode="degrade"), "claude-sonnet-4-5-thinking"),
 ]
+THINKING = "-thinking"
+"""A model asked for manual thinking (a budget): the open tool loop's assistant turn must
+start with a thinking block."""
 SIGNATURE = Opaque(provider="google", format=GEMINI_THOUGHT_SIGNATURE, data="c2ln")
 ENCRYPTED = Opaque(provider="openai", format=OPENAI_ENCRYPTED_CONTENT, data="enc")
+THOUGHT = Opaque(provider="anthropic", format=ANTHROPIC_THINKING_SIGNATURE, data="sig")
+REDACTED = Opaque(provider="anthropic", format=ANTHROPIC_REDACTED_THINKING, data="red")
+FOREIGN = Opaque(provider="deepseek", format=ANTHROPIC_THINKING_SIGNATURE, data="ds")
 LEAD = st.lists(
     st.sampled_from([("system", "s"), ("system", "t"), ("developer", "d"), ("system", "~")]),
     max_size=2,
 )
 """Leading instructions; ``~``: a Responses client's ``instructions`` member."""
-REASONING = st.sampled_from([None, None, ENCRYPTED, SIGNATURE])
+REASONING = st.sampled_from([None, None, ENCRYPTED, SIGNATURE, THOUGHT, THOUGHT, REDACTED, FOREIGN])
 
 
 EVENTS = st.lists(
@@ -63,6 +81,7 @@ EVENTS = st.lists(
         ["step"] * 12
         + ["answer", "user", "system", "thinking", "orphan", "reused", "marked", "named"]
         + ["refusal", "tool_text", "approval", "two_results", "unsigned", "unnamed", "minted"]
+        + ["emptied", "emptied_user", "new_message", "in_place", "as_user", "fields", "empty"]
     ),
     min_size=1,
     max_size=5,
@@ -78,6 +97,12 @@ def _instruction(role: str, text: str) -> Message:
         return _text(role, text)
     marks = {"openai-responses": {"~instructions": True}}
     return Message(role=role, parts=(TextPart(text="be brief"),), extra=marks)
+
+
+def _marked(role: Role, extra: dict[str, JsonObject]) -> Message:
+    if role == "tool":
+        return Message(role="tool", parts=(_result("m"),), extra=extra)
+    return Message(role=role, parts=(TextPart(text="mid"),), extra=extra)
 
 
 def _result(call_id: str, name: str | None = "f") -> ToolResultPart:
@@ -100,7 +125,9 @@ class Writer:
         ]
         parts: list[Part] = []
         if self.reasoning is not None:
-            parts.append(ReasoningPart(reasoning_kind="encrypted", opaque=self.reasoning))
+            kind = "raw" if self.reasoning.format == ANTHROPIC_THINKING_SIGNATURE else "encrypted"
+            text = "t" if kind == "raw" else ""
+            parts.append(ReasoningPart(reasoning_kind=kind, text=text, opaque=self.reasoning))
         step = Message(role="assistant", parts=(*parts, *calls), **extra)  # type: ignore[arg-type]
         self.calls.extend(ids)
         return [step, *(Message(role="tool", parts=(_result(i),)) for i in ids)]
@@ -151,6 +178,21 @@ class Writer:
                 return [step[0], Message(role="tool", parts=(_result(fresh), _result(second)))]
             case "unsigned":
                 return self._step([fresh], signed=False)
+            case "emptied":  # encodes to no Anthropic block: the message is left out
+                return [Message(role="assistant", parts=(TextPart(text=""),))]
+            case "emptied_user":
+                return [Message(role="user", parts=(TextPart(text=""),))]
+            case "empty":  # no part at all
+                return [Message(role="assistant", parts=())]
+            case "new_message":  # an Anthropic client sent two wire messages of one role
+                marks = {"anthropic": {"newMessage": True}}
+                return [*self._step([fresh]), _text("assistant", "more"), _marked("tool", marks)]
+            case "in_place":  # an Anthropic client's system message inside messages[]
+                return [_marked("system", {"anthropic": {"role": "system"}})]
+            case "as_user":  # sent in another wire role than its own
+                return [*self._step([fresh]), _marked("tool", {"anthropic": {"role": "user"}})]
+            case "fields":  # unknown wire message fields kept
+                return self._step([fresh], extra={"anthropic": {"fields": {"x": 1}}})
             case "minted":  # a Gemini client's call without an id: the gateway minted one
                 step = self._step([fresh])
                 assert isinstance(step[0].parts[-1], ToolCallPart)
@@ -203,29 +245,108 @@ def test_admitted_new_messages_encode_after_the_prefix_as_alone(
 ) -> None:
     """What :func:`.translation_cache.splice` writes (a kept prefix's items, then the new
     messages encoded alone) is the whole history's encoding, whenever it writes one."""
+    _splices_as_whole(which, leading, reasoning, signed, opening, before, after)
+
+
+def _splices_as_whole(
+    which: int,
+    leading: list[tuple[str, str]],
+    reasoning: Opaque | None,
+    signed: bool,
+    opening: tuple[str, ...],
+    before: list[str],
+    after: list[str],
+    admit: Callable[[bool], object] = assume,
+) -> bool:
+    """The property for one history, spliced or not: ``admit`` (``assume``, or an assertion
+    outside Hypothesis) is given each condition of the splice."""
     upstream, policy, model = UPSTREAMS[which]
     name = upstream.name
     tools = (ToolSpec(name="f", parameters={"type": "object"}),)
-    request = Request(model=model, messages=(), tools=tools)
+    options = GenerationOptions(thinking_budget=2048 if THINKING in model else None)
+    request = Request(model=model, messages=(), tools=tools, options=options)
     writer = Writer(0, reasoning, signed)
     lead_messages = tuple(_instruction(role, text) for role, text in leading)
     prefix = (*lead_messages, *(_text("user", text) for text in opening), *writer.messages(before))
     new = writer.messages(after)
     encoded = _encoded(upstream, replace(request, messages=prefix), policy)
-    assume(encoded is not None)
+    admit(encoded is not None)
     assert encoded is not None
     key = key_of(request, "up", policy)
     translation = kept(key, name, encoded, prefix, NOTHING, ())
-    assume(translation is not None and splices_alone(name, new, _prefix_calls(prefix)))
+    last = prefix[-1] if prefix else None
+    admit(translation is not None and splices_alone(name, new, _prefix_calls(prefix), last))
     assert translation is not None
     alone = encode_alone(upstream, request, policy, prefix, new)
     spliced = spliced_body(translation, name, alone) if alone is not None else None
-    assume(spliced is not None)
+    admit(spliced is not None)
     assert spliced is not None
-    event(f"spliced for {name}")
+    if admit is assume:
+        event(f"spliced for {name}")
     whole = upstream.encode_request(replace(request, messages=prefix + new), policy)
     assert whole.warnings == ()
     assert spliced.body == compact_json(whole.payload)
+    return True
+
+
+ANTHROPIC = [index for index, (up, _, _) in enumerate(UPSTREAMS) if up.name == "anthropic"]
+ANTHROPIC_EVENTS = st.lists(
+    st.sampled_from(
+        ["step"] * 8
+        + ["answer", "thinking", "two_results", "emptied", "empty", "new_message", "as_user"]
+        + ["fields", "reused", "orphan", "tool_text", "in_place", "emptied_user", "user"]
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(
+    deadline=None,  # no timing assertions: the machine is shared
+    max_examples=300,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
+# The prefix ends with a user message that encodes to nothing: its last wire message is the
+# assistant's, which a new assistant message would join.
+@example(ANTHROPIC[0], [], None, ["step", "emptied_user"], ["step"])
+# The first new message encodes to nothing: the tool result after it joins the prefix's
+# last user turn (the bridge's item then differs).
+@example(ANTHROPIC[0], [], None, ["step"], ["emptied", "step"])
+@example(ANTHROPIC[1], [("system", "s")], THOUGHT, ["step", "in_place"], ["new_message"])
+@example(ANTHROPIC[2], [], THOUGHT, ["step"], ["step", "answer"])
+@example(ANTHROPIC[3], [], None, ["step"], ["step"])
+@given(
+    st.sampled_from(ANTHROPIC),
+    LEAD,
+    st.sampled_from([None, THOUGHT, THOUGHT, REDACTED, FOREIGN]),
+    ANTHROPIC_EVENTS,
+    ANTHROPIC_EVENTS,
+)
+def test_anthropic_splices_are_the_whole_encoding(
+    which: int,
+    leading: list[tuple[str, str]],
+    reasoning: Opaque | None,
+    before: list[str],
+    after: list[str],
+) -> None:
+    """The property above, for Anthropic upstreams only (its rules admit less), with the
+    histories that test its bridge: merged and emptied wire messages at the join, marks,
+    thinking signed, redacted and another vendor's, manual thinking on and off."""
+    _splices_as_whole(which, leading, reasoning, False, ("go",), before, after)
+
+
+def _must(condition: bool) -> None:
+    assert condition
+
+
+def test_anthropic_splices_a_plain_tool_loop() -> None:
+    """Not vacuous: the commonest continuation (a step after a tool result, or after the
+    user's question) is spliced for every Anthropic upstream, thinking on or off."""
+    for which in ANTHROPIC:
+        for before in (["step"], [], ["step", "answer", "user"]):
+            assert _splices_as_whole(
+                which, [("system", "s")], THOUGHT, False, ("go",), before, ["step"], _must
+            )
 
 
 def test_the_rules_refuse_what_an_encoder_reads_across_messages() -> None:
@@ -234,8 +355,9 @@ def test_the_rules_refuse_what_an_encoder_reads_across_messages() -> None:
         role="tool", parts=(ToolResultPart(call_id="c", output=(TextPart(text="r"),)),)
     )
     step = Message(role="assistant", parts=(ReasoningPart(reasoning_kind="raw", text="r"), call))
+    user = _text("user", "u")
     for name in SPLICES:
-        assert splices_alone(name, (step, result), frozenset())
+        assert splices_alone(name, (step, result), frozenset(), user)
         assert not splices_alone(name, (), frozenset())
         assert not splices_alone(name, (_text("user", "x"),), frozenset())
         assert not splices_alone(
@@ -260,3 +382,38 @@ def test_the_rules_refuse_what_an_encoder_reads_across_messages() -> None:
         _text("developer", "d"),
     )
     assert lead("openai-chat", (_text("system", "s"),)) == ()
+
+
+def test_anthropic_rules_refuse_a_join_that_is_not_a_user_turn() -> None:
+    """The prefix must end with a user turn nothing new merges into; a first new message
+    that encodes to nothing lets the next one merge into it (the bridge's item shows it)."""
+    call = ToolCallPart(call_id="c", name="f", arguments="{}")
+    step = Message(role="assistant", parts=(call,))
+    result = Message(role="tool", parts=(_result("c"),))
+    user = _text("user", "u")
+    assert splices_alone("anthropic", (step, result), frozenset(), user)
+    assert splices_alone("anthropic", (step, result), frozenset(), result)
+    assert not splices_alone("anthropic", (step, result), frozenset(), None)
+    assert not splices_alone("anthropic", (step, result), frozenset(), step)
+    assert not splices_alone("anthropic", (step, result), frozenset(), _text("user", ""))
+    assert not splices_alone("anthropic", (step, result), frozenset({"c"}), user)
+    assert not splices_alone("anthropic", (result,), frozenset(), user)
+    as_system = _marked("user", {"anthropic": {"role": "system"}})
+    assert not splices_alone("anthropic", (step, result), frozenset(), as_system)
+    emptied = Message(role="assistant", parts=(TextPart(text=""),))
+    assert splices_alone("anthropic", (emptied, result), frozenset(), user)
+    tools = (ToolSpec(name="f", parameters={"type": "object"}),)
+    request = Request(model="claude-x", messages=(), tools=tools)
+    upstream = dialect("anthropic")
+    prefix = (user, step, result)
+    fresh = Message(role="assistant", parts=(replace(call, call_id="d"),))
+    answer = Message(role="tool", parts=(_result("d"),))
+    alone = encode_alone(upstream, request, ReplayPolicy(), prefix, (fresh, answer))
+    assert alone is not None
+    items = cast(list[JsonObject], alone.payload["messages"])
+    assert [item["role"] for item in items] == ["assistant", "user"]
+    assert encode_alone(upstream, request, ReplayPolicy(), prefix, (emptied, result)) is None
+    assert lead("anthropic", (_text("system", "s"), user)) == (
+        _text("system", "s"),
+        BRIDGE["anthropic"],
+    )
