@@ -144,9 +144,7 @@ def _anthropic_alone(
         for part in last.parts
     ):
         return False
-    return not any(
-        part.call_id in prefix_calls for message in new for part in message.tool_calls
-    )
+    return not any(part.call_id in prefix_calls for message in new for part in message.tool_calls)
 
 
 def _gemini_alone(new: Sequence[Message], prefix_calls: frozenset[str]) -> bool:
