@@ -27,6 +27,7 @@ from interlock.codecs.openai_chat._fields import FieldPolicy
 from interlock.codecs.openai_chat._finish import decode_finish_reason, encode_finish_reason
 from interlock.codecs.openai_chat._message_decode import decode_message
 from interlock.codecs.openai_chat._message_encode import MessageEncoder
+from interlock.codecs.openai_chat._plain_answer import plain_answer
 from interlock.codecs.openai_chat._policy import Degradations
 from interlock.codecs.openai_chat._usage import decode_usage, encode_usage
 from interlock.codecs.openai_chat._wire import (
@@ -136,8 +137,12 @@ def encode_response(
     from, with every kept field). Chat responses carry no warnings: reasoning the dialect
     cannot show is left out, never relabelled (a summary is not raw
     ``reasoning_content``), and kept fields the client's dialect does not define are left
-    out (:mod:`._fields`). Each alternative is one more choice.
+    out (:mod:`._fields`). Each alternative is one more choice. The commonest answers are
+    written directly (:mod:`._plain_answer`, the same body).
     """
+    plain = plain_answer(response, reasoning_dialect)
+    if plain is not None:
+        return plain
     fields = FieldPolicy(dialect=reasoning_dialect, request=False)
     first = Alternative(
         message=response.message,

@@ -399,11 +399,30 @@ def decode_output_items(
     """Response ``output`` items as the parts of one assistant message, in order."""
     parts: list[Part] = []
     for index, value in enumerate(values):
+        last = parts[-1] if parts else None
+        fast = plain_output(value, last, issuer) if isinstance(value, dict) else None
+        if fast is not None:
+            parts.extend(fast)
+            continue
         item_path = f"{path}[{index}]"
         data = as_object(value, item_path)
-        last = parts[-1] if parts else None
         parts.extend(_model_side_parts(data, item_path, last, issuer))
     return tuple(parts)
+
+
+def plain_output(data: JsonObject, last: Part | None, issuer: str) -> list[Part] | None:
+    """An output item of the commonest shapes (``_plain``: an assistant message, a function
+    call, a reasoning item) as :func:`_model_side_parts` decodes it after ``last``; ``None``
+    for any other item (the general path then decodes it, errors included)."""
+    kind = data.get("type", "message")
+    if kind == "message":
+        return plain.assistant_message(data, last) if data.get("role") == "assistant" else None
+    if kind == "function_call":
+        call = plain.function_call(data)
+        return None if call is None else [call]
+    if kind == "reasoning":
+        return plain.reasoning(data, last, issuer)
+    return None
 
 
 def decode_output_item(value: JsonValue, path: str, issuer: str = PROVIDER) -> list[Part]:

@@ -34,8 +34,47 @@ _INCOMPLETE: dict[str, FinishReason] = {
 }
 
 
+def plain_usage(value: JsonValue) -> Usage | None:
+    """The commonest ``usage`` object (the service's five fields, its details exactly
+    ``cached_tokens`` with ``cache_write_tokens: 0`` and ``reasoning_tokens``, integers, the
+    total their sum) as :func:`decode_usage` decodes it; ``None`` for any other value."""
+    if not isinstance(value, dict) or len(value) != 5:
+        return None
+    given, produced, total = (
+        value.get("input_tokens"),
+        value.get("output_tokens"),
+        value.get("total_tokens"),
+    )
+    inputs, outputs = value.get("input_tokens_details"), value.get("output_tokens_details")
+    if type(given) is not int or type(produced) is not int or type(total) is not int:
+        return None
+    if not isinstance(inputs, dict) or not isinstance(outputs, dict):
+        return None
+    if len(inputs) != 2 or len(outputs) != 1:
+        return None
+    cached, write, reasoning = (
+        inputs.get("cached_tokens"),
+        inputs.get("cache_write_tokens"),
+        outputs.get("reasoning_tokens"),
+    )
+    if type(cached) is not int or type(write) is not int or type(reasoning) is not int:
+        return None
+    if write != 0 or total != given + produced:
+        return None
+    return Usage(
+        input_tokens=given,
+        output_tokens=produced,
+        reasoning_tokens=reasoning,
+        cached_input_tokens=cached,
+        extra={},
+    )
+
+
 def decode_usage(value: JsonValue, path: str) -> Usage:
     """A ``usage`` object; unknown detail fields are kept in ``extra``."""
+    plain = plain_usage(value)
+    if plain is not None:
+        return plain
     data = as_object(value, path)
     fields = split_fields(
         data,

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from interlock.codecs import openai_responses
 from interlock.codecs.openai_responses import _items as items_module
 from interlock.codecs.openai_responses import _request_encode as encode_module
+from interlock.codecs.openai_responses import _usage as usage_module
 from interlock.codecs.openai_responses._plain_encode import plain_items
 from interlock.codecs.openai_responses._replay import ReplayContext
 from interlock.transcript import (
@@ -446,3 +447,93 @@ def test_the_commonest_messages_take_the_encode_fast_path() -> None:
     ]:
         assert plain_items(message, 0, context) is not None
     assert [warning.code for warning in context.warnings] == ["reasoning_not_replayable"]
+
+
+_USAGE_DETAILS = st.one_of(
+    st.builds(lambda cached: {"cached_tokens": cached, "cache_write_tokens": 0}, st.integers(0, 9)),
+    st.sampled_from(
+        [
+            {"cached_tokens": 1},
+            {"cached_tokens": 0, "cache_write_tokens": 2},
+            {"cached_tokens": 0, "cache_write_tokens": False},
+            {"cached_tokens": True, "cache_write_tokens": 0},
+            {"cached_tokens": None, "cache_write_tokens": 0},
+            {},
+            None,
+            [],
+        ]
+    ),
+)
+_USAGE = st.one_of(
+    st.builds(
+        lambda given, produced, reasoning, details, off, absent: {
+            key: value
+            for key, value in {
+                "input_tokens": given,
+                "input_tokens_details": details,
+                "output_tokens": produced,
+                "output_tokens_details": {"reasoning_tokens": reasoning}
+                if reasoning is not None
+                else {"reasoning_tokens": 1, "x": 2},
+                "total_tokens": given + produced + off,
+            }.items()
+            if key != absent
+        },
+        st.integers(0, 99),
+        st.integers(0, 99),
+        st.one_of(st.none(), st.integers(0, 9), st.just(True)),
+        _USAGE_DETAILS,
+        st.sampled_from([0, 0, 0, 1]),
+        st.sampled_from([None, None, None, "total_tokens", "input_tokens_details", "input_tokens"]),
+    ),
+    _ODD,
+)
+"""``usage`` values: the service's shape (the fast path's), near misses of it, odd values."""
+
+
+def _answer_outcome(body: dict[str, JsonValue], issuer: str) -> object:
+    return outcome(lambda: openai_responses.decode_response(body, issuer=issuer))
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(_ITEM, max_size=6),
+    _optional(_USAGE),
+    st.sampled_from(["openai", "xai"]),
+    st.sampled_from([{}, {"object": "response", "tools": []}, {"service_tier": "default"}]),
+)
+def test_answers_decode_alike_with_and_without_the_fast_paths(
+    output: list[JsonValue], usage: Any, issuer: str, more: dict[str, JsonValue]
+) -> None:
+    """An answer's output items (``items_module.plain_output``) and usage
+    (``usage_module.plain_usage``) decode as the general paths decode them, errors included."""
+    body: dict[str, JsonValue] = _build(
+        id="resp_1", status="completed", model="m", output=output, usage=usage, **more
+    )
+    fast = _answer_outcome(body, issuer)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(items_module, "plain_output", lambda data, last, issuer: None)
+        patch.setattr(usage_module, "plain_usage", lambda value: None)
+        assert fast == _answer_outcome(body, issuer)
+
+
+def test_the_commonest_answer_takes_the_decode_fast_paths() -> None:
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "b"}
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "done", "annotations": []}],
+    }
+    call = {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}
+    for item in (reasoning, message, call):
+        assert items_module.plain_output(item, None, "openai") is not None
+    usage = {
+        "input_tokens": 5,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": 3,
+        "output_tokens_details": {"reasoning_tokens": 1},
+        "total_tokens": 8,
+    }
+    assert usage_module.plain_usage(usage) is not None
