@@ -36,6 +36,7 @@ import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from itertools import chain
+from operator import itemgetter
 from types import TracebackType
 from typing import cast
 
@@ -104,6 +105,8 @@ class _Connection(asyncio.Protocol):
         self.chunks: deque[bytes] = deque()
         self.buffered = 0
         self.error: Exception | None = None
+        self.header_list: list[tuple[bytes, bytes, bytes]] = []
+        """The answer's headers as ``httpx.Headers`` keeps them: (name, lower-case, value)."""
 
     # -- asyncio.Protocol ---------------------------------------------------------------
 
@@ -161,11 +164,16 @@ class _Connection(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
-        self.head_bytes += len(name) + len(value) + 4
-        if self.head_bytes > self.max_header_bytes:
-            self._check_head()
 
     def on_headers_complete(self) -> None:
+        headers = self.headers
+        # The head's size as its lines count it (name, ": ", value, CRLF): checked here,
+        # once, rather than per header; a head still incomplete is bounded by the bytes
+        # received (data_received), so either way no more than the limit is kept.
+        if self.error is None:
+            self.head_bytes += sum(map(len, chain.from_iterable(headers))) + 4 * len(headers)
+            if self.head_bytes > self.max_header_bytes:
+                self._check_head()
         status = int(self.parser.get_status_code())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         if 100 <= status < 200:  # informational answers precede the real one
             self.headers = []
@@ -174,10 +182,12 @@ class _Connection(asyncio.Protocol):
             return  # refused (too large): no answer to hand on
         self.status = status
         self.headers_done = True
-        names = {name.lower() for name, _ in self.headers}
-        self.until_close = b"content-length" not in names and b"transfer-encoding" not in names
-        self.encoded = b"content-encoding" in names
-        self.ascii_head = b"".join(chain.from_iterable(self.headers)).isascii()
+        names = list(map(_NAME, headers))
+        lowered = list(map(bytes.lower, names))
+        self.until_close = b"content-length" not in lowered and b"transfer-encoding" not in lowered
+        self.encoded = b"content-encoding" in lowered
+        self.ascii_head = b"".join(chain.from_iterable(headers)).isascii()
+        self.header_list = list(zip(names, lowered, map(_VALUE, headers), strict=True))
         if self.head_only:
             self.complete = True
         self._wake()
@@ -268,6 +278,19 @@ def _expire(waiter: asyncio.Future[None], request: httpx.Request) -> None:
         waiter.set_exception(httpx.ReadTimeout("the upstream answer timed out", request=request))
 
 
+class AnswerHeaders(httpx.Headers):
+    """An answer's headers, made from llhttp's (name, value) pairs without ``httpx``'s
+    normalisation of each one: what ``httpx.Headers(pairs)`` holds for byte pairs is
+    ``(name, name.lower(), value)`` each (``tests/gateway/test_http1.py`` compares
+    them). An ASCII head gets the encoding ``httpx`` would find, header by header."""
+
+    def __init__(self, header_list: list[tuple[bytes, bytes, bytes]], ascii_head: bool) -> None:
+        super().__init__()
+        self._list = header_list
+        if ascii_head:
+            self.encoding = "ascii"
+
+
 class AnswerBody(httpx.AsyncByteStream):
     """The answer body as it arrives; closing it hands the connection back (or closes it)."""
 
@@ -309,6 +332,53 @@ class AnswerBody(httpx.AsyncByteStream):
             self._transport.release(self._origin, self._connection)
 
 
+class _Slots:
+    """``asyncio.Semaphore``'s algorithm (a released slot goes to the first waiter still
+    waiting, else back to the count) with a synchronous :meth:`take` for a free slot.
+
+    Invariant: ``value`` plus the slots held never exceeds the initial value; a waiter
+    handed a slot it can no longer use (cancelled, timed out) passes it on.
+    """
+
+    __slots__ = ("value", "waiters")
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+        self.waiters: deque[asyncio.Future[None]] = deque()
+
+    def take(self) -> bool:
+        """Take a slot if one is free and nobody waits for one."""
+        if self.value > 0 and not self.waiters:
+            self.value -= 1
+            return True
+        return False
+
+    async def wait(self, within: float | None) -> None:
+        """Take a slot, waiting for one up to ``within`` seconds (``TimeoutError``)."""
+        if self.take():
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        try:
+            try:
+                async with asyncio.timeout(within):
+                    await waiter
+            finally:
+                self.waiters.remove(waiter)
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a slot as it gave up: the next waiter gets it
+            raise
+
+    def release(self) -> None:
+        """Give a slot back: to the first waiter still waiting, else to the count."""
+        for waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.value += 1
+
+
 KEEPALIVE_EXPIRY = 4.0
 """Seconds an idle connection is reused: below the 5 s after which uvicorn and Node.js
 servers close an idle keep-alive connection by default, so the gateway does not write a
@@ -332,7 +402,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         self._sweep: asyncio.TimerHandle | None = None
         self._idle: dict[Origin, deque[_Connection]] = {}
         self._open: set[_Connection] = set()
-        self._slots = asyncio.Semaphore(max_connections)
+        self._slots = _Slots(max_connections)
         self._keepalive_expiry = keepalive_expiry
         self._socket_options = tuple(socket_options)
         self._ssl_context = ssl_context
@@ -341,7 +411,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` and return as soon as the answer's headers are in."""
         timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
-        await self._acquire(timeouts.get("pool"), request)
+        if not self._slots.take():
+            await self._acquire(timeouts.get("pool"), request)
         try:
             payload = await _serialize(request)
         except BaseException:
@@ -360,7 +431,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
         head and the body, written as they are) to ``origin``, no ``httpx.Request`` built
         per call. ``request`` names the request in errors and on the response (its method,
         URL and headers; its body is not read)."""
-        await self._acquire(timeouts.get("pool"), request)
+        if not self._slots.take():
+            await self._acquire(timeouts.get("pool"), request)
         return await self._answer(origin, payload, timeouts, request)
 
     async def _answer(
@@ -391,11 +463,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
             self._slots.release()
             raise
         body = AnswerBody(self, connection, origin, request, timeouts.get("read"))
-        response = httpx.Response(
-            connection.status, headers=connection.headers, stream=body, extensions=_EXTENSIONS
-        )
-        if connection.ascii_head:
-            response.headers.encoding = "ascii"  # what httpx would find, header by header
+        response = httpx.Response(connection.status, stream=body, extensions=_EXTENSIONS)
+        response.headers = AnswerHeaders(connection.header_list, connection.ascii_head)
         return response
 
     async def _exchange(
@@ -417,12 +486,9 @@ class Http1Transport(httpx.AsyncBaseTransport):
             raise
 
     async def _acquire(self, within: float | None, request: httpx.Request) -> None:
-        if not self._slots.locked():
-            await self._slots.acquire()
-            return
+        """Wait for a slot (none was free), up to ``within`` seconds."""
         try:
-            async with asyncio.timeout(within):
-                await self._slots.acquire()
+            await self._slots.wait(within)
         except TimeoutError:
             raise httpx.PoolTimeout("no upstream connection became free", request=request) from None
 
@@ -535,6 +601,9 @@ class Http1Transport(httpx.AsyncBaseTransport):
     ) -> None:
         await self.aclose()
 
+
+_NAME = itemgetter(0)
+_VALUE = itemgetter(1)
 
 _EXTENSIONS = {"http_version": b"HTTP/1.1"}
 """Every answer's extensions (``httpx.Response`` copies them)."""

@@ -127,6 +127,12 @@ class GatewayHttpProtocol(StallLimitedHttpProtocol):
             self.pipeline.appendleft((cycle, app))
 
 
+BAD_NAME_BYTES = bytes(byte for byte in range(256) if HEADER_RE.match(bytes((byte,))))
+"""The bytes uvicorn's HEADER_RE refuses in a header name (a character class)."""
+BAD_VALUE_BYTES = bytes(byte for byte in range(256) if HEADER_VALUE_RE.match(bytes((byte,))))
+"""The bytes uvicorn's HEADER_VALUE_RE refuses in a header value (a character class)."""
+
+
 class GatewayCycle(RequestResponseCycle):
     """uvicorn's request cycle writing a plain answer (one ``content-length``, no
     ``transfer-encoding``) without its loop over the head's headers.
@@ -181,8 +187,9 @@ class GatewayCycle(RequestResponseCycle):
                 joined != joined.lower()
                 or b"transfer-encoding" in names
                 or b"connection" in names
-                or HEADER_RE.search(joined)
-                or HEADER_VALUE_RE.search(b"".join(values))
+                or len(joined.translate(None, BAD_NAME_BYTES)) != len(joined)
+                or len((all_values := b"".join(values)).translate(None, BAD_VALUE_BYTES))
+                != len(all_values)
             ):
                 return None
             length = int(values[names.index(b"content-length")].decode())

@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interlock.gateway import http1
 from interlock.gateway.http1 import KEEPALIVE_EXPIRY, Http1Transport
@@ -442,3 +444,84 @@ def test_idle_connections_expire_before_common_servers_close_them() -> None:
     """A request written as the server closes its idle connection would be a 502 (never
     resent): the default reuse window ends before uvicorn's default keep-alive timeout."""
     assert uvicorn.Config(app=None).timeout_keep_alive > KEEPALIVE_EXPIRY  # type: ignore[arg-type]  # no app needed to read a default
+
+
+_HEADER_BYTES = st.binary(min_size=0, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_HEADER_BYTES, _HEADER_BYTES), max_size=6))
+def test_answer_headers_are_what_httpx_makes_of_the_same_pairs(
+    pairs: list[tuple[bytes, bytes]],
+) -> None:
+    names = [name for name, _ in pairs]
+    made = [(name, name.lower(), value) for name, value in pairs]
+    ascii_head = b"".join(names + [value for _, value in pairs]).isascii()
+    lean = http1.AnswerHeaders(made, ascii_head)
+    stock = httpx.Headers(pairs)
+    assert lean.raw == stock.raw and lean.encoding == stock.encoding
+    assert list(lean.multi_items()) == list(stock.multi_items()) and lean == stock
+    for name, _ in pairs:
+        key = name.decode(stock.encoding)
+        assert lean.get_list(key) == stock.get_list(key)
+
+
+async def test_a_head_over_the_limit_in_one_piece_is_refused() -> None:
+    """The whole head, over the limit, in one write with its body (no partial head is
+    ever counted): the answer is still refused and its connection closed."""
+
+    async def one_piece(_: Exchange, writer: asyncio.StreamWriter) -> bool:
+        filler = b"".join(b"x-filler-%d: %s\r\n" % (index, b"y" * 100) for index in range(60))
+        writer.write(b"HTTP/1.1 200 OK\r\n" + filler + b"content-length: 2\r\n\r\n{}")
+        return True
+
+    async with serving(one_piece) as server:
+        transport = Http1Transport(max_header_bytes=4096)
+        async with httpx.AsyncClient(transport=transport, base_url=server.url) as http:
+            with pytest.raises(http1.AnswerHeadTooLarge):
+                await http.post("/", content=b"1")
+            with pytest.raises(http1.AnswerHeadTooLarge):
+                await http.post("/", content=b"2")
+        assert server.connections == 2  # each refused connection was closed, not kept
+
+
+async def test_pool_slots_go_to_waiters_in_order_and_survive_cancellation() -> None:
+    slots = http1._Slots(1)  # pyright: ignore[reportPrivateUsage]
+    assert slots.take() and not slots.take()
+    order: list[str] = []
+
+    async def waiting(name: str, within: float | None) -> None:
+        await slots.wait(within)
+        order.append(name)
+
+    first = asyncio.ensure_future(waiting("first", None))
+    cancelled = asyncio.ensure_future(waiting("cancelled", None))
+    timed_out = asyncio.ensure_future(waiting("timed out", 0.01))
+    last = asyncio.ensure_future(waiting("last", None))
+    await asyncio.sleep(0.05)
+    with pytest.raises(TimeoutError):
+        await timed_out
+    cancelled.cancel()
+    slots.release()  # to "first"
+    await first
+    slots.release()  # "cancelled" is gone: to "last"
+    await last
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    assert order == ["first", "last"]
+    slots.release()
+    assert slots.value == 1 and not slots.waiters
+
+
+async def test_a_slot_handed_to_a_waiter_that_was_just_cancelled_passes_on() -> None:
+    slots = http1._Slots(1)  # pyright: ignore[reportPrivateUsage]
+    assert slots.take()
+    gone = asyncio.ensure_future(slots.wait(None))
+    after = asyncio.ensure_future(slots.wait(None))
+    await asyncio.sleep(0)
+    slots.release()  # handed to "gone" ...
+    gone.cancel()  # ... which is cancelled before it runs again
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    await asyncio.wait_for(after, 1)  # the slot went on to the next waiter
+    assert slots.value == 0

@@ -18,10 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.types import Receive, Scope, Send
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, RequestResponseCycle
 
 from interlock.gateway.agui import SERVER_OPTIONS
 from interlock.gateway.http_protocol import (
+    BAD_NAME_BYTES,
+    BAD_VALUE_BYTES,
     BodyChunks,
     GatewayCycle,
     GatewayHttpProtocol,
@@ -410,3 +412,12 @@ def test_a_plain_answer_goes_out_in_one_write_with_its_head() -> None:
         b"HTTP/1.1 200 OK\r\nserver: uvicorn\r\ndate: Wed, 02 Dec 2026\r\n"
         b"content-length: 3\r\ncontent-type: application/json\r\n\r\nabc|"
     )
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=40))
+def test_deleting_the_refused_bytes_finds_what_uvicorns_patterns_find(text: bytes) -> None:
+    for pattern, refused in ((HEADER_RE, BAD_NAME_BYTES), (HEADER_VALUE_RE, BAD_VALUE_BYTES)):
+        assert (pattern.search(text) is not None) == (
+            len(text.translate(None, refused)) != len(text)
+        )
