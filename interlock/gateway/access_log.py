@@ -65,9 +65,10 @@ def _encoded(fields: dict[str, object]) -> str:
     orjson writes the same text for strings of printable ASCII and for numbers Python
     writes without an exponent, in a tenth of the time; anything else (a non-ASCII path or
     tenant, which orjson would write as UTF-8, a DEL character, a float such as 1e+16) goes
-    through ``json``.
+    through ``json``. ``ts`` and ``duration_ms`` are a line's only floats (every other
+    field is a string, an integer or a boolean).
     """
-    for value in fields.values():
+    for value in (fields["ts"], fields["duration_ms"]):
         if type(value) is float and value != 0 and not 1e-4 <= abs(value) < 1e16:
             return _ENCODER.encode(fields)
     try:
@@ -78,16 +79,19 @@ def _encoded(fields: dict[str, object]) -> str:
 
 
 def _written(handler: _Handler, text: str) -> bool:
-    """Write one line as ``StreamHandler.emit`` does; False if it failed (nothing raised)."""
-    handler.acquire()
-    try:
-        handler.stream.write(text + "\n")
-        handler.stream.flush()
-        return True
-    except Exception:  # the logging path then reports it the way logging does
-        return False
-    finally:
-        handler.release()
+    """Write one line as ``StreamHandler.emit`` does, under the handler's lock (what
+    ``Handler.acquire`` takes); False if it failed (nothing raised)."""
+    lock = handler.lock
+    if lock is None:
+        return False  # a handler whose lock was taken away: the logging path decides
+    with lock:
+        try:
+            stream = handler.stream
+            stream.write(text + "\n")
+            stream.flush()
+            return True
+        except Exception:  # the logging path then reports it the way logging does
+            return False
 
 
 @dataclass(slots=True, kw_only=True)
