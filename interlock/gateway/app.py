@@ -19,6 +19,9 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp
 
@@ -33,6 +36,7 @@ from interlock.gateway import (
     routes_proxy,
 )
 from interlock.gateway.auth import KeyRing
+from interlock.gateway.bodies import json_response
 from interlock.gateway.config import (
     EMULATOR_SCHEME,
     GatewayConfig,
@@ -43,6 +47,7 @@ from interlock.gateway.config import (
 from interlock.gateway.dialects import Dialect, dialect, ingress_dialects
 from interlock.gateway.dispatch import GatewayApp
 from interlock.gateway.guard import BrowserGuard, BrowserPolicy, FrontDoor, RefusalBody
+from interlock.gateway.headers import NOT_SENT
 from interlock.gateway.lifecycle import REFUSED_CODE, DrainGate, ErrorShape, Lifecycle
 from interlock.gateway.metrics import Metrics
 from interlock.gateway.operations import ProxyOperations
@@ -308,7 +313,11 @@ def create_app(gateway: Gateway, extra_routes: Sequence[RouteModule] = ()) -> St
         front=front,
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={404: not_found, 405: not_found},
+        exception_handlers={
+            404: not_found,
+            405: not_found,
+            500: internal_error_handler(refusal),
+        },
     )
     app.state.gateway = gateway
     return app
@@ -339,6 +348,24 @@ def refusal_body(ingress: Mapping[Protocol, Dialect]) -> RefusalBody:
         return {"error": {"message": message, "code": code}}
 
     return body
+
+
+INTERNAL_ERROR = "internal gateway error"
+"""What a client is told of a bug (the details go to the log)."""
+
+
+def internal_error_handler(refusal: RefusalBody) -> Callable[[Request, Exception], Response]:
+    """Starlette's handler for 500 (an exception a route did not answer itself, or an
+    ``HTTPException(500)``): a JSON error in the shape of the endpoint the request was
+    for (:func:`refusal_body`), code ``internal_error``, so an SDK reads it as an API
+    error rather than a plain-text page."""
+
+    def handler(http_request: Request, error: Exception) -> Response:
+        message = error.detail if isinstance(error, HTTPException) else INTERNAL_ERROR
+        body = refusal(http_request.scope["path"], 500, message, "internal_error")
+        return json_response(body, 500, NOT_SENT)
+
+    return handler
 
 
 def seal_key(config: GatewayConfig) -> bytes:

@@ -26,14 +26,16 @@ requests itself:
   request). Under ``interlock serve`` uvicorn's ``X-Forwarded-*`` handling sits in front
   of Starlette's stack only (:meth:`GatewayApp.take_proxy_headers`).
 
-An exception escaping a direct route reaches uvicorn, which answers ``500 Internal Server
-Error`` (plain text) when nothing was sent yet and closes the connection, as Starlette's
-``ServerErrorMiddleware`` would have before re-raising it. Every gateway endpoint answers
-its own errors in its dialect's shape; this is for bugs.
+An exception escaping a direct route is answered as Starlette's ``ServerErrorMiddleware``
+answers it: by the app's handler for 500 when nothing was sent yet (the gateway's answers
+in the shape of the endpoint's API, see ``app.internal_error_handler``), then re-raised,
+so uvicorn logs it and closes the connection (its own plain-text 500 without a handler).
+Every gateway endpoint answers its own errors in its dialect's shape; this is for bugs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -121,11 +123,30 @@ class DirectRoutes:
         scope["route"] = direct.route
         scope["endpoint"] = direct.route.endpoint
         scope["path_params"] = params
-        if direct.app is not None:
-            await direct.app(scope, receive, send)
+        try:
+            if direct.app is not None:
+                await direct.app(scope, receive, send)
+            else:
+                assert direct.function is not None
+                await self._function(direct.function, scope, receive, send)
+        except Exception as error:
+            await self._server_error(scope, receive, send, error)
+            raise
+
+    async def _server_error(
+        self, scope: Scope, receive: Receive, send: Send, error: Exception
+    ) -> None:
+        """What ``ServerErrorMiddleware`` does for a route's exception before re-raising
+        it: the app's handler for 500 answers, unless the answer had started (the server
+        then refuses a second start, and closes the connection once the error reaches it).
+        Without a handler for 500 the server answers its own plain 500."""
+        handler = self.handlers.get(500)
+        if handler is None:
             return
-        assert direct.function is not None
-        await self._function(direct.function, scope, receive, send)
+        answer = handler(Request(scope, receive), error)
+        response: Response = await answer if inspect.isawaitable(answer) else answer
+        with contextlib.suppress(RuntimeError):  # started: "Expected ... body" / "after ..."
+            await response(scope, receive, send)
 
     def _match(self, path: str, method: str) -> tuple[_Direct | None, dict[str, Any]]:
         """The first route matching path and method, as Starlette's router picks it (a

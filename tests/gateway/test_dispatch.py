@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 
 import google.genai as genai
 import httpx
@@ -18,7 +18,7 @@ from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -51,6 +51,14 @@ async def _broken(_: Request) -> Response:
     raise RuntimeError("a bug")
 
 
+async def _breaks_mid_stream(_: Request) -> Response:
+    async def pieces() -> AsyncIterator[bytes]:
+        yield b"data: one\n\n"
+        raise RuntimeError("a bug mid-stream")
+
+    return StreamingResponse(pieces(), media_type="text/event-stream")
+
+
 def _sync(_: Request) -> Response:
     return PlainTextResponse("sync")
 
@@ -75,6 +83,9 @@ def _extra(_: Gateway) -> Sequence[BaseRoute]:
         Route("/test/teapot", _teapot),
         Route("/test/missing", _missing),
         Route("/test/broken", _broken),
+        Route("/v1/test/broken", _broken, methods=["POST"]),
+        Route("/v1beta/test/broken", _broken, methods=["POST"]),
+        Route("/test/stream-breaks", _breaks_mid_stream),
         Route("/test/sync", _sync),
         Route("/test/items/{name}", _named),
         Route("/test/bare", _Bare(), methods=["PUT"]),
@@ -139,14 +150,42 @@ def test_a_handler_error_is_the_dialect_error(
     assert "internal gateway error" in str(failed.value.body)
 
 
-def test_http_exceptions_and_bugs_answer_as_starlette_would(http: httpx.Client) -> None:
+def test_http_exceptions_answer_as_starlette_would(http: httpx.Client) -> None:
     teapot = http.get("/test/teapot")
     assert (teapot.status_code, teapot.text) == (418, "short and stout")
     missing = http.get("/test/missing")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
-    broken = http.get("/test/broken")  # the connection is closed after it
-    assert (broken.status_code, broken.text) == (500, "Internal Server Error")
-    assert httpx.get(http.base_url.join("/healthz")).status_code == 200  # the server goes on
+
+
+def test_a_bug_in_a_route_is_an_error_in_the_shape_of_its_api(server: Server) -> None:
+    """A route's exception is answered with a JSON 500 in the shape of the API the path
+    belongs to (the OpenAI SDK reads it as an API error); the server goes on."""
+    chat = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+    with pytest.raises(openai.InternalServerError) as failed:
+        chat.post("/test/broken", cast_to=httpx.Response, body={})
+    assert failed.value.status_code == 500
+    assert failed.value.code == "internal_error"
+    assert failed.value.body == {
+        "message": "internal gateway error",
+        "type": "server_error",
+        "param": None,
+        "code": "internal_error",
+    }
+    with httpx.Client(base_url=server.url, timeout=20) as http:
+        gemini = http.post("/v1beta/test/broken", json={})
+        other = http.get("/test/broken")
+    assert gemini.status_code == 500 and gemini.json()["error"]["status"] == "INTERNAL"
+    assert other.status_code == 500
+    assert other.json() == {
+        "error": {"message": "internal gateway error", "code": "internal_error"}
+    }
+    assert httpx.get(f"{server.url}/healthz").status_code == 200  # the server goes on
+
+
+def test_a_bug_after_the_answer_started_closes_the_connection(http: httpx.Client) -> None:
+    with pytest.raises(httpx.RemoteProtocolError):
+        http.get("/test/stream-breaks").read()
+    assert http.get("/healthz").status_code == 200
 
 
 def test_routes_get_their_parameters_and_the_first_match_wins(http: httpx.Client) -> None:
