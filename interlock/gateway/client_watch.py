@@ -17,6 +17,13 @@ reports the disconnect at once). A streamed answer is watched from the start: a 
 would otherwise keep reading the upstream for that long after its client left, and the
 task's cost is small beside a stream's.
 
+Served by the gateway's own HTTP protocol (``interlock serve``), a request whose answer
+is not streamed needs no task and no timer at all: the request cycle (``receive``'s
+owner, :class:`~interlock.gateway.http_protocol.GatewayCycle`) calls the watch back from
+the connection's ``connection_lost`` when the client left before the answer was complete,
+and the watch cancels the request then, whenever that is; once the answer has started
+(a non-streamed answer is in memory and goes out in one piece) it is not cancelled.
+
 Starlette's ``StreamingResponse`` watches too, but under ASGI < 2.4 (uvicorn says 2.3) it
 opens an anyio task group per response and moves the stream into a new task, a
 scheduling round before the first byte can leave; and it covers only the streaming part.
@@ -25,11 +32,30 @@ scheduling round before the first byte can leave; and it covers only the streami
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Protocol, cast
 
 from starlette.types import Message, Receive, Send
 
 WATCH_AFTER = 0.05
 """Seconds from the end of the request body until the watching task starts."""
+
+
+class DisconnectNotifier(Protocol):
+    """A request cycle that calls ``on_disconnect`` (once) when its client leaves before
+    the answer is complete; ``notifies_disconnect`` marks the class."""
+
+    notifies_disconnect: bool
+    on_disconnect: Callable[[], None] | None
+    response_started: bool
+
+
+def notifier_of(receive: Receive) -> DisconnectNotifier | None:
+    """The request cycle behind ``receive`` if it notifies disconnects itself."""
+    owner: object = getattr(receive, "__self__", None)
+    if getattr(type(owner), "notifies_disconnect", False):
+        return cast(DisconnectNotifier, owner)
+    return None
 
 
 class ClientWatch:
@@ -39,7 +65,7 @@ class ClientWatch:
     response was complete; the task is cancelled at most once, and only then.
     """
 
-    __slots__ = ("_complete", "_task", "_timer", "_watcher", "gone")
+    __slots__ = ("_complete", "_notifier", "_task", "_timer", "_watcher", "gone")
 
     def __init__(self) -> None:
         self.gone = False
@@ -47,11 +73,20 @@ class ClientWatch:
         self._task: asyncio.Task[object] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._notifier: DisconnectNotifier | None = None
 
     def start(self, receive: Receive, *, streamed: bool) -> None:
-        """Watch from now on when the answer is ``streamed``, else from :data:`WATCH_AFTER`
-        seconds on (call after the request body was read)."""
+        """Watch from now on when the answer is ``streamed`` or the request cycle
+        notifies disconnects, else from :data:`WATCH_AFTER` seconds on (call after the
+        request body was read)."""
         if self._task is not None:
+            return
+        notifier = None if streamed else notifier_of(receive)
+        if notifier is not None:
+            task = asyncio.current_task()
+            assert task is not None, "ASGI apps run in a task"
+            self._task, self._notifier = task, notifier
+            notifier.on_disconnect = self._left
             return
         loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
@@ -74,8 +109,18 @@ class ClientWatch:
             self.gone = True
             self._task.cancel()
 
+    def _left(self) -> None:
+        """The cycle's client left before the answer was complete."""
+        notifier = self._notifier
+        if notifier is not None and not notifier.response_started and self._task is not None:
+            self.gone = True
+            self._task.cancel()
+
     def sender(self, send: Send) -> Send:
-        """``send``, noting when the response is complete (a later disconnect is normal)."""
+        """``send``, noting when the response is complete (a later disconnect is normal);
+        ``send`` itself when the request cycle notifies disconnects."""
+        if self._notifier is not None:
+            return send
 
         async def tracked(message: Message) -> None:
             if message["type"] == "http.response.body" and not message.get("more_body", False):
@@ -91,6 +136,9 @@ class ClientWatch:
 
     def stop(self) -> None:
         """Stop watching (or never start)."""
+        if self._notifier is not None:
+            self._notifier.on_disconnect = None
+            self._notifier = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

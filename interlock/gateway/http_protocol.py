@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import httptools  # pyright: ignore[reportMissingTypeStubs]
@@ -78,6 +78,15 @@ class GatewayHttpProtocol(StallLimitedHttpProtocol):
         if not isinstance(cycle.body, BodyChunks):
             cycle.body = BodyChunks(cycle.body)
         super().on_body(body)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        cycle = self.cycle
+        if isinstance(cycle, GatewayCycle) and cycle.disconnected:
+            notify = cycle.on_disconnect
+            if notify is not None:
+                cycle.on_disconnect = None
+                notify()
 
     def on_headers_complete(self) -> None:
         """uvicorn's ``on_headers_complete`` (0.54), the cycle a :class:`GatewayCycle`
@@ -147,6 +156,11 @@ class GatewayCycle(RequestResponseCycle):
     a head of a request other than ``HEAD``. Anything else is uvicorn's ``send``.
     """
 
+    notifies_disconnect = True
+    """The cycle calls :attr:`on_disconnect` (see ``client_watch.DisconnectNotifier``)."""
+    on_disconnect: Callable[[], None] | None = None
+    """Called once, from ``connection_lost``, if the client left before the answer was
+    complete (uvicorn marks the cycle ``disconnected`` then)."""
     transport: HeadWithBody  # pyright: ignore[reportIncompatibleVariableOverride]  # a wrapper of the asyncio transport, set right after construction
 
     async def send(self, message: ASGISendEvent) -> None:

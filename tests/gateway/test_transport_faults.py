@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 from starlette.types import Message, Scope
 
+from interlock.gateway import client_watch
+from interlock.gateway.agui import SERVER_OPTIONS
 from interlock.gateway.app import create_app
+from tests.gateway.agui.harness import Server
 from tests.gateway.loopback_upstream import (
     Reply,
     access_log,
@@ -159,3 +162,34 @@ async def test_a_client_hanging_up_on_interlock_serve_cancels_the_upstream_call(
 
 def _serve_log(directory: Path) -> str:
     return next(directory.glob("serve-*.log")).read_text()
+
+
+async def test_the_gateway_protocol_notices_a_client_gone_without_a_watching_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Served by the gateway's protocol, a non-streamed request is cancelled from the
+    connection's ``connection_lost``: no watching task or timer is needed (the delay
+    before one would start is an hour here)."""
+    monkeypatch.setattr(client_watch, "WATCH_AFTER", 3600.0)
+    async with upstream(lambda _path, _body: Reply([], ending="hang")) as server:
+        built = loopback_gateway(server.url)
+        running = Server(create_app(built), options=dict(SERVER_OPTIONS)).start()
+        try:
+            with access_log() as access:
+                reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
+                body = json.dumps(CHAT).encode()
+                head = (
+                    "POST /v1/chat/completions HTTP/1.1\r\nhost: localhost\r\n"
+                    f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+                )
+                writer.write(head.encode() + body)
+                await writer.drain()
+                await until(lambda: bool(server.requests))
+                writer.close()  # the client hangs up while the model "thinks"
+                await until(lambda: not server.open_connections)  # the call was cancelled
+                assert not await reader.read()
+                await until(lambda: bool(access))
+        finally:
+            running.stop()
+        await built.close()
+    assert access[-1]["status"] == 499 and access[-1]["error"] == "client_disconnected"
