@@ -79,8 +79,52 @@ class GatewayHttpProtocol(StallLimitedHttpProtocol):
             cycle.body = BodyChunks(cycle.body)
         super().on_body(body)
 
+    _idle_since: float | None = None
+    """When the last answer completed with nothing received since (``None``: busy)."""
+    _keepalive: asyncio.TimerHandle | None = None
+    """The one keep-alive timer (armed when an answer completes and none is armed)."""
+
+    def _unset_keepalive_if_required(self) -> None:
+        """Bytes arrived (or the connection is gone): not idle any more. uvicorn cancels
+        its timer here; the lazy timer stays armed and finds the connection busy."""
+        self._idle_since = None
+
+    def on_response_complete(self) -> None:
+        """uvicorn's ``on_response_complete`` (0.54), with the lazy keep-alive timer: an
+        idle connection is closed ``timeout_keep_alive`` seconds after its last answer
+        completed, as uvicorn closes it, without a new timer per answer (uvicorn starts
+        one, and cancels it when the next request arrives)."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+            return
+        now = self.loop.time()
+        self._idle_since = now
+        if self._keepalive is None:
+            when = now + self.timeout_keep_alive
+            self._keepalive = self.loop.call_at(when, self._keepalive_due)
+
+    def _keepalive_due(self) -> None:
+        self._keepalive = None
+        since = self._idle_since
+        if since is None:
+            return  # busy: armed again when the answer completes
+        deadline = since + self.timeout_keep_alive
+        if self.loop.time() >= deadline:
+            self.timeout_keep_alive_handler()
+        else:  # idle since a later answer: due then
+            self._keepalive = self.loop.call_at(deadline, self._keepalive_due)
+
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            self._keepalive = None
         cycle = self.cycle
         if isinstance(cycle, GatewayCycle) and cycle.disconnected:
             notify = cycle.on_disconnect

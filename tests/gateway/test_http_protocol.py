@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -421,3 +422,30 @@ def test_deleting_the_refused_bytes_finds_what_uvicorns_patterns_find(text: byte
         assert (pattern.search(text) is not None) == (
             len(text.translate(None, refused)) != len(text)
         )
+
+
+def _get(connection: socket.socket) -> bytes:
+    connection.sendall(b"GET /json HTTP/1.1\r\nhost: x\r\n\r\n")
+    received = b""
+    while not received.endswith(b'{"a":1}'):
+        data = connection.recv(65536)
+        if not data:
+            return received
+        received += data
+    return received
+
+
+def test_an_idle_connection_closes_a_keep_alive_after_its_last_answer() -> None:
+    """Requests closer together than the keep-alive timeout keep a connection open
+    however long they go on (the timeout runs from the last answer, as uvicorn's does);
+    left idle, it is closed by the server."""
+    options = {**SERVER_OPTIONS, "http": GatewayHttpProtocol, "timeout_keep_alive": 1.0}
+    running = Server(shapes_app, options=options).start()  # type: ignore[arg-type]  # an ASGI app, not Starlette
+    try:
+        with socket.create_connection(("127.0.0.1", running.port), timeout=30) as connection:
+            for _ in range(5):  # 1.2 s in all, over the timeout
+                assert _get(connection).startswith(b"HTTP/1.1 200 OK")
+                time.sleep(0.3)
+            assert connection.recv(65536) == b""  # then idle: closed by the server
+    finally:
+        running.stop()
