@@ -83,6 +83,13 @@ class _Connection(asyncio.Protocol):
         self.read_paused = False
         self.drained: asyncio.Future[None] | None = None
         self.waiter: asyncio.Future[None] | None = None
+        self.deadline = 0.0
+        """When the current wait times out (loop time), with :attr:`waiting_for`."""
+        self.waiting_for: httpx.Request | None = None
+        self.read_timer: asyncio.TimerHandle | None = None
+        """The one read-timeout timer: armed when a wait starts and none is armed for
+        that deadline or before; when it fires it checks the current wait's deadline."""
+        self.read_timer_at = 0.0
         self.start()
 
     def start(self) -> None:
@@ -113,6 +120,7 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports implement asyncio.Transport without subclassing it
         self.transport = cast(asyncio.Transport, transport)
+        self.loop = asyncio.get_running_loop()
 
     def data_received(self, data: bytes) -> None:
         if not self.in_flight:  # bytes nobody asked for: the connection is unusable
@@ -140,6 +148,7 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self._stop_read_timer()
         if self.headers_done and self.until_close and not self.complete:
             self.complete = True  # a body delimited by the end of the connection
         elif self.in_flight and not self.complete and self.error is None:
@@ -213,16 +222,47 @@ class _Connection(asyncio.Protocol):
             waiter.set_result(None)
 
     async def wait(self, within: float | None, request: httpx.Request) -> None:
-        """Until the next callback of interest, or :class:`httpx.ReadTimeout`."""
-        loop = asyncio.get_running_loop()
+        """Until the next callback of interest, or :class:`httpx.ReadTimeout` after
+        ``within`` seconds.
+
+        The timeout is a deadline the connection's one read timer checks (armed when none
+        is armed for that deadline or before) rather than a timer per wait: a wait
+        answered in time leaves the timer as it is, and a timer firing early (armed for
+        an earlier wait) is armed again for the current wait's deadline.
+        """
+        loop = self.loop
         waiter = self.waiter = loop.create_future()
-        timer = None if within is None else loop.call_later(within, _expire, waiter, request)
+        if within is not None:
+            self.deadline = deadline = loop.time() + within
+            self.waiting_for = request
+            if self.read_timer is None or self.read_timer_at > deadline:
+                self._arm_read_timer(deadline)
         try:
             await waiter
         finally:
             self.waiter = None
-            if timer is not None:
-                timer.cancel()
+            self.waiting_for = None
+
+    def _arm_read_timer(self, deadline: float) -> None:
+        if self.read_timer is not None:
+            self.read_timer.cancel()
+        self.read_timer_at = deadline
+        self.read_timer = self.loop.call_at(deadline, self._read_due)
+
+    def _read_due(self) -> None:
+        self.read_timer = None
+        waiter, request = self.waiter, self.waiting_for
+        if waiter is None or request is None or waiter.done():
+            return  # no timed wait now: armed again by the next one
+        if self.loop.time() >= self.deadline:
+            _expire(waiter, request)
+        else:
+            self._arm_read_timer(self.deadline)
+
+    def _stop_read_timer(self) -> None:
+        if self.read_timer is not None:
+            self.read_timer.cancel()
+            self.read_timer = None
 
     async def send(
         self, payload: list[bytes], within: float | None, request: httpx.Request
@@ -269,6 +309,7 @@ class _Connection(asyncio.Protocol):
 
     def close(self) -> None:
         self.closed = True
+        self._stop_read_timer()
         if self.transport is not None:
             self.transport.close()
 
@@ -496,7 +537,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         stack = self._idle.get(origin)
         if not stack:
             return None
-        deadline = asyncio.get_running_loop().time() - self._keepalive_expiry
+        deadline = stack[-1].loop.time() - self._keepalive_expiry  # the loop serving them
         while stack:
             connection = stack.pop()
             if not connection.closed and connection.idle_since >= deadline:
@@ -549,14 +590,12 @@ class Http1Transport(httpx.AsyncBaseTransport):
         if not connection.reusable or self._closed:
             self._forget(connection)
             return
-        now = asyncio.get_running_loop().time()
-        connection.idle_since = now
+        loop = connection.loop
+        connection.idle_since = loop.time()
         stack = self._idle.setdefault(origin, deque())
         stack.append(connection)
         if self._sweep is None:
-            self._sweep = asyncio.get_running_loop().call_later(
-                self._keepalive_expiry, self._expire_idle
-            )
+            self._sweep = loop.call_later(self._keepalive_expiry, self._expire_idle)
 
     def _expire_idle(self) -> None:
         """Close the idle connections past their expiry; run again for the next to expire.
