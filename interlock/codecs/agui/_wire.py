@@ -33,9 +33,14 @@ AguiContentPart: TypeAlias = AguiTextPart | ImagePart | AudioPart | VideoPart | 
 _DEFAULT_MIME = "application/octet-stream"
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""What ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` encodes with (that
+call builds this encoder anew each time: options other than the defaults)."""
+
+
 def compact_json(value: JsonValue) -> str:
     """``value`` as compact JSON text (no spaces, UTF-8 kept)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT.encode(value)
 
 
 def without_none(fields: Mapping[str, JsonValue]) -> JsonObject:

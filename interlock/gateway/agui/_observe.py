@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast
 
+import orjson
+
 from interlock.codecs.agui import parse_confirm_changes_call_id
 from interlock.gateway.access_log import AccessRecord
 from interlock.gateway.metrics import Metrics
@@ -71,7 +73,7 @@ class RunAccount:
         self.events += len(frames)
         last = frames[-1]
         if '"RUN_FINISHED"' in last or '"RUN_ERROR"' in last:
-            parsed = cast(JsonValue, json.loads(last))
+            parsed = _parsed(last)
             if isinstance(parsed, dict) and parsed.get("type") in ("RUN_FINISHED", "RUN_ERROR"):
                 self.terminal = parsed
 
@@ -116,6 +118,15 @@ class RunAccount:
         if kind in ("interrupt", "cancelled"):
             return cast(str, kind), None
         return "success", None
+
+
+def _parsed(frame: str) -> JsonValue:
+    """A frame's value (orjson; ``json`` for what orjson refuses, e.g. a ``NaN`` a tool
+    put in the state: only the terminal's type, code and outcome are read)."""
+    try:
+        return cast(JsonValue, orjson.loads(frame))
+    except orjson.JSONDecodeError:
+        return cast(JsonValue, json.loads(frame))
 
 
 def _approvals_requested(terminal: JsonObject | None) -> int:

@@ -14,7 +14,6 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from urllib.parse import quote
 
 from interlock.core_loop import (
     ApprovalDecision,
@@ -35,6 +34,7 @@ from interlock.core_loop import (
     load_rule,
 )
 from interlock.gateway.stores._backend import KeyValueBackend
+from interlock.gateway.stores._quote import quoted
 from interlock.gateway.stores._thread_memo import compact
 from interlock.transcript import InputRequestPart, JsonValue, ToolResultPart
 
@@ -46,11 +46,10 @@ class KeyValueLedgerStore:
 
     def __init__(self, backend: KeyValueBackend, tenant: str) -> None:
         self._backend = backend
-        self._tenant = quote(tenant, safe="")
+        self._tenant = quoted(tenant)
 
     def _key(self, thread_id: str, *parts: str) -> str:
-        encoded = (quote(part, safe="") for part in parts)
-        return "/".join(["ledger", self._tenant, quote(thread_id, safe=""), *encoded])
+        return "/".join(["ledger", self._tenant, quoted(thread_id), *map(quoted, parts)])
 
     async def hold_batch(
         self, thread_id: str, batch: HeldBatch, approvals: Sequence[ApprovalRecord]
@@ -74,7 +73,7 @@ class KeyValueLedgerStore:
         return tuple(load_batch(json.loads(value)) for _, value in rows)
 
     async def _held_key(self, thread_id: str, batch_id: str) -> str | None:
-        suffix = "-" + quote(batch_id, safe="")
+        suffix = "-" + quoted(batch_id)
         for key, _ in await self._backend.scan(self._key(thread_id, "batch") + "/"):
             if key.endswith(suffix):
                 return key
@@ -83,7 +82,7 @@ class KeyValueLedgerStore:
     async def release_batch(self, thread_id: str, batch_id: str) -> None:
         """Forget a resolved batch (its approval records stay, consumed)."""
         prefix = self._key(thread_id, "batch") + "/"
-        suffix = "-" + quote(batch_id, safe="")
+        suffix = "-" + quoted(batch_id)
         for key, _ in await self._backend.scan(prefix):
             if key.endswith(suffix):
                 await self._backend.delete(key)

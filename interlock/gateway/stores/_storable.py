@@ -13,6 +13,8 @@ import json
 import math
 from typing import cast
 
+import orjson
+
 from interlock.transcript import JsonValue
 
 
@@ -48,10 +50,23 @@ def unstorable_field(value: JsonValue, root: str = "$") -> str | None:
     """The path of the first value in ``value`` a store cannot hold, or ``None``.
 
     Paths read like ``$.state.note`` or ``$.messages[2].content``. The common case (all
-    storable) costs one C-speed encode.
+    storable) costs one orjson encode: orjson writes every string as UTF-8 (it refuses a
+    lone surrogate) and ``NaN`` / ``Infinity`` as ``null``, so a text it writes holding no
+    ``null`` at all is storable. Anything else (orjson refused, or a ``null`` somewhere)
+    is decided by the standard library's encoder, as before.
     """
+    try:
+        written: bytes | None = orjson.dumps(value, option=_ONLY_JSON)
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a 65-bit integer…
+        written = None
+    if written is not None and written.find(b"null") < 0:
+        return None
     try:
         json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (ValueError, UnicodeEncodeError):
         return _walk(value, root) or root
     return None
+
+
+_ONLY_JSON = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+"""Objects ``json`` cannot write are not written by orjson either (they go to ``json``)."""

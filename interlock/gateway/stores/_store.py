@@ -8,15 +8,14 @@ serialization, so stored threads survive upgrades.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
-from urllib.parse import quote
 
 from interlock.gateway.stores._backend import KeyValueBackend
 from interlock.gateway.stores._ledger import KeyValueLedgerStore
+from interlock.gateway.stores._quote import quoted as _quoted
 from interlock.gateway.stores._thread_memo import Remembered, ThreadMemo, compact, thread_text
 from interlock.transcript import (
     JsonObject,
@@ -44,25 +43,6 @@ Namespace = Literal[
 
 
 _dumps = compact
-
-
-_ASCII_QUOTED = {
-    code: quote(chr(code), safe="") for code in range(128) if quote(chr(code), safe="") != chr(code)
-}
-"""``quote(character, safe="")`` of every ASCII character it changes: for ASCII text one
-``str.translate`` gives what ``quote`` does (each byte is its character), many times faster
-(a vault key is ``reasoning:<call id>``, one per tool step of a replayed history)."""
-
-
-_PLAIN = re.compile(r"[A-Za-z0-9_.~:-]*")
-"""Unreserved characters and ``:``: the usual components (call ids, ``sig:<id>``) are
-quoted by one replace."""
-
-
-def _quoted(part: str) -> str:
-    if _PLAIN.fullmatch(part):
-        return part.replace(":", "%3A")
-    return part.translate(_ASCII_QUOTED) if part.isascii() else quote(part, safe="")
 
 
 def vault_entries(ids: Sequence[str], values: Sequence[str | None]) -> dict[str, JsonValue]:

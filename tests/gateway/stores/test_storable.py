@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from interlock.gateway.stores import unstorable_field
 from interlock.transcript import JsonValue
@@ -38,3 +40,30 @@ def test_the_first_unstorable_field_is_named(value: JsonValue, path: str) -> Non
 )
 def test_storable_values_pass(value: JsonValue) -> None:
     assert unstorable_field(value) is None
+
+
+def _reference(value: JsonValue) -> bool:
+    """Storable as the standard library decides it (the check before orjson went first)."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return False
+    return True
+
+
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=()))  # lone surrogates included
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_JSON)
+def test_the_orjson_check_agrees_with_the_standard_library(value: JsonValue) -> None:
+    found = unstorable_field(value)
+    assert (found is None) == _reference(value)
