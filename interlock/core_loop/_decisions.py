@@ -117,6 +117,40 @@ async def claim_decisions(
     the run goes on with has no stand-in results (see :func:`without_stand_ins`).
     """
     held = await run.ledger.held_batches(run.thread_id)
+    if not held and not _decides(messages):
+        return _nothing_to_claim(run, messages)
+    return await _claim(run, messages, continuing, held)
+
+
+def _decides(messages: Sequence[Message]) -> bool:
+    """Whether the current input holds an approval decision or an input answer."""
+    return any(
+        isinstance(part, (ApprovalResponsePart, InputResponsePart))
+        for message in messages[_current_from(messages) :]
+        for part in message.parts
+    )
+
+
+def _nothing_to_claim(run: _RunState, messages: Sequence[Message]) -> Resumption:
+    """:func:`_claim` where no batch is held and the current input decides nothing (most
+    runs): there is nothing to check, claim, settle or replay, and no stand-in to drop
+    (no result is recorded for a batch). The same resumption, without the empty passes
+    and store calls (``tests/core_loop/test_claim_fast_path.py`` compares the two)."""
+    transcript = tuple(assign_occurrences(list(messages), mint=lambda: run.ids("occ")))
+    return Resumption(
+        messages=transcript,
+        current_from=_current_from(transcript),
+        batches=(),
+        records={},
+        known_results=_known_results(transcript),
+        answers=_scan(transcript)[2],
+    )
+
+
+async def _claim(
+    run: _RunState, messages: Sequence[Message], continuing: bool, held: tuple[HeldBatch, ...]
+) -> Resumption:
+    """:func:`claim_decisions` with the thread's held batches read."""
     entries = await _journal(run, held)
     assigned = assign_occurrences(_adopt(messages, held), mint=lambda: run.ids("occ"))
     trailing = [part for message in assigned[_current_from(assigned) :] for part in message.parts]
