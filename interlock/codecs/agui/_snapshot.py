@@ -394,6 +394,15 @@ def clean_confirm_changes(
     ``results`` maps an original call id to its tool-message content; by default it is
     read from the snapshot's own tool messages. The input is not modified.
     """
+    if not any(message.get("role") == "tool" for message in snapshot):
+        return list(snapshot)  # no answer to clean, so no call to drop: what _cleaned gives
+    return _cleaned(snapshot, results)
+
+
+def _cleaned(
+    snapshot: Sequence[JsonObject], results: Mapping[str, JsonValue] | None
+) -> list[JsonObject]:
+    """:func:`clean_confirm_changes`, every message looked at."""
     confirm_calls = _confirm_calls(snapshot)
     answered = {
         call_id

@@ -28,7 +28,7 @@ from interlock.gateway.agui._observe import RunAccount
 from interlock.gateway.agui._outbox import Outbox
 from interlock.gateway.agui._run import AguiRun
 from interlock.gateway.agui._threads import RunRefusedError
-from interlock.gateway.auth import Unauthorized
+from interlock.gateway.auth import DEFAULT_TENANT, Unauthorized
 from interlock.gateway.proxy import ProxyError, json_response, parse_payload, read_body
 from interlock.transcript import DecodeError, JsonObject
 
@@ -228,8 +228,13 @@ async def _prepare(
     if not is_json(http_request.headers.get("content-type", "")):
         message = "a run is posted as content-type: application/json"
         return _error(415, message, "unsupported_media_type")
-    try:
-        tenant = binding.keys.tenant(http_request.headers, http_request.query_params)
+    keys = binding.keys
+    try:  # without keys everyone is the default tenant: no query string parsed for it
+        tenant = (
+            keys.tenant(http_request.headers, http_request.query_params)
+            if keys.required
+            else DEFAULT_TENANT
+        )
     except Unauthorized as error:
         return _error(401, str(error), "invalid_api_key")
     try:

@@ -1,6 +1,9 @@
-"""The encoder's text-delta fast path (``encode`` of a ``PartDelta`` for an open text part)
+"""Fast paths of the AG-UI codec against their general paths.
+
+The encoder's text-delta fast path (``encode`` of a ``PartDelta`` for an open text part)
 gives exactly the events, and leaves exactly the state, of the general path
-(``_part_delta``), whatever the stream around it."""
+(``_part_delta``), whatever the stream around it; a snapshot's ``confirm_changes``
+cleaning skips a snapshot without tool messages, returning what the general path gives."""
 
 from __future__ import annotations
 
@@ -9,8 +12,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlock.codecs.agui import AguiEventEncoder, EncoderStateError
+from interlock.codecs.agui import AguiEventEncoder, EncoderStateError, clean_confirm_changes
+from interlock.codecs.agui._snapshot import _cleaned
 from interlock.transcript import (
+    JsonObject,
     PartDelta,
     PartFinished,
     PartStarted,
@@ -68,3 +73,60 @@ def _run(updates: list[Update], general: bool) -> str:
 @given(st.lists(_UPDATE, max_size=12))
 def test_a_text_delta_encodes_as_the_general_path_encodes_it(updates: list[Update]) -> None:
     assert _run(updates, general=False) == _run(updates, general=True)
+
+
+_CALL_ID = st.sampled_from(["c1", "c2", "confirm_changes:a1", "confirm_changes:a1:answer"])
+_SNAPSHOT_MESSAGE = st.one_of(
+    st.builds(
+        lambda i, text: {"id": f"m{i}", "role": "user", "content": text},
+        st.integers(0, 9),
+        st.text(max_size=3),
+    ),
+    st.builds(
+        lambda i, calls: {
+            "id": f"m{i}",
+            "role": "assistant",
+            "toolCalls": [
+                {"id": call, "type": "function", "function": {"name": name, "arguments": args}}
+                for call, name, args in calls
+            ],
+        },
+        st.integers(0, 9),
+        st.lists(
+            st.tuples(
+                _CALL_ID,
+                st.sampled_from(["confirm_changes", "f"]),
+                st.sampled_from(['{"function_call_id":"c1"}', "{}", "x"]),
+            ),
+            max_size=2,
+        ),
+    ),
+    st.builds(
+        lambda i, call, content: {
+            "id": f"m{i}",
+            "role": "tool",
+            "toolCallId": call,
+            "content": content,
+        },
+        st.integers(0, 9),
+        _CALL_ID,
+        st.sampled_from(
+            [
+                '{"accepted":true}',
+                '{"accepted":false}',
+                "done",
+                '{"accepted":true,"function_call_id":"c1"}',
+            ]
+        ),
+    ),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(_SNAPSHOT_MESSAGE, max_size=5))
+def test_a_snapshot_is_cleaned_as_the_general_path_cleans_it(snapshot: list[JsonObject]) -> None:
+    """``clean_confirm_changes`` returns a snapshot without tool messages as it is; the
+    general path (every message looked at) gives the same list."""
+    before = json.dumps(snapshot)
+    assert clean_confirm_changes(snapshot) == _cleaned(snapshot, None)
+    assert json.dumps(snapshot) == before  # the input is not modified
