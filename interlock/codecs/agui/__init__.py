@@ -37,7 +37,7 @@ from interlock.codecs.agui._snapshot import (
 from interlock.codecs.agui._streams import EncoderStateError
 from interlock.codecs.agui._verify import EventSequenceError, verify_events
 from interlock.codecs.agui._window import SNAPSHOT_LIMIT, window_messages
-from interlock.codecs.agui._wire import DIALECT
+from interlock.codecs.agui._wire import DIALECT, compact_json
 
 __all__ = [
     "APPROVAL_RESPONSE_SCHEMA",
@@ -59,6 +59,7 @@ __all__ = [
     "application_block",
     "approval_interrupt_id",
     "clean_confirm_changes",
+    "compact_json",
     "confirm_changes_call_id",
     "decode_run_input",
     "derived_base",

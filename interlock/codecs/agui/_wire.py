@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Literal, TypeAlias, cast
 
+import orjson
 from ag_ui.core import (
     AudioPart,
     DataSource,
@@ -39,8 +40,22 @@ call builds this encoder anew each time: options other than the defaults)."""
 
 
 def compact_json(value: JsonValue) -> str:
-    """``value`` as compact JSON text (no spaces, UTF-8 kept)."""
+    """``value`` as compact JSON text (no spaces, UTF-8 kept).
+
+    An object of string members (a rendered text message: ``id``, ``role``, ``content``)
+    is written by orjson, which escapes every character of a string as ``json`` does with
+    ``ensure_ascii=False`` (only floats are spelled differently, and there are none);
+    a lone surrogate, which orjson refuses, and anything else go through ``json``.
+    """
+    if type(value) is dict and set(map(type, value.values())) <= _STRINGS:
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a key not a string
+            pass
     return _COMPACT.encode(value)
+
+
+_STRINGS = {str}
 
 
 def without_none(fields: Mapping[str, JsonValue]) -> JsonObject:

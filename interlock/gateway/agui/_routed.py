@@ -16,7 +16,8 @@ are named in the failure's message.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import operator
+from dataclasses import dataclass, fields, replace
 
 import httpx
 
@@ -38,7 +39,7 @@ def prepared_for(upstream: Upstream, request: Request) -> Request:
     ``store: false`` (encrypted reasoning comes back inline) unless the loop is using
     service-side continuation itself.
     """
-    prepared = replace(request, stream=True)
+    prepared = _streaming(request)
     continuation = request.continuation
     if (
         upstream.dialect.http.stateful_service
@@ -47,6 +48,24 @@ def prepared_for(upstream: Upstream, request: Request) -> Request:
     ):
         prepared = replace(prepared, continuation=Continuation(store=False))
     return prepared
+
+
+_REQUEST_FIELDS = tuple(field.name for field in fields(Request))
+_request_values = operator.attrgetter(*_REQUEST_FIELDS)
+_REQUEST_SETTERS = tuple(getattr(Request, name).__set__ for name in _REQUEST_FIELDS)
+_set_stream = _REQUEST_SETTERS[_REQUEST_FIELDS.index("stream")]
+
+
+def _streaming(request: Request) -> Request:
+    """``replace(request, stream=True)``: every field read in one ``attrgetter`` call and
+    written through its slot, as the dataclass's own ``__init__`` writes them (``Request``
+    has no ``__post_init__``), without ``replace``'s pass over its fields and keyword
+    call (~21k instructions less, once per model call)."""
+    copy = object.__new__(Request)
+    for setter, value in zip(_REQUEST_SETTERS, _request_values(request), strict=True):
+        setter(copy, value)
+    _set_stream(copy, True)
+    return copy
 
 
 class AgentSender:

@@ -21,13 +21,13 @@ Otherwise the thread is rendered and windowed whole, as before.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interlock.codecs.agui import (
     CONFIRM_CHANGES_TOOL,
+    compact_json,
     messages_to_agui,
     parse_confirm_changes_call_id,
     window_messages,
@@ -134,12 +134,9 @@ class SnapshotMemo:
             self._held -= len(oldest.messages)
 
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
 def _text(piece: JsonObject) -> str:
     """What :func:`window_messages` measures a rendered message by (its ``json.dumps``)."""
-    return _COMPACT.encode(piece)
+    return compact_json(piece)
 
 
 def _confirms(piece: JsonObject) -> bool:

@@ -28,7 +28,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from interlock.transcript import TRANSCRIPT_VERSION, JsonValue, Message, to_json
+import orjson
+
+from interlock.transcript import TRANSCRIPT_VERSION, JsonValue, Message, Part, TextPart, to_json
 
 MAX_CHARS = 16 * 1024 * 1024
 """Characters of thread texts one process remembers, each counted twice (its text and its
@@ -41,8 +43,43 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 def compact(value: JsonValue) -> str:
     """JSON text as the store writes it: compact separators, non-ASCII kept (what
     ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` gives, without
-    building an encoder per call)."""
+    building an encoder per call; an empty object or array without the encoder at all:
+    a new thread's state and interrupts)."""
+    if not value and type(value) in _EMPTY:
+        return _EMPTY[type(value)]
     return _COMPACT.encode(value)
+
+
+_EMPTY: dict[type, str] = {dict: "{}", list: "[]"}
+
+
+def message_text(message: Message) -> str:
+    """``compact(to_json(message))``, written by orjson for a message of plain text parts.
+
+    orjson writes strings (every character escaped as ``json`` escapes it with
+    ``ensure_ascii=False``), integers up to 64 bits, booleans and ``null`` exactly as
+    ``json`` does; only floats are spelled differently, and a message whose parts are
+    all bare :class:`TextPart` (no signature, citations, log-probabilities or extras) and
+    whose own extras are empty holds none. A lone surrogate (orjson refuses it) and every
+    other message go through :func:`compact`.
+    """
+    value = to_json(message)
+    if not message.extra and all(map(_bare_text, message.parts)):
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate
+            pass
+    return compact(value)
+
+
+def _bare_text(part: Part) -> bool:
+    return (
+        type(part) is TextPart
+        and part.signature is None
+        and not part.citations
+        and not part.logprobs
+        and not part.extra
+    )
 
 
 def thread_text(messages: Sequence[str], state: str, interrupts: str) -> str:
@@ -108,7 +145,7 @@ class ThreadMemo:
             0 if entry is None else identical_prefix(entry.messages[: len(entry.texts)], messages)
         )
         texts = list(entry.texts[:shared]) if entry is not None else []
-        texts += [compact(to_json(message)) for message in messages[shared:]]
+        texts += [message_text(message) for message in messages[shared:]]
         return texts
 
     def remember(self, key: str, entry: Remembered) -> None:

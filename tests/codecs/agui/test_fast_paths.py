@@ -12,10 +12,16 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interlock.codecs.agui import AguiEventEncoder, EncoderStateError, clean_confirm_changes
+from interlock.codecs.agui import (
+    AguiEventEncoder,
+    EncoderStateError,
+    clean_confirm_changes,
+    compact_json,
+)
 from interlock.codecs.agui._snapshot import _cleaned
 from interlock.transcript import (
     JsonObject,
+    JsonValue,
     PartDelta,
     PartFinished,
     PartStarted,
@@ -130,3 +136,20 @@ def test_a_snapshot_is_cleaned_as_the_general_path_cleans_it(snapshot: list[Json
     before = json.dumps(snapshot)
     assert clean_confirm_changes(snapshot) == _cleaned(snapshot, None)
     assert json.dumps(snapshot) == before  # the input is not modified
+
+
+_ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=()))  # lone surrogates too
+
+
+@settings(max_examples=300)
+@given(
+    st.one_of(
+        st.dictionaries(_ANY_TEXT, _ANY_TEXT, max_size=4),
+        st.dictionaries(st.text(max_size=2), st.one_of(st.text(), st.floats(), st.none())),
+        st.lists(st.text(), max_size=2),
+    )
+)
+def test_compact_json_writes_what_json_dumps_writes(value: JsonValue) -> None:
+    """An object of strings goes through orjson; the text is ``json.dumps``'s."""
+    expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert compact_json(value) == expected

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from interlock.gateway.stores import Store, ThreadRecord, identical_prefix, open_store, store_key
 from interlock.gateway.stores import _thread_memo as memo_module
 from interlock.gateway.stores._thread_memo import Remembered, ThreadMemo, compact, thread_text
-from interlock.transcript import Message, TextPart, ToolCallPart, ToolResultPart
+from interlock.transcript import Message, TextPart, ToolCallPart, ToolResultPart, to_json
 
 
 def said(text: str, role: str = "user", number: int = 0) -> Message:
@@ -180,3 +180,32 @@ def test_identical_prefix_counts_the_very_same_objects() -> None:
     assert identical_prefix((first, second, third), (first, second)) == 2
     assert identical_prefix((first, said("b")), (first, second)) == 1  # equal, not the same
     assert identical_prefix((), (first,)) == 0
+
+
+_ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=()))  # lone surrogates too
+_PART = st.one_of(
+    st.builds(TextPart, text=_ANY_TEXT),
+    st.builds(
+        TextPart,
+        text=st.text(),
+        extra=st.dictionaries(st.sampled_from(["v"]), st.just({"x": 1.5}), max_size=1),
+    ),
+    st.builds(ToolCallPart, call_id=st.text(max_size=3), name=st.just("f"), arguments=st.text()),
+)
+
+
+@settings(max_examples=200)
+@given(
+    parts=st.lists(_PART, max_size=3).map(tuple),
+    identifier=st.one_of(st.none(), _ANY_TEXT),
+    extra_value=st.one_of(st.none(), st.floats(), st.integers(min_value=-(2**70), max_value=2**70)),
+)
+def test_a_messages_text_is_what_the_standard_library_writes(
+    parts: tuple[TextPart | ToolCallPart, ...], identifier: str | None, extra_value: object
+) -> None:
+    """``message_text`` (orjson for a message of bare text parts) is ``compact`` of the
+    message's document, whatever its strings, numbers and extras."""
+    extra = {} if extra_value is None else {"vendor": {"value": extra_value}}
+    message = Message(role="user", parts=parts, id=identifier, extra=extra)
+    assert memo_module.message_text(message) == compact(to_json(message))
+    assert compact({}) == "{}" and compact([]) == "[]"
