@@ -65,7 +65,7 @@ _MESSAGE = st.builds(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(_MESSAGE, max_size=6), st.booleans())
 def test_the_short_path_gives_what_the_full_check_gives(
     messages: list[Message], continuing: bool

@@ -128,7 +128,7 @@ _SNAPSHOT_MESSAGE = st.one_of(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(_SNAPSHOT_MESSAGE, max_size=5))
 def test_a_snapshot_is_cleaned_as_the_general_path_cleans_it(snapshot: list[JsonObject]) -> None:
     """``clean_confirm_changes`` returns a snapshot without tool messages as it is; the
@@ -141,7 +141,7 @@ def test_a_snapshot_is_cleaned_as_the_general_path_cleans_it(snapshot: list[Json
 _ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=()))  # lone surrogates too
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(
     st.one_of(
         st.dictionaries(_ANY_TEXT, _ANY_TEXT, max_size=4),

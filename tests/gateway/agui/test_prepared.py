@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interlock.gateway.agui._routed import _streaming  # pyright: ignore[reportPrivateUsage]
@@ -37,6 +37,7 @@ _REQUESTS = st.builds(
 )
 
 
+@settings(deadline=None)
 @given(_REQUESTS)
 def test_a_streaming_copy_is_what_replace_gives(request: Request) -> None:
     copied = _streaming(request)

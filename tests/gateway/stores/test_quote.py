@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interlock.gateway.stores._ledger import KeyValueLedgerStore
@@ -19,11 +19,13 @@ _PARTS = st.one_of(
 )
 
 
+@settings(deadline=None)
 @given(_PARTS)
 def test_quoted_is_quote_with_nothing_safe(part: str) -> None:
     assert quoted(part) == quote(part, safe="")
 
 
+@settings(deadline=None)
 @given(_PARTS, _PARTS, _PARTS)
 def test_a_ledger_key_quotes_each_component(tenant: str, thread: str, part: str) -> None:
     ledger = KeyValueLedgerStore(MemoryBackend(), tenant)

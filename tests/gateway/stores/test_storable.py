@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interlock.gateway.stores import unstorable_field
@@ -63,6 +63,7 @@ _JSON = st.recursive(
 )
 
 
+@settings(deadline=None)
 @given(_JSON)
 def test_the_orjson_check_agrees_with_the_standard_library(value: JsonValue) -> None:
     found = unstorable_field(value)

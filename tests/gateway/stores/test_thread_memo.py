@@ -194,7 +194,7 @@ _PART = st.one_of(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(
     parts=st.lists(_PART, max_size=3).map(tuple),
     identifier=st.one_of(st.none(), _ANY_TEXT),
