@@ -462,7 +462,11 @@ class HistoryCache:
         return "\n".join(lines) + "\n"
 
 
-HISTORY_KEYS: dict[str, str] = {"openai-chat": "messages", "openai-responses": "input"}
+HISTORY_KEYS: dict[str, str] = {
+    "openai-chat": "messages",
+    "openai-responses": "input",
+    "anthropic": "messages",
+}
 """Ingress dialects whose history prefixes are remembered, and their history member
 (the rules for each: :mod:`.history_ingress`)."""
 

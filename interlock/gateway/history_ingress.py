@@ -17,6 +17,14 @@ full path.
   apart (:func:`_starts_a_message`); the prefix then also ends where it ended alone. A
   string ``instructions`` member decodes to a leading system message: the continuation's
   must equal the prefix's (:attr:`Entry.lead`), and it is not a new message.
+* **Anthropic** (``messages``): a wire message decodes to one or more messages (a user
+  turn splits at its tool results), marked when it repeats the role of the wire message
+  before it, and a tool result takes its function name from the call of that id before
+  it. So, as for Responses, the first new item must decode after the prefix's last as
+  alone (:func:`_starts_a_message`), and, as for Chat, every new tool result answers a
+  call among the new items and no new call id is one of the prefix's
+  (:func:`~.history_cache.decodes_alone`). The ``system`` member (a string or blocks)
+  decodes to a leading system message: it must equal the prefix's, as ``instructions``.
 """
 
 from __future__ import annotations
@@ -25,14 +33,17 @@ from interlock.gateway.dialects import Dialect
 from interlock.gateway.history_cache import HISTORY_KEYS, Continuation, Entry, decodes_alone
 from interlock.transcript import DecodeError, JsonObject, JsonValue, Message, Request
 
-LEAD_MEMBERS: dict[str, str] = {"openai-responses": "instructions"}
-"""Per ingress dialect, the member (a string) that decodes to one leading system message."""
+LEAD_MEMBERS: dict[str, str] = {"openai-responses": "instructions", "anthropic": "system"}
+"""Per ingress dialect, the member that decodes to one leading system message (Responses:
+when a string; Anthropic: whenever present, a string or blocks)."""
 
 
 def lead_count(ingress: str, payload: JsonObject) -> int:
     """How many leading messages of ``payload``'s decode come from outside its history."""
     member = LEAD_MEMBERS.get(ingress)
-    return 1 if member is not None and isinstance(payload.get(member), str) else 0
+    if member is None or member not in payload:
+        return 0
+    return 1 if ingress == "anthropic" or isinstance(payload[member], str) else 0
 
 
 def new_messages(
@@ -51,7 +62,10 @@ def new_messages(
         return None
     if not _starts_a_message(ingress, entry.last_item, items[0]):
         return None
-    return suffix.messages[lead:]
+    new = suffix.messages[lead:]
+    if ingress.name == "anthropic" and not decodes_alone(entry, new, items):
+        return None  # a result naming an earlier call, or a call id the prefix used
+    return new
 
 
 def prefix_count(

@@ -26,6 +26,8 @@ from interlock.gateway.history_cache import (
 from interlock.gateway.history_ingress import lead_count, new_messages, prefix_count
 from interlock.gateway.pairing import find_unpaired
 from interlock.gateway.proxy_call import ProxyCall
+from interlock.gateway.splice_rules import BRIDGE
+from interlock.gateway.translation_cache import bridged_check
 from interlock.gateway.vault import Lookup, wanted_keys
 from interlock.transcript import DecodeError, LossyHistoryError, Message, ReplayPolicy, Request
 
@@ -149,10 +151,14 @@ def suffix_checks(
         return False  # the encoder starts where the stored state ends: the full check
     if call.upstream.dialect.name != "openai-chat" and find_unpaired(request) is not None:
         return False  # (the Chat encoder checks its own pairing)
-    try:
-        call.upstream.dialect.encode_request(request, policy)
-    except LossyHistoryError:
-        return False
+    if call.upstream.dialect.name in BRIDGE:  # Anthropic checks the whole body
+        if not bridged_check(call.upstream.dialect, request, policy, entry):
+            return False
+    else:
+        try:
+            call.upstream.dialect.encode_request(request, policy)
+        except LossyHistoryError:
+            return False
     history.checks_reused += 1
     return True
 

@@ -77,6 +77,7 @@ from interlock.transcript import (
 )
 
 if TYPE_CHECKING:
+    from interlock.gateway.history_cache import Entry as HeldPrefix
     from interlock.gateway.history_cache import HistoryCache, ParsedBody
 
 TranslationKey = tuple[str, ReplayPolicy, Request]
@@ -158,6 +159,24 @@ def encode_alone(
     if rest is None:
         return None
     return Encoded(payload={**encoded.payload, member: rest}, warnings=encoded.warnings)
+
+
+def bridged_check(
+    dialect: Dialect, request: Request, policy: ReplayPolicy, entry: HeldPrefix
+) -> bool:
+    """True when ``request`` (only the new messages of a history continuing ``entry``'s
+    checked prefix) passes the replay check of an encoder that checks the whole body
+    (:data:`.splice_rules.BRIDGE`), standing for the whole history's check: the splice
+    rules hold, the new messages encode after the bridge, and a prefix that calls tools
+    has tools declared (the one rule the prefix was checked under other members for:
+    tools, thinking and the other settings are this request's, and every other rule
+    that reads them is judged on the new messages or the whole body alike)."""
+    held = entry.messages or ()
+    last = held[-1] if held else None
+    if not splices_alone(dialect.name, request.messages, entry.call_ids, last):
+        return False
+    alone = encode_alone(dialect, request, policy, (), request.messages)
+    return alone is not None and (bool(alone.payload.get("tools")) or not entry.call_ids)
 
 
 def kept(

@@ -27,7 +27,10 @@ from interlock.emulators import Emulator
 from tests.gateway.serving import serve_on_emulators
 
 SYSTEM = "You answer briefly. " + "Weather is reported in degrees Celsius. " * 250
-"""Long enough (≈ 10 KB) that every request is above the history cache's 8 KB floor."""
+"""Long enough (≈ 10 KB) that every Chat history is above the history cache's 8 KB floor."""
+CONTEXT = "The trip: " + "a day in each city, weather permitting. " * 230
+"""The same for an Anthropic client, whose ``system`` is not part of its history: the first
+user turn carries it."""
 CITIES = ["Paris", "Rome", "Oslo", "Lima", "Kyiv", "Quito"]
 WEATHER = {
     "name": "get_weather",
@@ -140,6 +143,7 @@ def test_an_anthropic_client_conversation_replays_its_own_thinking(
     url, emulators = stack
     upstream = emulators["anthropic"]
     first = len(upstream.received)
+    before = reused(url)
     messages: list[Any] = []
     options: Any = {
         "model": "via-anthropic",
@@ -157,9 +161,9 @@ def test_an_anthropic_client_conversation_replays_its_own_thinking(
 
     with anthropic.Anthropic(base_url=url, api_key="unused") as client:
         for city in CITIES:
-            messages.append(
-                {"role": "user", "content": f'call get_weather with {{"city": "{city}"}}'}
-            )
+            context = "" if messages else CONTEXT
+            ask_for = f'call get_weather with {{"city": "{city}"}}'
+            messages.append({"role": "user", "content": context + ask_for})
             step = ask(client)
             assert step.stop_reason == "tool_use", step
             assert step.content[0].type == "thinking" and step.content[0].signature
@@ -188,3 +192,8 @@ def test_an_anthropic_client_conversation_replays_its_own_thinking(
     ]
     assert signatures and all(json.dumps(signature) in last for signature in signatures)
     assert _thinking_checked(sent, 0) >= len(CITIES) * (len(CITIES) + 1) // 2
+    # Every request after the first two has only its new messages decoded; those carrying
+    # a tool result (an assistant step and its result, no user turn) only those checked.
+    after = reused(url)
+    assert after["decode"] - before.get("decode", 0) >= 2 * len(CITIES) - 2
+    assert after["check"] - before.get("check", 0) >= len(CITIES) - 2

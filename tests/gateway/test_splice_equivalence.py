@@ -1,8 +1,9 @@
 """Kept translations change nothing: for random growing histories with random edits, vault
 entries appearing and models switching, every upstream body and every answer is the same
 byte for byte with the history cache as without it, for each upstream dialect (Chat,
-Responses, Gemini with and without the signature rule, Anthropic) and both clients that
-keep prefixes (Chat Completions, Responses)."""
+Responses, Gemini with and without the signature rule, Anthropic with and without manual
+thinking) and the three clients that keep prefixes (Chat Completions, Responses,
+Anthropic Messages)."""
 
 from __future__ import annotations
 
@@ -424,7 +425,7 @@ def built_upstreams() -> list[str]:
 
 @settings(
     deadline=None,  # no timing assertions: the machine is shared
-    max_examples=60,
+    max_examples=100,
     suppress_health_check=[HealthCheck.too_slow],
 )
 # Steps without signatures kept for Gemini 2 (no signature rule), then the same upstream
@@ -459,6 +460,23 @@ def built_upstreams() -> list[str]:
     ],
     "responses",
 )
+# An Anthropic client's own thinking, same dialect with manual thinking, an early text
+# edited, a new user turn, an id reused, then another dialect's upstream.
+@example(
+    "to-anthropic-think",
+    [
+        Turn("step", None, reasoning=True),
+        Turn("step", None, reasoning=True),
+        Turn("edit", None),
+        Turn("step", None, reasoning=True),
+        Turn("user", None),
+        Turn("step", None, reasoning=True),
+        Turn("reused_id", None, reasoning=True),
+        Turn("step", "to-gemini3", vault=True),
+        Turn("step", None, vault=True),
+    ],
+    "anthropic",
+)
 @given(st.sampled_from(MODELS), TURNS, st.sampled_from(["chat", "responses", "anthropic"]))
 def test_cached_and_uncached_paths_send_and_answer_the_same_bytes(
     model: str, turns: list[Turn], ingress: str
@@ -475,14 +493,14 @@ def _steps(count: int) -> list[Turn]:
 def test_every_splicing_upstream_is_spliced_in_a_plain_conversation() -> None:
     """The property above is not vacuous: a growing conversation of tool steps reuses its
     translation toward Chat, Responses, Gemini and Anthropic (signatures and thinking from
-    the vault), from both clients."""
-    for ingress in ("chat", "responses"):
+    the vault), from the three clients that keep prefixes."""
+    for ingress in ("chat", "responses", "anthropic"):
         for model, reused in [
             ("to-chat", 6),
             ("to-responses", 6),
             ("to-gemini3", 6),
             ("to-gemini2", 6),
-            ("to-anthropic", 6),
+            ("to-anthropic", 0 if ingress == "anthropic" else 6),
             ("to-anthropic-think", 6 if ingress == "chat" else 0),
             ("to-anthropic-think-degrade", 6 if ingress == "chat" else 0),
         ]:
@@ -494,3 +512,19 @@ def test_every_splicing_upstream_is_spliced_in_a_plain_conversation() -> None:
             if (ingress, model) in (("chat", "to-chat"), ("responses", "to-responses")):
                 continue  # same dialect: the body is the client's, nothing is translated
             assert cache.translations_reused == reused, (ingress, model)
+            assert cache.reused == 6, (ingress, model)  # decoded: only the new messages
+
+
+def test_an_anthropic_client_to_anthropic_has_only_its_new_messages_checked() -> None:
+    """Same dialect, the client keeping its own (signed) thinking: after the second request
+    every body is passed through with only its new step decoded and checked, thinking on
+    (the open tool loop's turn starts with it) or off, strict or degrade."""
+    turns = [Turn(kind="step", model=None, reasoning=True) for _ in range(8)]
+    for model in ("to-anthropic", "to-anthropic-think", "to-anthropic-think-degrade"):
+        cache = HistoryCache(min_bytes=0)
+        answers, forwarded = asyncio.run(replay(cache, model, turns, "anthropic"))
+        uncached = asyncio.run(replay(HistoryCache(min_bytes=10**9), model, turns, "anthropic"))
+        assert (answers, forwarded) == uncached
+        labels = [cast(tuple[int, str, bytes], answer)[:2] for answer in answers]
+        assert labels == [(200, "exact")] * 8
+        assert (cache.reused, cache.checks_reused) == (6, 6), model
