@@ -357,6 +357,8 @@ def translated_whole(
     the entry it continued its prefix's (:func:`hold_translation`), and the body written
     from the kept bytes; ``(None, None)`` when it cannot be kept."""
     dialect = upstream.dialect.name
+    if parsed.source is None and not large:
+        return None, None  # a body the history cache does not hold (small): nothing to keep
     key = key_of(request, upstream.name, policy)
     whole = kept(key, dialect, encoded, request.messages, lookup, misses, pieces=large)
     if whole is None:
