@@ -48,6 +48,8 @@ class DisconnectNotifier(Protocol):
     notifies_disconnect: bool
     on_disconnect: Callable[[], None] | None
     response_started: bool
+    task: asyncio.Task[None] | None
+    """The task serving the request (``None``: not known, ask asyncio)."""
 
 
 def notifier_of(receive: Receive) -> DisconnectNotifier | None:
@@ -83,7 +85,7 @@ class ClientWatch:
             return
         notifier = None if streamed else notifier_of(receive)
         if notifier is not None:
-            task = asyncio.current_task()
+            task = notifier.task or asyncio.current_task()
             assert task is not None, "ASGI apps run in a task"
             self._task, self._notifier = task, notifier
             notifier.on_disconnect = self._left

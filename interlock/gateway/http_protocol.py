@@ -28,6 +28,7 @@ empty ``bytearray`` once handed on, which the next chunk replaces again.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import urllib.parse
 from collections.abc import Callable, Iterable
 from typing import Any, cast
@@ -120,6 +121,18 @@ class GatewayHttpProtocol(StallLimitedHttpProtocol):
         else:  # idle since a later answer: due then
             self._keepalive = self.loop.call_at(deadline, self._keepalive_due)
 
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        """uvicorn's, keeping the task on the cycle (the request's task, for the client
+        watch to cancel without asking asyncio for the current task)."""
+        if getattr(self.config, "reset_contextvars", False):  # uvicorn >= 0.52's option
+            task = self.loop.create_task(cycle.run_asgi(app), context=contextvars.Context())
+        else:
+            task = self.loop.create_task(cycle.run_asgi(app))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+        if isinstance(cycle, GatewayCycle):
+            cycle.task = task
+
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         if self._keepalive is not None:
@@ -202,6 +215,8 @@ class GatewayCycle(RequestResponseCycle):
 
     notifies_disconnect = True
     """The cycle calls :attr:`on_disconnect` (see ``client_watch.DisconnectNotifier``)."""
+    task: asyncio.Task[None] | None = None
+    """The task running the app for this request (set as it starts)."""
     on_disconnect: Callable[[], None] | None = None
     """Called once, from ``connection_lost``, if the client left before the answer was
     complete (uvicorn marks the cycle ``disconnected`` then)."""
