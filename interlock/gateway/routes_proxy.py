@@ -43,15 +43,21 @@ async def handle(
     ``watch`` starts once the body is read: a client that goes away from then on cancels
     the request wherever it is (recorded with status 499).
     """
-    record = AccessRecord(
-        method=http_request.method,
-        path=http_request.scope.get("root_path", "") + http_request.scope["path"],
-        endpoint=endpoint,
-        started=time.perf_counter(),
-    )
+    scope = http_request.scope
+    path = scope.get("root_path", "") + scope["path"]
+    record = AccessRecord(scope["method"], path, endpoint, time.perf_counter())
     call: ProxyCall | None = None
+    # Without an active tracer the "translate" span and the upstream call's span are
+    # no-ops (``tracing.request()`` is set only inside ``proxied``, within ``serving``,
+    # which makes the tracer active): their blocks run without the context managers.
+    traced = tracing.active() is not None
     try:
-        with tracing.span("translate", attributes={"interlock.ingress": ingress.name}):
+        if traced:
+            with tracing.span("translate", attributes={"interlock.ingress": ingress.name}):
+                call = await proxy.prepare(
+                    ingress, http_request, record, path_model=path_model, stream=stream
+                )
+        else:
             call = await proxy.prepare(
                 ingress, http_request, record, path_model=path_model, stream=stream
             )
@@ -67,9 +73,11 @@ async def handle(
         proxy.operations.routed(call)
         if proxy.router is not None and call.route.model.routed:
             call, response = await proxy.router.open(proxy, call)
-        else:
+        elif traced:
             with proxy.operations.calling(call):
                 response = await proxy.open_upstream(call)
+        else:
+            response = await proxy.open_upstream(call)
         if response.status_code >= 400:
             answer = await proxy.upstream_error(call, response)
         elif call.request.stream:
@@ -87,21 +95,29 @@ async def handle(
         record.error = "client_disconnected"
         proxy.finish(record, CLIENT_GONE)
         return HttpResponse(status_code=CLIENT_GONE)  # nobody is left to read it
-    except ProxyError as error:
-        record.error = error.code or "error"
-        body = ingress.error(error.status, error.message, code=error.code, param=error.param)
-        answer = json_response(body, error.status, headers={**_headers(call), **error.headers})
-    except RecursionError:  # a parseable value nested deeper than some codec can walk
-        record.error = "invalid_json"
-        error_body = ingress.error(400, TOO_DEEP, code="invalid_json")
-        answer = json_response(error_body, 400, headers=_headers(call))
-    except Exception:  # a bug must still answer in the client's dialect, never a stack trace
-        LOGGER.exception("unhandled error proxying %s", record.path)
-        record.error = "internal_error"
-        error_body = ingress.error(500, "internal gateway error")
-        answer = json_response(error_body, 500, headers=_headers(call))
+    except Exception as error:
+        answer = _failure(ingress, call, record, error)
     proxy.finish(record, answer.status_code)
     return answer
+
+
+def _failure(
+    ingress: Dialect, call: ProxyCall | None, record: AccessRecord, error: Exception
+) -> HttpResponse:
+    """The answer to a request that failed with ``error`` (called while it is handled)."""
+    if isinstance(error, ProxyError):
+        record.error = error.code or "error"
+        body = ingress.error(error.status, error.message, code=error.code, param=error.param)
+        return json_response(body, error.status, headers={**_headers(call), **error.headers})
+    if isinstance(error, RecursionError):  # nested deeper than some codec can walk
+        record.error = "invalid_json"
+        error_body = ingress.error(400, TOO_DEEP, code="invalid_json")
+        return json_response(error_body, 400, headers=_headers(call))
+    # a bug must still answer in the client's dialect, never a stack trace
+    LOGGER.exception("unhandled error proxying %s", record.path)
+    record.error = "internal_error"
+    error_body = ingress.error(500, "internal gateway error")
+    return json_response(error_body, 500, headers=_headers(call))
 
 
 def _headers(call: ProxyCall | None) -> dict[str, str]:
