@@ -265,6 +265,7 @@ def main() -> int:
                 print(line, flush=True)
             return 0
         arguments.vary = "first"
+        arguments.upstream = "responses"  # history_bench's cross upstream (its default)
         gateways = [variant for variant in variants if variant.name != "floor"]
         for cross in (False, True) if not arguments.paced_only else ():
             label = "small " + ("cross" if cross else "same")
